@@ -1,0 +1,90 @@
+"""The Emitter: an in-process, thread-safe publish/subscribe bus.
+
+The loop never writes to a terminal. It emits facts here, and every client subscribes: the TUI
+posts them to its UI thread, the headless runner prints them, the session log appends them, a test
+collects them. Subscribers are called synchronously on the emitting thread, in subscription order,
+with the sequence number assigned under one lock, so every subscriber sees the same order.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from .protocol import Event
+
+Subscriber = Callable[[Event], None]
+
+
+class Emitter:
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id or uuid.uuid4().hex[:12]
+        self._lock = threading.RLock()
+        self._subscribers: list[Subscriber] = []
+        self._seq = 0
+        self.turn_id = ""
+        self.errors: list[BaseException] = []
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Add a subscriber; returns a function that removes it."""
+        with self._lock:
+            self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if fn in self._subscribers:
+                    self._subscribers.remove(fn)
+
+        return unsubscribe
+
+    def emit(
+        self, type: str, payload: BaseModel | dict[str, Any] | None = None, *, turn_id: str | None = None
+    ) -> Event:
+        if isinstance(payload, BaseModel):
+            data = payload.model_dump(mode="json")
+        else:
+            data = dict(payload or {})
+        with self._lock:
+            self._seq += 1
+            event = Event(
+                type=str(type),
+                session_id=self.session_id,
+                turn_id=self.turn_id if turn_id is None else turn_id,
+                seq=self._seq,
+                payload=data,
+            )
+            subscribers = list(self._subscribers)
+            # Delivery stays under the lock so two threads emitting at once cannot interleave
+            # their events differently for different subscribers.
+            for fn in subscribers:
+                try:
+                    fn(event)
+                except Exception as exc:  # a broken client must not break the loop
+                    self.errors.append(exc)
+        return event
+
+    @property
+    def seq(self) -> int:
+        return self._seq
+
+
+class Recorder:
+    """A subscriber that keeps every event; handy for tests and for the session log."""
+
+    def __init__(self, bus: Emitter | None = None) -> None:
+        self.events: list[Event] = []
+        self._lock = threading.Lock()
+        if bus is not None:
+            bus.subscribe(self)
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self.events.append(event)
+
+    def of(self, type: str) -> list[Event]:
+        with self._lock:
+            return [e for e in self.events if e.type == type]

@@ -1,0 +1,162 @@
+"""Events that cross the bus, and the payloads that travel in them.
+
+Every client (the TUI, the headless runner, a test) sees a session only through these. An event
+is `type`, `session_id`, `turn_id`, `seq` and a `payload`; the payload models below document and
+validate the shapes the loop emits, and `payload` itself stays a plain dict on the wire so that a
+JSON line printed by `cerveau run --json` is exactly the event a widget received.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EventType(StrEnum):
+    SESSION_STARTED = "session_started"
+    TURN_STARTED = "turn_started"
+    ITERATION_STARTED = "iteration_started"
+    TOKEN = "token"  # a fragment of the assistant's visible answer
+    REASONING = "reasoning"  # a fragment of reasoning content, kept apart
+    ASSISTANT_MESSAGE = "assistant_message"  # the whole reply of one model call
+    TOOL_CALL = "tool_call"
+    TOOL_STARTED = "tool_started"
+    TOOL_RESULT = "tool_result"
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL_RESOLVED = "approval_resolved"
+    USAGE = "usage"
+    ERROR = "error"
+    NOTICE = "notice"  # a line for the person (disclosures, retries)
+    STEER = "steer"  # what the person typed while a turn ran, handed to the loop
+    USER_EXEC = "user_exec"  # a `!` command the person ran
+    GUARD_TRIPPED = "guard_tripped"
+    PLAN_COMMITTED = "plan_committed"
+    PLAN_UPDATED = "plan_updated"
+    CHECKPOINT = "checkpoint"
+    DRIFT = "drift"
+    TOUCHED_PROTECTED = "touched_protected"
+    CHECK = "check"  # done criteria were checked
+    ESCALATION = "escalation"
+    PARKED = "parked"
+    ROLLBACK = "rollback"
+    VERIFICATION = "verification"
+    STACK_PROGRESS = "stack_progress"
+    TURN_ENDED = "turn_ended"
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    session_id: str
+    turn_id: str = ""
+    seq: int
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+# --- payloads -------------------------------------------------------------------------------
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class TurnStarted(Payload):
+    input: str
+
+
+class TokenPayload(Payload):
+    text: str
+
+
+class ToolCallPayload(Payload):
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    index: int = 0
+    reads: list[str] = Field(default_factory=list)
+    writes: list[str] = Field(default_factory=list)
+    via: Literal["native", "constrained", "text"] = "native"
+
+
+class ToolResultPayload(Payload):
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    error_class: str | None = None  # "args" | "transient" | None
+    exit_code: int | None = None
+    diff: str | None = None
+    duration_ms: float = 0.0
+    status: Literal["done", "failed", "denied"] = "done"
+
+
+class ApprovalRequested(Payload):
+    request_id: str
+    call_id: str
+    tool: str
+    summary: str  # the command, or the path being written
+    reason: str  # why it crosses the boundary
+    paths: list[str] = Field(default_factory=list)
+    diff: str | None = None
+    scope: str = ""  # what "approve for session" would cover, spelled out
+    timeout_s: float = 0.0
+
+
+class ApprovalResolved(Payload):
+    request_id: str
+    call_id: str = ""
+    decision: Literal["approved", "approved_session", "denied", "stopped"]
+    reason: str = ""
+    by: Literal["person", "policy", "timeout", "session_grant", "headless"] = "person"
+
+
+class UsagePayload(Payload):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_n: int = 0
+    prompt_n: int = 0
+    predicted_n: int = 0
+    predicted_per_second: float = 0.0
+    context_tokens: int = 0
+    n_ctx: int = 0
+
+
+class ErrorPayload(Payload):
+    message: str
+    error_class: str = "fatal"
+    retrying: bool = False
+
+
+class GuardTripped(Payload):
+    guard: Literal[
+        "breaker", "stall", "repeat", "truncation", "text_tool_call", "unknown_tool", "port"
+    ]
+    reason: str
+    iteration: int
+    told: str = ""
+
+
+class TurnEnded(Payload):
+    reason: str
+    iterations: int
+    usage: dict[str, int] = Field(default_factory=dict)
+    context_tokens: int = 0
+    verification: str | None = None
+    unmet: list[str] = Field(default_factory=list)
+    message: str = ""
+
+
+#: Reasons a turn ends with.
+TURN_COMPLETED = "completed"  # the model answered without calling a tool (and the gate settled)
+TURN_INTERRUPTED = "interrupted"
+TURN_STOPPED = "stopped"  # the person pressed Esc on an approval
+TURN_MAX_ITERATIONS = "max_iterations"
+TURN_REPEAT = "repeat"
+TURN_STALLED = "stalled"
+TURN_INCOMPLETE = "incomplete"
+TURN_PARKED = "parked"
+TURN_TOKEN_CEILING = "token_ceiling"
+TURN_ERROR = "error"
