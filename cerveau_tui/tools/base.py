@@ -82,6 +82,7 @@ class ToolContext:
     cancel: threading.Event | None = None
     bash_timeout: float = 120.0
     output_cap: int = 16_000
+    bus: Any = None  # bus.Emitter, for tools that publish (commit_plan, update_plan)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,212 @@
+"""Settings: defaults < user config < workspace `.cerveau/config.toml` < `CERVEAU_*` < flags.
+
+Every layer is validated by one pydantic model, and a bad value names the file (or variable) and
+the field it came from, so a person can fix it without reading a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SandboxMode = Literal["read-only", "workspace-write", "full-access"]
+ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
+ActionMode = Literal["auto", "native", "constrained"]
+
+
+class ConfigError(Exception):
+    pass
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class CriterionConfig(_Model):
+    name: str
+    command: str = ""
+    exit_code: int = 0
+    timeout_s: float = 300.0
+
+
+class DoneConfig(_Model):
+    enabled: bool = True
+    criteria: list[CriterionConfig] = Field(default_factory=list)
+    protected: list[str] = Field(default_factory=list)
+    max_stall_cycles: int = Field(2, ge=1)
+    precheck: bool = True
+    autofix: bool = True
+
+
+class LimitsConfig(_Model):
+    max_iterations: int = Field(0, ge=0)  # 0: the model family's default
+    max_identical_calls: int = Field(3, ge=2)
+    max_turn_tokens: int = Field(0, ge=0)  # 0: no ceiling
+    progress_stall_limit: int = Field(8, ge=2)
+    breaker_threshold: int = Field(3, ge=2)
+    on_repeat: Literal["stop", "ask"] = "stop"
+
+
+class ServiceConfig(_Model):
+    name: str
+    url: str
+
+
+class RuleConfig(_Model):
+    pattern: str
+    action: Literal["ask", "deny", "allow"] = "ask"
+    on: Literal["write", "read", "any"] = "write"
+
+
+class ExpertConfig(_Model):
+    server_url: str
+    model: str = ""
+    max_tokens: int = 2048
+
+
+class Settings(_Model):
+    workspace: Path = Field(default_factory=Path.cwd)
+    server_url: str | None = None
+    model_path: str | None = None  # a GGUF for the managed server; default: SmolLM2-135M
+    model_name: str = ""  # the "model" field sent to the server
+    n_ctx: int = Field(8192, ge=512)
+    max_tokens: int = Field(512, ge=16)  # the per-request token cap, always sent
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    action_mode: ActionMode = "auto"
+    request_timeout_s: float = Field(300.0, gt=0)
+    sandbox: SandboxMode = "workspace-write"
+    approval: ApprovalPolicy = "on-request"
+    approval_timeout_s: float = Field(120.0, gt=0)
+    network: bool = False
+    rules: list[RuleConfig] = Field(default_factory=list)
+    env_allow: list[str] = Field(default_factory=list)
+    bash_timeout_s: float = Field(120.0, gt=0)
+    output_cap: int = Field(16_000, ge=1_000)
+    show_reasoning: bool = True
+    theme: str = "cerveau-dark"
+    keymap: dict[str, str] = Field(default_factory=dict)
+    cache_dir: Path | None = None
+    services: list[ServiceConfig] = Field(default_factory=list)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    done: DoneConfig = Field(default_factory=DoneConfig)
+    expert: ExpertConfig | None = None
+    discuss: bool = False
+
+    # Where each layer came from, for `cerveau doctor`.
+    sources: list[str] = Field(default_factory=list, exclude=True)
+
+    @property
+    def workspace_config_path(self) -> Path:
+        return self.workspace / ".cerveau" / "config.toml"
+
+    def resolved_cache_dir(self) -> Path:
+        return Path(self.cache_dir) if self.cache_dir else Path(platformdirs.user_cache_dir("cerveau"))
+
+
+def user_config_path() -> Path:
+    override = os.environ.get("CERVEAU_CONFIG")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_config_dir("cerveau")) / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
+    """CERVEAU_MAX_TOKENS=1024, CERVEAU_LIMITS__MAX_ITERATIONS=30; values are parsed as TOML
+    scalars when they parse, else taken as strings."""
+    layer: dict[str, Any] = {}
+    for key, raw in environ.items():
+        if not key.startswith("CERVEAU_") or key in ("CERVEAU_CONFIG", "CERVEAU_CACHE_DIR_HINT"):
+            continue
+        parts = key[len("CERVEAU_") :].lower().split("__")
+        try:
+            value: Any = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = layer
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+    return layer
+
+
+def _explain(exc: ValidationError, source: str) -> str:
+    lines = [f"invalid settings from {source}:"]
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"])
+        lines.append(f"  {loc}: {err['msg']} (got {err.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_settings(
+    workspace: Path | str | None = None,
+    flags: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+    user_config: Path | None = None,
+) -> Settings:
+    ws = Path(os.path.realpath(workspace or Path.cwd()))
+    env = dict(os.environ if environ is None else environ)
+    layers: list[tuple[str, dict[str, Any]]] = []
+    ucp = user_config or user_config_path()
+    if ucp.is_file():
+        layers.append((str(ucp), _read_toml(ucp)))
+    wcp = ws / ".cerveau" / "config.toml"
+    if wcp.is_file():
+        layers.append((str(wcp), _read_toml(wcp)))
+    env_layer = _env_layer(env)
+    if env_layer:
+        layers.append(("environment (CERVEAU_*)", env_layer))
+    flag_layer = {k: v for k, v in (flags or {}).items() if v is not None}
+    if flag_layer:
+        layers.append(("command-line flags", flag_layer))
+
+    merged: dict[str, Any] = {}
+    for source, data in layers:
+        candidate = _merge(merged, data)
+        try:
+            Settings.model_validate({**candidate, "workspace": ws})
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc, source)) from exc
+        merged = candidate
+    settings = Settings.model_validate({**merged, "workspace": ws})
+    settings.sources = [s for s, _ in layers]
+    return settings
+
+
+def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:
+    """Persist one top-level setting (the theme chosen in the palette) in the user config,
+    atomically, keeping everything else in the file."""
+    target = path or user_config_path()
+    data = _read_toml(target) if target.is_file() else {}
+    data[key] = value
+    Settings.model_validate({**data, "workspace": Path.cwd()})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".toml.tmp")
+    tmp.write_bytes(tomli_w.dumps(data).encode())
+    os.replace(tmp, target)
+    return target

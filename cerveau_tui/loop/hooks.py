@@ -1,0 +1,112 @@
+"""Hooks: how mechanisms (guards, plans, the done gate) take part in a turn without the engine
+knowing what they mean.
+
+The engine calls every registered hook at fixed points of the turn cycle. A hook may add stable
+text to the system prompt, refuse a call before it runs, rewrite what the model reads of a result,
+stop the turn after an iteration, or decline the model's final answer and re-enter the loop. Each
+mechanism lives in its own package and the engine imports none of them; `loop/build.py` wires them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..bus import Emitter
+    from ..config import Settings
+    from ..tools.base import ToolState
+
+
+@dataclass
+class CallRecord:
+    """One executed (or refused) tool call, as hooks see it."""
+
+    iteration: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+    output: str
+    exit_code: int | None = None
+    command: str | None = None
+    wrote: list[str] = field(default_factory=list)  # workspace-relative paths actually written
+    error_class: str | None = None
+    status: str = "done"  # done | failed | denied | refused
+
+
+@dataclass
+class Stop:
+    """End the turn now."""
+
+    reason: str  # a protocol TURN_* reason, e.g. "stalled", "incomplete", "parked"
+    message: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # merged into turn_ended's payload
+
+
+@dataclass
+class Reenter:
+    """Do not accept the model's final answer; tell it this and run another round."""
+
+    message: str
+    max_tokens: int | None = None  # a larger cap for the next request (escalation R2)
+
+
+@dataclass
+class TurnContext:
+    turn_id: str
+    iteration: int
+    workspace: Path
+    bus: Emitter
+    state: ToolState
+    history: list[dict[str, Any]]
+    settings: Settings
+    calls: list[CallRecord] = field(default_factory=list)  # every call of this turn, in order
+    max_tokens: int = 512
+
+    def tell(self, text: str) -> None:
+        """Append a harness message the model reads at its next request."""
+        self.history.append({"role": "user", "content": f"[harness] {text}"})
+
+    def emit(self, type: str, payload: Any = None) -> None:
+        self.bus.emit(type, payload)
+
+    def calls_in(self, iteration: int) -> list[CallRecord]:
+        return [c for c in self.calls if c.iteration == iteration]
+
+
+class Hook:
+    """Base hook: every method is optional and the default does nothing."""
+
+    name = "hook"
+
+    def system_sections(self) -> list[str]:
+        """Stable text for the system prompt. Must not vary per turn (it is the cache prefix)."""
+        return []
+
+    def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
+        return None
+
+    def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
+        """Return a message to refuse the call (the model reads it as the tool's result)."""
+        return None
+
+    def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
+        """Return replacement text for what the model reads of this result (e.g. the breaker's
+        question instead of the third identical failure)."""
+        return None
+
+    def after_iteration(self, ctx: TurnContext) -> Stop | None:
+        return None
+
+    def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
+        """The model answered without a tool call. None accepts the answer and ends the turn."""
+        return None
+
+    def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
+        """Extra fields for the turn_ended payload (verification, unmet, ...)."""
+        return {}
+
+    def close(self) -> None:
+        return None
