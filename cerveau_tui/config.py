@@ -136,12 +136,19 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# CERVEAU_* variables that are not Settings fields (read directly by the stack and the tests);
+# without this list, exporting one made every load_settings fail with "extra inputs".
+_NOT_SETTINGS = frozenset(
+    {"CERVEAU_CONFIG", "CERVEAU_CACHE_DIR_HINT", "CERVEAU_LLAMA_SERVER", "CERVEAU_REQUIRE_E2E"}
+)
+
+
 def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
     """CERVEAU_MAX_TOKENS=1024, CERVEAU_LIMITS__MAX_ITERATIONS=30; values are parsed as TOML
     scalars when they parse, else taken as strings."""
     layer: dict[str, Any] = {}
     for key, raw in environ.items():
-        if not key.startswith("CERVEAU_") or key in ("CERVEAU_CONFIG", "CERVEAU_CACHE_DIR_HINT"):
+        if not key.startswith("CERVEAU_") or key in _NOT_SETTINGS:
             continue
         parts = key[len("CERVEAU_") :].lower().split("__")
         try:

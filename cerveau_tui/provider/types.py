@@ -21,15 +21,26 @@ class ErrorClass(StrEnum):
     TRANSIENT = "transient"  # connection reset, 502/503/504: retry with backoff
     CONNECTION = "connection"  # nothing listening: retry a little, then fatal
     BAD_STREAM = "bad_stream"  # malformed SSE or a stream that died
+    CANCELLED = "cancelled"  # the person (or the loop) asked to stop mid-call: not a failure
     FATAL = "fatal"  # anything else: surface and stop
 
 
 class ProviderError(Exception):
-    def __init__(self, message: str, error_class: ErrorClass, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        error_class: ErrorClass,
+        status: int | None = None,
+        *,
+        partial: Completion | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.error_class = error_class
         self.status = status
+        # What had streamed before the failure (a stream that died, a cancel): kept so a turn
+        # can show and record it rather than lose it.
+        self.partial = partial
 
     @property
     def retryable(self) -> bool:

@@ -1,0 +1,84 @@
+"""The Python stack: pytest as the gate, ruff as the autofixer, pytest's output as errors."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from .base import CommandRunner, normalise, unique
+
+_SUMMARY = re.compile(r"^(FAILED|ERROR)\s+(\S+)")
+_E_LINE = re.compile(r"^E\s{2,}(.*\S)")
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning))\b(:.*)?$")
+_FIXED = re.compile(r"(\d+) fixed")
+_REFORMATTED = re.compile(r"(\d+) files? reformatted")
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".cerveau", ".tox"}
+
+
+class PythonAdapter:
+    name = "python"
+
+    def detect(self, workspace: Path) -> bool:
+        if (workspace / "pyproject.toml").is_file() or (workspace / "setup.py").is_file():
+            return True
+        return any(workspace.glob("*.py")) or any(workspace.glob("*/*.py"))
+
+    def gate_command(self, workspace: Path) -> str | None:
+        has_tests = (workspace / "tests").is_dir() or any(workspace.rglob("test_*.py"))
+        return "python3 -m pytest -q" if has_tests else None
+
+    def autofix(
+        self, workspace: Path, run: CommandRunner, paths: list[str] | None = None
+    ) -> list[str]:
+        """`ruff check --fix` then `ruff format`, on the given Python files only.
+
+        Only the files the session wrote: run over the whole tree, the first check of a session
+        would reformat a person's entire codebase, a diff nobody asked for.
+        """
+        targets = [p for p in (paths or []) if p.endswith(".py") and (workspace / p).is_file()]
+        if not targets:
+            return []
+        ruff = self._find_ruff(run)
+        if ruff is None:
+            return []
+        quoted = " ".join(shlex.quote(p) for p in targets)
+        changed: list[str] = []
+        code, out = run(f"{ruff} check --fix --exit-zero {quoted}", 120.0)
+        m = _FIXED.search(out or "")
+        if code is not None and m and int(m.group(1)) > 0:
+            changed.append(f"ruff check --fix fixed {m.group(1)} error(s) in {', '.join(targets)}")
+        code, out = run(f"{ruff} format {quoted}", 120.0)
+        m = _REFORMATTED.search(out or "")
+        if code == 0 and m and int(m.group(1)) > 0:
+            changed.append(f"ruff format reformatted {m.group(1)} file(s) among {', '.join(targets)}")
+        return changed
+
+    @staticmethod
+    def _find_ruff(run: CommandRunner) -> str | None:
+        # The workspace's own environment, as the sandbox sees it: our venv's ruff is not theirs.
+        for candidate in ("ruff", "python3 -m ruff"):
+            try:
+                code, _ = run(f"{candidate} --version", 30.0)
+            except Exception:  # noqa: BLE001 - a runner that cannot start it means "no ruff"
+                continue
+            if code == 0:
+                return candidate
+        return None
+
+    def error_lines(self, output: str) -> list[str]:
+        """One key per failing test when pytest's summary is there (the nodeid, without the
+        message, so a test failing with a new value is still the same error); else the `E` lines;
+        else the final line of each traceback."""
+        lines = [normalise(x) for x in (output or "").splitlines()]
+        summary = []
+        for line in lines:
+            m = _SUMMARY.match(line)
+            if m:
+                summary.append(f"{m.group(1)} {m.group(2)}")
+        if summary:
+            return unique(summary)
+        e_lines = [f"E {m.group(1)}" for line in lines if (m := _E_LINE.match(line))]
+        if e_lines:
+            return unique(e_lines)
+        return unique([line for line in lines if _EXC_LINE.match(line)])

@@ -1,0 +1,85 @@
+"""The bridge between the bus (engine thread) and the app (UI thread).
+
+Subscribers run on the emitting thread, so the bridge never touches a widget: it appends to an
+ordered outbox under a lock and posts one `Wake` when the outbox was empty. The app drains the
+whole outbox in order on the UI thread. Text fragments merge into the previous item when it is
+text of the same kind, which is the coalescing: however fast tokens arrive, the UI sees one
+`StreamText` per drain. Order is kept across kinds (text, then the tool call that followed it).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from ..protocol import Event, EventType
+from .messages import EngineEvent, Item, StreamText, Wake
+
+_TEXT_KINDS = {EventType.TOKEN.value: "answer", EventType.REASONING.value: "reasoning"}
+
+
+class Bridge:
+    def __init__(self, post: Callable[[Wake], object]) -> None:
+        self._post = post  # App.post_message: thread-safe
+        self._lock = threading.Lock()
+        self._outbox: list[Item] = []
+        self._woken = False  # a Wake is in the app's queue, not handled yet
+        self._deferred = False  # the app holds a timer that will drain the outbox
+        self.closed = False
+
+    # --- engine side (any thread) -----------------------------------------------------------
+    def __call__(self, event: Event) -> None:
+        kind = _TEXT_KINDS.get(event.type)
+        if kind is not None:
+            self.put_text(kind, str(event.payload.get("text", "")))
+        else:
+            self.put(EngineEvent(event))
+
+    def put_text(self, kind: str, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            last = self._outbox[-1] if self._outbox else None
+            if isinstance(last, StreamText) and last.kind == kind:
+                last.text += text
+            else:
+                self._outbox.append(StreamText(kind, text))
+            # While a coalescing timer is pending, text waits for it: no message per token.
+            wake = not self._woken and not self._deferred
+            self._woken = self._woken or wake
+        if wake:
+            self._wake()
+
+    def put(self, item: Item) -> None:
+        with self._lock:
+            self._outbox.append(item)
+            wake = not self._woken
+            self._woken = True
+        if wake:
+            self._wake()
+
+    def _wake(self) -> None:
+        if self.closed:
+            return
+        try:
+            self._post(Wake())
+        except Exception:  # the app is shutting down; the outbox is dropped with it
+            self.closed = True
+
+    # --- UI side -----------------------------------------------------------------------------
+    def take_wake(self) -> bool:
+        """Acknowledge a Wake; returns True when only text is pending (a drain may wait)."""
+        with self._lock:
+            self._woken = False
+            return all(isinstance(i, StreamText) for i in self._outbox)
+
+    def defer(self) -> None:
+        """The app set a coalescing timer: text must not wake it until the timer drains."""
+        with self._lock:
+            self._deferred = True
+
+    def drain(self) -> list[Item]:
+        with self._lock:
+            items, self._outbox = self._outbox, []
+            self._deferred = False
+        return items

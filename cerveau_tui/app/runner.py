@@ -1,0 +1,147 @@
+"""The engine's thread: builds the session, then runs the person's turns and `!` commands one at
+a time, and tears everything down on quit.
+
+A plain, non-daemon `threading.Thread` rather than a Textual thread worker, because the app must
+JOIN it on exit: a looping thread worker can keep the process alive after quit (an open Textual
+issue), and a daemon thread would be killed with a llama-server child still running.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .messages import Item, JobDone, Provisioning, SessionFailed, SessionReady
+
+
+class Engine(Protocol):
+    def run(self, text: str) -> Any: ...
+    def interrupt(self) -> None: ...
+    def steer(self, text: str) -> None: ...
+    def exec(self, command: str) -> str: ...
+
+
+class Session(Protocol):
+    engine: Engine
+
+    def close(self) -> None: ...
+    def status(self) -> dict[str, Any]: ...
+
+
+SessionFactory = Callable[[Callable[..., None]], Session]
+
+
+class Cancelled(Exception):
+    """Raised from the progress callback when the person quits while the stack provisions."""
+
+
+class SessionRunner:
+    def __init__(
+        self,
+        factory: SessionFactory,
+        put: Callable[[Item], None],
+        cancel_approvals: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._factory = factory
+        self._put = put
+        self._cancel_approvals = cancel_approvals
+        self._jobs: queue.Queue[tuple[str, str] | None] = queue.Queue()
+        self._stopping = threading.Event()
+        self.session: Session | None = None
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self.thread = threading.Thread(target=self._main, name="cerveau-engine", daemon=False)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    # --- UI thread ---------------------------------------------------------------------------
+    def run(self, text: str) -> None:
+        self._jobs.put(("run", text))
+
+    def exec(self, command: str) -> None:
+        self._jobs.put(("exec", command))
+
+    def steer(self, text: str) -> bool:
+        if self.session is None:
+            return False
+        self.session.engine.steer(text)
+        return True
+
+    def interrupt(self) -> None:
+        # Approvals first: a turn blocked on the modal would otherwise wait for its timeout.
+        self._cancel_approvals()
+        if self.session is not None:
+            self.session.engine.interrupt()
+
+    def stop(self, timeout_s: float = 10.0) -> bool:
+        """Cancel the turn, close the session (background processes, managed server), join.
+        Returns True when the thread is gone."""
+        self._stopping.set()
+        # Drop queued jobs: quitting must not start a turn nobody will see.
+        while True:
+            try:
+                self._jobs.get_nowait()
+            except queue.Empty:
+                break
+        self._jobs.put(None)
+        self.interrupt()
+        if self.thread.is_alive():
+            self.thread.join(timeout_s)
+        if self.thread.is_alive() and self.session is not None:
+            # Stuck inside a request: closing the session kills the server and its sockets.
+            self._close_session()
+            self.thread.join(timeout_s)
+        return not self.thread.is_alive()
+
+    # --- engine thread -----------------------------------------------------------------------
+    def _progress(self, *args: Any, **kwargs: Any) -> None:
+        if self._stopping.is_set():
+            raise Cancelled("quit while provisioning")
+        parts = [str(a) for a in args] + [f"{k}={v}" for k, v in kwargs.items()]
+        self._put(Provisioning(" ".join(parts)))
+
+    def _main(self) -> None:
+        try:
+            self.session = self._factory(self._progress)
+        except Cancelled:
+            return
+        except Exception as exc:  # shown in the chat; the app stays usable to read it and quit
+            self._put(SessionFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        try:
+            try:
+                status = dict(self.session.status())
+            except Exception as exc:
+                status = {"error": str(exc)}
+            self._put(SessionReady(status))
+            while not self._stopping.is_set():
+                job = self._jobs.get()
+                if job is None:
+                    break
+                self._do(*job)
+        finally:
+            self._close_session()
+
+    def _do(self, kind: str, text: str) -> None:
+        assert self.session is not None
+        try:
+            if kind == "run":
+                outcome = self.session.engine.run(text)
+                self._put(JobDone("run", str(getattr(outcome, "reason", "") or "")))
+            else:
+                self._put(JobDone("exec", self.session.engine.exec(text)))
+        except Exception as exc:
+            self._put(JobDone(kind, error=f"{type(exc).__name__}: {exc}"))
+
+    def _close_session(self) -> None:
+        with self._close_lock:
+            if self._closed or self.session is None:
+                return
+            self._closed = True
+        try:
+            self.session.close()
+        except Exception:
+            pass

@@ -1,0 +1,63 @@
+"""Our themes live as TOML files in the top-level `themes/` folder (and optionally the user's
+config folder), loaded at start-up and registered next to Textual's own.
+
+Files rather than Python so a person can add a theme without touching the code; a broken file is
+skipped with a reason instead of stopping the app, because a typo in a colour must never cost
+someone their session.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+from textual.theme import Theme
+
+#: The repository's `themes/` folder (cerveau_tui/app/themes.py -> ../../themes).
+BUILTIN_THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
+DEFAULT_THEME = "cerveau-dark"
+
+_COLOUR_FIELDS = (
+    "primary", "secondary", "warning", "error", "success", "accent",
+    "foreground", "background", "surface", "panel", "boost",
+)
+
+
+@dataclass
+class ThemeLoad:
+    themes: list[Theme]
+    problems: list[str]  # "file: reason", shown as a notice at start-up
+
+
+def theme_dirs() -> list[Path]:
+    return [BUILTIN_THEMES_DIR, Path(platformdirs.user_config_dir("cerveau")) / "themes"]
+
+
+def theme_from_toml(path: Path) -> Theme:
+    """Parse one theme file; raises ValueError naming the problem."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(str(exc)) from exc
+    name = data.get("name") or path.stem
+    if "primary" not in data:
+        raise ValueError("a theme needs at least `primary`")
+    colours = {k: str(data[k]) for k in _COLOUR_FIELDS if k in data}
+    variables = {str(k): str(v) for k, v in dict(data.get("variables", {})).items()}
+    return Theme(name=str(name), dark=bool(data.get("dark", True)), variables=variables, **colours)
+
+
+def load_themes(dirs: list[Path] | None = None) -> ThemeLoad:
+    themes: list[Theme] = []
+    problems: list[str] = []
+    for folder in dirs if dirs is not None else theme_dirs():
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.toml")):
+            try:
+                themes.append(theme_from_toml(path))
+            except ValueError as exc:
+                problems.append(f"{path}: {exc}")
+    return ThemeLoad(themes, problems)

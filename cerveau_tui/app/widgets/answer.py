@@ -1,0 +1,78 @@
+"""The model's answer, streamed as Markdown without re-parsing it on every fragment.
+
+Markdown re-renders its last block on every append, and a long last block (a code listing being
+typed out) made each update slower than the one before; at 1,000 tokens/s that starved the
+keyboard. So settled blocks (up to the last blank line outside a code fence) go to the Markdown
+widget once each, and the unsettled tail is shown as plain text, which is cheap to redraw. When the
+reply ends, the tail joins the Markdown.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Markdown, Static
+
+
+def split_settled(text: str) -> tuple[str, str]:
+    """Split streamed markdown into (settled, tail): settled ends at the last blank line that is
+    outside a ``` fence, so no later fragment can change how it renders."""
+    in_fence = False
+    cut = 0
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        if not line.endswith("\n"):
+            break  # an unfinished line is never settled
+        stripped = line.strip()
+        if stripped.startswith("```") or stripped.startswith("~~~"):
+            in_fence = not in_fence
+        elif not stripped and not in_fence:
+            cut = pos
+    return text[:cut], text[cut:]
+
+
+class StreamingAnswer(Vertical):
+    DEFAULT_CSS = """
+    StreamingAnswer { height: auto; padding: 0 1 0 1; }
+    StreamingAnswer > Markdown { margin: 0; padding: 0; background: transparent; }
+    StreamingAnswer > .tail { height: auto; color: $foreground; }
+    StreamingAnswer > .tail.-empty { display: none; }
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(classes="answer")
+        self._tail = ""
+        self._initial = text
+        self.finished = False
+        self.source = ""  # everything received, for tests and copying
+
+    def compose(self) -> ComposeResult:
+        yield Markdown("")
+        yield Static("", classes="tail -empty", markup=False)
+
+    def on_mount(self) -> None:
+        if self._initial:
+            self.write(self._initial)
+
+    def write(self, fragment: str) -> None:
+        self.source += fragment
+        settled, self._tail = split_settled(self._tail + fragment)
+        if settled:
+            self.query_one(Markdown).append(settled)
+        self._show_tail()
+
+    def finish(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        if self._tail:
+            self.query_one(Markdown).append(self._tail)
+            self._tail = ""
+        self._show_tail()
+
+    def _show_tail(self) -> None:
+        tail = self.query_one(".tail", Static)
+        tail.set_class(not self._tail, "-empty")
+        tail.update(Content(self._tail.rstrip("\n")))

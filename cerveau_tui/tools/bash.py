@@ -1,0 +1,61 @@
+"""bash: a shell command run through the sandbox runner, never around it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
+from ..sandbox.base import CommandResult
+
+NETWORK_HINTS = ("curl ", "wget ", "pip install", "pip3 install", "npm install", "apt-get", "apt ", "git clone", "git fetch", "git pull", "ssh ")
+
+
+class Bash(Tool):
+    name = "bash"
+    description = "Run a shell command in the workspace."
+    retry_class = RetryClass.TRANSIENT
+    mutates = True
+
+    class Args(BaseModel):
+        command: str
+        timeout: int | None = Field(default=None, description="seconds")
+
+    def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
+        network = any(h in f" {args.command}" for h in NETWORK_HINTS)
+        return Declared(reads=[ctx.workspace], writes=[ctx.workspace], command=args.command, network=network)
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        if not args.command.strip():
+            raise ToolError("command is empty")
+        if ctx.runner is None:
+            raise ToolError("no command runner is configured", RetryClass.TRANSIENT)
+        timeout = float(args.timeout) if args.timeout else ctx.bash_timeout
+        timeout = max(1.0, min(timeout, ctx.bash_timeout * 5))
+        res: CommandResult = ctx.runner.run(
+            args.command,
+            workspace=ctx.workspace,
+            mode=ctx.mode,
+            timeout=timeout,
+            output_cap=ctx.output_cap,
+            grant=ctx.grant,
+            cancel=ctx.cancel,
+        )
+        # A command may have changed anything in the workspace: the write sequence moves so the
+        # verification seal goes stale, whatever the command looked like.
+        ctx.state.record_write(ctx.workspace)
+        out = res.output.rstrip("\n")
+        if res.timed_out:
+            out += f"\n[killed: timed out after {timeout:g} s]"
+        elif res.interrupted:
+            out += "\n[killed: interrupted]"
+        if res.background_pgid:
+            out += "\n[processes left running in the background are owned by this session]"
+        ok = res.exit_code == 0
+        body = out if out.strip() else "(no output)"
+        return ToolResult(
+            ok=ok,
+            output=f"{body}\n[exit code {res.exit_code if res.exit_code is not None else 'none'}]",
+            error_class=None if ok else RetryClass.TRANSIENT if res.timed_out else RetryClass.ARGS,
+            exit_code=res.exit_code,
+            meta={"timed_out": res.timed_out, "truncated": res.truncated, "duration_ms": res.duration_ms},
+        )

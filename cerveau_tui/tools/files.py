@@ -1,0 +1,166 @@
+"""File tools: read, write, edit, list. The app performs these itself, so their declared paths are
+exact and the policy alone decides them."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..workspace.atomic import atomic_write
+from .base import Declared, Tool, ToolContext, ToolError, ToolResult, display_path, resolve_path
+from .walk import walk_files
+
+MAX_READ_BYTES = 2_000_000
+
+
+def unified_diff(rel: str, old: str, new: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+        )
+    )
+
+
+def _read_text(path: Path, rel: str) -> str:
+    if not path.exists():
+        raise ToolError(f"{rel}: no such file")
+    if path.is_dir():
+        raise ToolError(f"{rel} is a directory; use list_files")
+    size = path.stat().st_size
+    if size > MAX_READ_BYTES:
+        raise ToolError(f"{rel} is {size} bytes, too large to read whole")
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{rel} looks binary ({size} bytes); not shown")
+    return data.decode("utf-8", errors="replace")
+
+
+class ReadFile(Tool):
+    name = "read_file"
+    description = "Read a text file."
+
+    class Args(BaseModel):
+        path: str = Field(description="file path relative to the workspace")
+
+    def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
+        return Declared(reads=[resolve_path(ctx.workspace, args.path)])
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        path = resolve_path(ctx.workspace, args.path)
+        rel = display_path(ctx.workspace, path)
+        text = _read_text(path, rel)
+        cap = ctx.output_cap
+        if len(text) > cap:
+            text = text[:cap] + f"\n[... file continues: {len(text) - cap} more characters not shown]"
+        return ToolResult(ok=True, output=text)
+
+
+class WriteFile(Tool):
+    name = "write_file"
+    description = "Create or overwrite a file with the given content."
+    mutates = True
+
+    class Args(BaseModel):
+        path: str = Field(description="file path relative to the workspace")
+        content: str
+
+    def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
+        return Declared(writes=[resolve_path(ctx.workspace, args.path)])
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        path = resolve_path(ctx.workspace, args.path)
+        rel = display_path(ctx.workspace, path)
+        if path.is_dir():
+            raise ToolError(f"{rel} is a directory")
+        old = path.read_text(errors="replace") if path.is_file() else ""
+        existed = path.is_file()
+        atomic_write(path, args.content)
+        ctx.state.record_write(path)
+        n = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
+        verb = "overwrote" if existed else "created"
+        return ToolResult(
+            ok=True,
+            output=f"{verb} {rel} ({n} lines, {len(args.content.encode())} bytes)",
+            diff=unified_diff(rel, old, args.content),
+            wrote=[path],
+        )
+
+
+class EditFile(Tool):
+    name = "edit_file"
+    description = "Replace the exact text `old` with `new` in a file (old must occur once)."
+    mutates = True
+
+    class Args(BaseModel):
+        path: str
+        old: str
+        new: str
+
+    def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
+        p = resolve_path(ctx.workspace, args.path)
+        return Declared(reads=[p], writes=[p])
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        path = resolve_path(ctx.workspace, args.path)
+        rel = display_path(ctx.workspace, path)
+        text = _read_text(path, rel)
+        if args.old == "":
+            raise ToolError("`old` is empty; give the exact text to replace (use write_file to create)")
+        count = text.count(args.old)
+        if count == 0:
+            hint = _closest_line(text, args.old)
+            raise ToolError(
+                f"`old` text not found in {rel}; read the file and copy the text exactly"
+                + (f". Closest line: {hint!r}" if hint else "")
+            )
+        if count > 1:
+            raise ToolError(
+                f"`old` text occurs {count} times in {rel}; include more surrounding lines so it is unique"
+            )
+        new_text = text.replace(args.old, args.new, 1)
+        atomic_write(path, new_text)
+        ctx.state.record_write(path)
+        return ToolResult(ok=True, output=f"edited {rel}", diff=unified_diff(rel, text, new_text), wrote=[path])
+
+
+def _closest_line(text: str, old: str) -> str | None:
+    first = old.strip().splitlines()[0] if old.strip() else ""
+    if not first:
+        return None
+    matches = difflib.get_close_matches(first, [ln.strip() for ln in text.splitlines()], n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+class ListFiles(Tool):
+    name = "list_files"
+    description = "List files under a directory (default: the workspace root)."
+
+    class Args(BaseModel):
+        path: str = "."
+
+    LIMIT = 200
+
+    def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
+        return Declared(reads=[resolve_path(ctx.workspace, args.path or ".")])
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        root = resolve_path(ctx.workspace, args.path or ".")
+        rel = display_path(ctx.workspace, root)
+        if not root.exists():
+            raise ToolError(f"{rel}: no such directory")
+        if root.is_file():
+            return ToolResult(ok=True, output=rel)
+        names: list[str] = []
+        for p in walk_files(root, ctx.workspace):
+            names.append(os.path.relpath(p, root))
+            if len(names) > self.LIMIT:
+                break
+        names.sort()
+        more = ""
+        if len(names) > self.LIMIT:
+            names = names[: self.LIMIT]
+            more = f"\n[... more than {self.LIMIT} files; list a subdirectory]"
+        return ToolResult(ok=True, output=("\n".join(names) or "(empty)") + more)

@@ -1,0 +1,42 @@
+"""The tool registry: which tools a turn offers, and their schemas for the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .base import Tool
+
+
+class Registry:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self._tools.values()]
+
+    def without(self, *names: str) -> Registry:
+        """A narrower registry: how read-only modes are made structural (the tool is absent)."""
+        return Registry(t for n, t in self._tools.items() if n not in names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+
+def default_tools() -> list[Tool]:
+    from .bash import Bash
+    from .files import EditFile, ListFiles, ReadFile, WriteFile
+    from .search import Search
+
+    return [ReadFile(), WriteFile(), EditFile(), ListFiles(), Search(), Bash()]

@@ -1,0 +1,257 @@
+"""The workspace fingerprint: one digest that changes exactly when a tracked file's bytes change.
+
+Progress detection ("has the artifact changed in eight iterations?") and plan checkpoints both ask
+this question after every iteration, so it must be cheap when nothing changed. Hashing is cheap
+(blake3 reads ~4 GB/s); walking and reading are not. So a stat cache keyed by (size, mtime_ns,
+inode) skips every file whose metadata is unchanged, and only what changed is read and hashed.
+
+The digest of a file is blake3 of its bytes, the same key the blob store uses, so a checkpoint hash
+can be looked up in the store to restore that version.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import blake3
+import pathspec
+
+DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
+LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
+
+# A file whose mtime is this close to the moment we hashed it may be written again within the
+# same timestamp tick (kernel timestamps are coarse: a jiffy, 4-10 ms). A same-size rewrite in that
+# tick keeps (size, mtime_ns, inode) identical and the cache would serve the old digest; git calls
+# these entries "racily clean" and so do we: they are re-hashed until they are old enough.
+RACY_WINDOW_NS = 100_000_000
+
+
+@dataclass(frozen=True)
+class _Entry:
+    size: int
+    mtime_ns: int
+    ino: int
+    digest: str
+    hashed_at_ns: int
+
+
+def hash_bytes(data: bytes) -> str:
+    return blake3.blake3(data).hexdigest()
+
+
+def hash_path(path: Path, size: int | None = None) -> str:
+    """blake3 of a regular file's bytes; large files are mmapped and hashed on several threads."""
+    if size is None:
+        size = os.stat(path).st_size
+    if size >= LARGE_FILE:
+        h = blake3.blake3(max_threads=blake3.blake3.AUTO)
+        h.update_mmap(path)
+        return h.hexdigest()
+    with open(path, "rb") as f:
+        return blake3.blake3(f.read()).hexdigest()
+
+
+class Snapshot(Mapping[str, str]):
+    """rel_path (posix) -> hex digest of the file's bytes, immutable."""
+
+    def __init__(self, entries: Mapping[str, str]) -> None:
+        self._entries = dict(sorted(entries.items()))
+        self._digest: str | None = None
+
+    def __getitem__(self, key: str) -> str:
+        return self._entries[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Snapshot({len(self)} files, digest={self.digest[:12]})"
+
+    @property
+    def digest(self) -> str:
+        """One blake3 over the sorted (path, digest) pairs: byte-identical workspaces agree.
+
+        NUL separates the fields because it is the one byte a path cannot contain, so no two
+        different listings can serialise to the same stream.
+        """
+        if self._digest is None:
+            h = blake3.blake3()
+            for rel, digest in self._entries.items():
+                h.update(rel.encode("utf-8", "surrogateescape"))
+                h.update(b"\0")
+                h.update(digest.encode("ascii"))
+                h.update(b"\0")
+            self._digest = h.hexdigest()
+        return self._digest
+
+
+def diff_snapshots(prev: Mapping[str, str], cur: Mapping[str, str]) -> list[str]:
+    """Paths added, removed or modified between two snapshots, sorted."""
+    changed = {p for p, d in cur.items() if prev.get(p) != d}
+    changed.update(p for p in prev if p not in cur)
+    return sorted(changed)
+
+
+class Fingerprinter:
+    """Stat-cached blake3 fingerprints of the files under `root`.
+
+    Skips `ignore_dirs` by name at any depth and whatever .gitignore files (root and nested) say.
+    Symlinks are not followed: a link's digest is that of its target string, so repointing it
+    counts as a change and a link out of the workspace is never read.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        ignore_dirs: tuple[str, ...] = DEFAULT_IGNORE_DIRS,
+        *,
+        clock: Callable[[], int] = time.time_ns,
+        hasher: Callable[[Path, int], str] = hash_path,
+    ) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.ignore_dirs = frozenset(ignore_dirs)
+        self._clock = clock
+        self._hasher = hasher
+        self._cache: dict[str, _Entry] = {}
+        self._specs: dict[str, tuple[int, int, pathspec.PathSpec | None]] = {}
+        self._lock = threading.RLock()
+        self.hash_count = 0  # files actually read and hashed; tests and benchmarks watch it
+        self.last: Snapshot | None = None
+
+    # --- public ---------------------------------------------------------------------------------
+
+    def scan(self) -> Snapshot:
+        with self._lock:
+            seen: dict[str, str] = {}
+            for rel, st in self._walk():
+                digest = self._digest_for(rel, st)
+                if digest is not None:
+                    seen[rel] = digest
+            # Forget files that vanished so the cache does not grow without bound over a session.
+            for rel in [r for r in self._cache if r not in seen]:
+                del self._cache[rel]
+            snap = Snapshot(seen)
+            self.last = snap
+            return snap
+
+    def hash_file(self, rel_path: str) -> str | None:
+        """Digest of one file (warm-cache aware); None if it is missing or not a file."""
+        rel = rel_path.replace(os.sep, "/").lstrip("/")
+        while rel.startswith("./"):
+            rel = rel[2:]
+        try:
+            st = os.lstat(self.root / rel)
+        except (FileNotFoundError, NotADirectoryError):
+            with self._lock:
+                self._cache.pop(rel, None)
+            return None
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            return None
+        with self._lock:
+            return self._digest_for(rel, st)
+
+    def changed_since(self, prev: Mapping[str, str]) -> list[str]:
+        return diff_snapshots(prev, self.scan())
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _digest_for(self, rel: str, st: os.stat_result) -> str | None:
+        cached = self._cache.get(rel)
+        if (
+            cached is not None
+            and cached.size == st.st_size
+            and cached.mtime_ns == st.st_mtime_ns
+            and cached.ino == st.st_ino
+            and st.st_mtime_ns < cached.hashed_at_ns - RACY_WINDOW_NS
+        ):
+            return cached.digest
+        now = self._clock()  # taken before reading: a write during the read counts as racy
+        path = self.root / rel
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                digest = hash_bytes(b"symlink\0" + os.fsencode(os.readlink(path)))
+            else:
+                digest = self._hasher(path, st.st_size)
+        except (FileNotFoundError, NotADirectoryError):
+            self._cache.pop(rel, None)
+            return None
+        except OSError:
+            # Unreadable (permissions, a FIFO swapped in): fingerprint the metadata so a change is
+            # still seen, rather than failing the whole scan on one file.
+            digest = hash_bytes(f"unreadable\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        self.hash_count += 1
+        self._cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, now)
+        return digest
+
+    def _spec_for(self, dir_abs: str, rel_dir: str) -> pathspec.PathSpec | None:
+        gi = os.path.join(dir_abs, ".gitignore")
+        try:
+            st = os.stat(gi)
+        except OSError:
+            self._specs.pop(rel_dir, None)
+            return None
+        cached = self._specs.get(rel_dir)
+        if cached is not None and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            return cached[2]
+        try:
+            with open(gi, encoding="utf-8", errors="replace") as f:
+                spec: pathspec.PathSpec | None = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+        except OSError:
+            spec = None
+        self._specs[rel_dir] = (st.st_mtime_ns, st.st_size, spec)
+        return spec
+
+    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        # Each level carries the .gitignore specs in force: (directory they live in, spec). A
+        # nested .gitignore's patterns are relative to its own directory, as git reads them.
+        stack: list[tuple[str, str, tuple[tuple[str, pathspec.PathSpec], ...]]] = [
+            (str(self.root), "", ())
+        ]
+        while stack:
+            dir_abs, rel_dir, specs = stack.pop()
+            spec = self._spec_for(dir_abs, rel_dir)
+            if spec is not None:
+                specs = (*specs, (rel_dir, spec))
+            try:
+                entries = list(os.scandir(dir_abs))
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    if name in self.ignore_dirs or _ignored(specs, rel, True):
+                        continue
+                    stack.append((entry.path, rel, specs))
+                    continue
+                if specs and _ignored(specs, rel, False):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    yield rel, st
+
+
+def _ignored(specs: tuple[tuple[str, pathspec.PathSpec], ...], rel: str, is_dir: bool) -> bool:
+    """Git's rule: the deepest .gitignore with a matching pattern decides (negations included)."""
+    for base, spec in reversed(specs):
+        sub = rel[len(base) + 1 :] if base else rel
+        result = spec.check_file(sub + "/" if is_dir else sub)
+        if result.include is not None:
+            return bool(result.include)
+    return False
