@@ -8,9 +8,9 @@ hygiene (own session, minimal environment, no inherited descriptors, a group kil
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -40,6 +40,55 @@ def cap_output(text: str, cap: int) -> tuple[str, bool]:
     return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}", True
 
 
+# A command that floods output (`yes`, a runaway log) is killed once it has written this much: we
+# keep only a head and a tail anyway, and reading forever would spend a shared core on nothing.
+FLOOD_BYTES = 64 * 1024 * 1024
+_POLL_S = 0.05
+
+
+class _Sink:
+    """Keeps the first and last bytes of a stream, never more, whatever the command writes."""
+
+    def __init__(self, cap_chars: int) -> None:
+        self.keep = max(cap_chars, 1) * 4  # a character is at most 4 UTF-8 bytes
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > 2 * self.keep:
+                del self.tail[: len(self.tail) - self.keep]
+
+    def text(self, cap: int) -> tuple[str, bool]:
+        if not self.tail:
+            return cap_output(self.head.decode("utf-8", errors="replace"), cap)
+        head = self.head.decode("utf-8", errors="replace")[: cap * 2 // 3]
+        tail = bytes(self.tail[-self.keep :]).decode("utf-8", errors="replace")[-(cap - cap * 2 // 3) :]
+        cut = self.total - len(head.encode()) - len(tail.encode())
+        return f"{head}\n[... about {cut} bytes cut ...]\n{tail}", True
+
+
+def _drain(fd: int, sink: _Sink) -> bool:
+    """Read what is available now; True at end of file."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        if not chunk:
+            return True
+        sink.add(chunk)
+
+
 def run_process(
     argv: list[str],
     *,
@@ -49,53 +98,84 @@ def run_process(
     output_cap: int,
     cancel: threading.Event | None,
     pass_fds: tuple[int, ...] = (),
+    flood_bytes: int = FLOOD_BYTES,
 ) -> CommandResult:
-    """Run argv in a new session with output to a temp file (so a process left in the background
-    holding stdout cannot hang us), kill the group on timeout or cancel."""
+    """Run argv in a new session (no controlling terminal: stdin is /dev/null, never the TUI's),
+    with no inherited descriptors but `pass_fds`, and the output read through a pipe into a bounded
+    head+tail buffer. The process group is killed on timeout, cancel, or an output flood.
+
+    We stop reading when the command itself exits: a process it left in the background that still
+    holds the pipe cannot hang us (its next write gets SIGPIPE, so a server the model starts must
+    redirect its output to a file)."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as out:
+    r, w = os.pipe()
+    try:
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            stdout=w,
+            stderr=w,
             start_new_session=True,
             close_fds=True,
             pass_fds=pass_fds,
         )
-        timed_out = interrupted = False
-        deadline = started + timeout
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    os.set_blocking(r, False)
+    sink = _Sink(output_cap)
+    notes: list[str] = []
+    timed_out = interrupted = flooded = False
+    deadline = started + timeout
+    eof = False
+    try:
         while True:
-            try:
-                proc.wait(timeout=0.05)
+            if eof:
+                try:
+                    proc.wait(timeout=_POLL_S)
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
+                ready, _, _ = select.select([r], [], [], _POLL_S)
+                if ready:
+                    eof = _drain(r, sink)
+            if proc.poll() is not None:
+                if not eof:
+                    _drain(r, sink)
                 break
-            except subprocess.TimeoutExpired:
-                pass
             if cancel is not None and cancel.is_set():
                 interrupted = True
             elif time.monotonic() > deadline:
                 timed_out = True
-            if timed_out or interrupted:
+            elif sink.total > flood_bytes:
+                flooded = True
+                notes.append(f"output flood: killed after {sink.total // (1024 * 1024)} MiB of output")
+            if timed_out or interrupted or flooded:
                 _killpg(proc.pid)
                 proc.wait()
+                if not eof:
+                    _drain(r, sink)
                 break
-        background = None
-        if not (timed_out or interrupted) and _group_alive(proc.pid):
-            background = proc.pid
-        out.seek(0)
-        raw = out.read(output_cap * 4 + 1)
-    text = raw.decode("utf-8", errors="replace")
-    text, truncated = cap_output(text, output_cap)
+    finally:
+        os.close(r)
+    background = None
+    if not (timed_out or interrupted or flooded) and _group_alive(proc.pid):
+        background = proc.pid
+    text, truncated = sink.text(output_cap)
+    killed = timed_out or interrupted or flooded
     return CommandResult(
-        exit_code=None if (timed_out or interrupted) else proc.returncode,
+        exit_code=None if killed else proc.returncode,
         output=text,
         timed_out=timed_out,
         interrupted=interrupted,
-        truncated=truncated or len(raw) > output_cap * 4,
+        truncated=truncated or flooded,
         duration_ms=(time.monotonic() - started) * 1000,
         background_pgid=background,
+        notes=notes,
     )
 
 

@@ -20,7 +20,7 @@ def _gitignore(workspace: str, mtime: float) -> pathspec.PathSpec | None:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.PathSpec.from_lines("gitignore", lines)
 
 
 def gitignore_spec(workspace: Path) -> pathspec.PathSpec | None:

@@ -46,18 +46,31 @@ class StreamingAnswer(Vertical):
         self._tail = ""
         self._initial = text
         self.finished = False
-        self.source = ""  # everything received, for tests and copying
+        self._ready = False
+        self.source = text  # everything received, for tests and copying
 
     def compose(self) -> ComposeResult:
         yield Markdown("")
         yield Static("", classes="tail -empty", markup=False)
 
     def on_mount(self) -> None:
-        if self._initial:
-            self.write(self._initial)
+        self._ready = True
+        pending, self._initial = self._initial, ""
+        if pending:
+            self._apply(pending)
+        if self.finished:
+            self.finished = False
+            self.finish()
 
     def write(self, fragment: str) -> None:
+        """Fragments that arrive before the widget is composed wait in `_initial`."""
         self.source += fragment
+        if not self._ready:
+            self._initial += fragment
+            return
+        self._apply(fragment)
+
+    def _apply(self, fragment: str) -> None:
         settled, self._tail = split_settled(self._tail + fragment)
         if settled:
             self.query_one(Markdown).append(settled)
@@ -67,6 +80,8 @@ class StreamingAnswer(Vertical):
         if self.finished:
             return
         self.finished = True
+        if not self._ready:
+            return  # on_mount finishes it
         if self._tail:
             self.query_one(Markdown).append(self._tail)
             self._tail = ""

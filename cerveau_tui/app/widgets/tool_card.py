@@ -72,6 +72,8 @@ class ToolCard(Collapsible):
         self.tool_name = name
         self.arguments = arguments
         self.status = "queued"
+        self._ready = False
+        self._pending: dict[str, Any] | None = None
         self._summary = summarize_arguments(name, arguments)
         args = json.dumps(arguments, ensure_ascii=False, indent=None, sort_keys=True)
         self._args = Static(Content(f"{name}({args})" if len(args) < 400 else f"{name}(…)"),
@@ -89,7 +91,17 @@ class ToolCard(Collapsible):
         self.add_class(f"-{status}")
         self.title = self._title()
 
+    def on_mount(self) -> None:
+        self._ready = True
+        if self._pending is not None:
+            self.show_result(self._pending)
+
     def show_result(self, payload: dict[str, Any]) -> None:
+        if not self._ready:
+            # tool_call and tool_result often arrive in the same drain, before compose ran
+            self._pending = payload
+            return
+        self._pending = None
         status = str(payload.get("status") or ("done" if payload.get("ok") else "failed"))
         if status == "done" and payload.get("ok") is False:
             status = "failed"

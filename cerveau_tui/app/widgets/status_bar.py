@@ -1,0 +1,116 @@
+"""One line at the bottom: server and model, context used of n_ctx, tokens/s of the last reply,
+the iteration, the sandbox state and the verification seal.
+
+"NOT enforced" is spelled out in the error colour because the person's trust in an approval
+prompt depends on knowing whether the kernel is backing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import Static
+
+
+@dataclass
+class StatusState:
+    server: str = ""
+    model: str = ""
+    context_tokens: int = 0
+    n_ctx: int = 0
+    tokens_per_s: float = 0.0
+    iteration: int = 0
+    sandbox: str = ""
+    enforced: bool | None = None
+    seal: str = ""
+    phase: str = "starting"  # starting | ready | running | failed
+
+
+def status_content(s: StatusState) -> Content:
+    parts: list[tuple[str, str] | str] = []
+
+    def sep() -> None:
+        parts.append(("  │  ", "$text-muted"))
+
+    phase_style = {"running": "$text-accent", "failed": "$text-error"}.get(s.phase, "$text-muted")
+    parts.append((s.phase, phase_style))
+    sep()
+    where = s.model or "no model"
+    parts.append((where, "bold"))
+    if s.server:
+        parts.append((f" @ {s.server}", "$text-muted"))
+    sep()
+    if s.n_ctx:
+        pct = 100.0 * s.context_tokens / s.n_ctx
+        style = "$text-error" if pct >= 90 else "$text-warning" if pct >= 75 else ""
+        parts.append((f"ctx {s.context_tokens:,}/{s.n_ctx:,} ({pct:.0f}%)", style))
+    else:
+        parts.append(("ctx –", "$text-muted"))
+    sep()
+    parts.append(f"{s.tokens_per_s:.1f} tok/s" if s.tokens_per_s else ("– tok/s", "$text-muted"))
+    sep()
+    parts.append(f"iter {s.iteration}")
+    sep()
+    if s.enforced is False:
+        parts.append((f"sandbox: {s.sandbox or 'none'} NOT enforced", "bold $text-error"))
+    elif s.sandbox:
+        parts.append((f"sandbox: {s.sandbox}", "$text-success"))
+    else:
+        parts.append(("sandbox: ?", "$text-muted"))
+    if s.seal:
+        sep()
+        ok = s.seal.startswith(("verified", "passed"))
+        parts.append((f"✓ {s.seal}" if ok else s.seal, "$text-success" if ok else "$text-warning"))
+    return Content.assemble(*parts)
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; dock: bottom; background: $panel; color: $foreground; padding: 0 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("", id="status", markup=False)
+        self.state = StatusState()
+
+    def on_mount(self) -> None:
+        self.refresh_state()
+
+    def refresh_state(self) -> None:
+        self.update(status_content(self.state))
+
+    def session_ready(self, status: dict[str, Any]) -> None:
+        s = self.state
+        s.server = str(status.get("server_url") or "")
+        s.model = str(status.get("model") or "")
+        s.n_ctx = int(status.get("n_ctx") or s.n_ctx or 0)
+        s.sandbox = str(status.get("sandbox_backend") or "")
+        enforced = status.get("sandbox_enforced")
+        s.enforced = None if enforced is None else bool(enforced)
+        s.phase = "ready"
+        self.refresh_state()
+
+    def apply(self, event_type: str, p: dict[str, Any]) -> None:
+        s = self.state
+        if event_type == "usage":
+            s.context_tokens = int(p.get("context_tokens") or s.context_tokens)
+            s.n_ctx = int(p.get("n_ctx") or s.n_ctx)
+            if p.get("predicted_per_second"):
+                s.tokens_per_s = float(p["predicted_per_second"])
+        elif event_type == "turn_started":
+            s.phase, s.iteration = "running", 0
+        elif event_type == "iteration_started":
+            s.iteration = int(p.get("iteration") or s.iteration + 1)
+        elif event_type == "turn_ended":
+            s.phase = "ready"
+            s.iteration = int(p.get("iterations") or s.iteration)
+            s.context_tokens = int(p.get("context_tokens") or s.context_tokens)
+            if p.get("verification"):
+                s.seal = str(p["verification"])
+        elif event_type == "verification":
+            s.seal = str(p.get("seal") or p.get("status") or s.seal)
+        else:
+            return
+        self.refresh_state()

@@ -1,0 +1,246 @@
+"""The policy: one tool call's declaration in, allow / ask / deny out. Pure: no I/O but realpath.
+
+Order of questions, each for a reason:
+1. `deny` rules first, in every mode: a person's written "never" outranks any approval.
+2. The sandbox mode says what crosses: read-only (any write), workspace-write (writes outside the
+   workspace, into protected paths, and the network), full-access (nothing).
+3. Without an enforcing sandbox every command in read-only and workspace-write crosses: a declared
+   path is advisory (a model can hide a write inside `python -c`), only the kernel is a boundary.
+4. `ask` rules ask questions the sandbox cannot (`*.lock`, `.env*`), in every mode.
+5. The approval policy turns crossings into verdicts; a session grant answers an ask in advance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import ApprovalPolicy, RuleConfig, SandboxMode
+from ..sandbox.base import Grant
+from ..tools.base import Declared
+from .commands import command_prefix, denial_kinds, denied_paths, is_known_safe
+from .glob import glob_match
+from .paths import Boundary, display, realpath, room_for
+from .verdict import Verdict
+
+# Tools that only read, executed by the app itself: `untrusted` runs them without asking.
+SAFE_TOOLS = frozenset({"read_file", "list_files", "search", "grep", "glob", "view"})
+COMMAND_TOOLS = frozenset({"bash", "shell", "!"})
+
+
+@dataclass
+class _Crossing:
+    reason: str
+    room: Path | None = None  # what must become writable for this to succeed
+    network: bool = False
+    sandboxable: bool = True  # a command would run inside the sandbox without the room
+
+
+class Policy:
+    def __init__(
+        self,
+        workspace: Path,
+        mode: SandboxMode,
+        approval: ApprovalPolicy,
+        rules: list[RuleConfig],
+        network_grant: Callable[[], bool],
+        enforced: bool,
+        protected_extra: list[str] | None = None,
+    ) -> None:
+        self.boundary = Boundary(workspace, list(protected_extra or []))
+        self.workspace = self.boundary.workspace
+        self.mode = mode
+        self.approval = approval
+        self.rules = list(rules)
+        self.network_grant = network_grant
+        self.enforced = enforced
+        self._session: dict[str, str] = {}  # scope_key -> scope, in grant order
+
+    # -- the question -------------------------------------------------------------------------
+    def evaluate(self, tool: str, declared: Declared) -> Verdict:
+        is_cmd = tool in COMMAND_TOOLS or declared.command is not None
+        writes = self._paths(declared.writes, drop_root=is_cmd)
+        reads = self._paths(declared.reads, drop_root=True)
+
+        denied = self._rule_hits(("deny",), reads, writes)
+        if denied:
+            pattern, path, verb = denied[0]
+            return Verdict("deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it")
+
+        allowed = {p for _, p, _ in self._rule_hits(("allow",), reads, writes) if p in writes}
+        crossings = self._crossings(is_cmd, writes, allowed, declared)
+        asks = [
+            _Crossing(f"{verb} {self.boundary.show(p)} (the rule `{pat}` asks first)", sandboxable=False)
+            for pat, p, verb in self._rule_hits(("ask",), reads, writes)
+        ]
+        network_on = bool(self.network_grant())
+        base = Grant(
+            extra_writable=tuple(r for p in sorted(allowed) if is_cmd and (r := self._needs_room(p))),
+            network=network_on and is_cmd,
+        )
+        all_items = crossings + asks
+        if not all_items and self.approval == "untrusted" and not self._known_safe(tool, declared, is_cmd):
+            all_items = [_Crossing("approval policy `untrusted` asks before anything but known-safe reads", sandboxable=False)]
+        if not all_items:
+            return Verdict("allow", "inside the boundary", grant=base)
+
+        scope, key = self._scope(tool, declared, is_cmd, writes, crossings, asks)
+        room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
+        grant = Grant(extra_writable=room, network=base.network or any(c.network for c in all_items))
+        reason = "; ".join(c.reason for c in all_items)
+        if key in self._session:
+            return Verdict("allow", f"{reason} — approved for this session ({scope})", grant, scope, key)
+        if self.approval == "never":
+            return Verdict("deny", f"{reason} — approval policy `never` denies crossings", None, scope, key)
+        if self.approval == "on-failure" and is_cmd and self.enforced and all(c.sandboxable for c in all_items):
+            # Codex's on-failure: run it sandboxed without the extra room; if the kernel says no,
+            # after_failure() offers a rerun with the room.
+            return Verdict("allow", f"runs sandboxed without extra room ({reason}); asks if it fails", base, scope, key)
+        return Verdict("ask", reason, grant, scope, key)
+
+    def after_failure(self, tool: str, declared: Declared, exit_code: int | None, output: str) -> Verdict | None:
+        """Under `on-failure`: a command that failed inside the sandbox with a denial-looking error
+        gets an ask to rerun with more room (the paths it was refused, or the network). None when
+        there is nothing to offer."""
+        if self.approval != "on-failure" or not self.enforced or self.mode == "full-access":
+            return None
+        if not (tool in COMMAND_TOOLS or declared.command is not None) or exit_code in (0, None):
+            return None
+        kinds = denial_kinds(output)
+        if not kinds:
+            return None
+        room: list[Path] = []
+        reasons: list[str] = []
+        if "write" in kinds:
+            named = [realpath(p, self.workspace) for p in denied_paths(output)]
+            named += [p for p in self._paths(declared.writes, drop_root=True) if p not in named]
+            if self.mode == "read-only":
+                named.append(self.workspace)
+            for p in named:
+                r = self._needs_room(p)
+                if r is not None and r not in room:
+                    room.append(r)
+            if room:
+                reasons.append("it was refused writes to " + ", ".join(display(r) for r in room))
+        network = "network" in kinds and not self.network_grant()
+        if network:
+            reasons.append("it looks like it needed the network")
+        if not reasons:
+            return None
+        command = declared.command or ""
+        prefix = command_prefix(command)
+        return Verdict(
+            "ask",
+            f"failed inside the sandbox (exit {exit_code}); rerun with more room? {'; '.join(reasons)}",
+            Grant(extra_writable=tuple(room), network=network or bool(self.network_grant())),
+            f"commands starting with `{prefix}`",
+            f"command:{prefix}",
+        )
+
+    # -- session grants ----------------------------------------------------------------------
+    def grant_session(self, verdict: Verdict) -> None:
+        if verdict.scope_key:
+            self._session[verdict.scope_key] = verdict.scope or verdict.scope_key
+
+    def session_grants(self) -> list[str]:
+        return list(self._session)
+
+    def session_scopes(self) -> list[tuple[str, str]]:
+        """(scope_key, scope spelled out) pairs, for the palette's list."""
+        return list(self._session.items())
+
+    def revoke(self, scope_key: str) -> bool:
+        return self._session.pop(scope_key, None) is not None
+
+    # -- parts --------------------------------------------------------------------------------
+    def _paths(self, paths: list[Path], *, drop_root: bool) -> list[Path]:
+        out: list[Path] = []
+        for p in paths:
+            rp = realpath(p, self.workspace)
+            # The bash tool declares the workspace root as "may write anywhere in it": that is the
+            # sandbox's job to bound, not a specific intent to judge.
+            if drop_root and rp == self.workspace:
+                continue
+            if rp not in out:
+                out.append(rp)
+        return out
+
+    def _rule_hits(self, actions: tuple[str, ...], reads: list[Path], writes: list[Path]) -> list[tuple[str, Path, str]]:
+        hits: list[tuple[str, Path, str]] = []
+        for rule in self.rules:
+            if rule.action not in actions:
+                continue
+            pattern = _expand_home(rule.pattern)
+            pools = []
+            if rule.on in ("write", "any"):
+                pools.append(("writes", writes))
+            if rule.on in ("read", "any"):
+                pools.append(("reads", reads))
+            for verb, pool in pools:
+                for p in pool:
+                    if glob_match(pattern, self.boundary.match_name(p)):
+                        hits.append((rule.pattern, p, verb))
+        return hits
+
+    def _crossings(self, is_cmd: bool, writes: list[Path], allowed: set[Path], declared: Declared) -> list[_Crossing]:
+        if self.mode == "full-access":
+            return []
+        out: list[_Crossing] = []
+        for p in writes:
+            if p in allowed:
+                continue
+            where = self.boundary.where(p)
+            shown = self.boundary.show(p)
+            if self.mode == "read-only":
+                out.append(_Crossing(f"writes {shown} (sandbox mode is read-only)", self._needs_room(p)))
+            elif where == "outside":
+                out.append(_Crossing(f"writes {shown}, outside the workspace", self._needs_room(p)))
+            elif where == "protected":
+                out.append(_Crossing(f"writes {shown}, a protected path (it can change what runs later with your rights)", self._needs_room(p)))
+        if declared.network and not self.network_grant():
+            out.append(_Crossing("uses the network, which is not granted", network=True))
+        if is_cmd and not self.enforced:
+            out.append(_Crossing(
+                "the sandbox is NOT enforced on this machine, so the command would run with your full rights",
+                sandboxable=False,
+            ))
+        return out
+
+    def _needs_room(self, path: Path) -> Path | None:
+        """The room a command needs to write `path`; None when the sandbox already allows it."""
+        if self.mode == "workspace-write" and self.boundary.where(path) == "inside":
+            return None
+        return room_for(path)
+
+    def _known_safe(self, tool: str, declared: Declared, is_cmd: bool) -> bool:
+        if is_cmd:
+            return is_known_safe(declared.command or "")
+        if tool in SAFE_TOOLS:
+            return True
+        # A tool that declares no effect at all (update_plan, commit_plan) touches nothing outside
+        # the app.
+        return not declared.writes and not declared.network and declared.command is None and not declared.reads
+
+    def _scope(self, tool: str, declared: Declared, is_cmd: bool, writes: list[Path],
+               crossings: list[_Crossing], asks: list[_Crossing]) -> tuple[str, str]:
+        if is_cmd:
+            prefix = command_prefix(declared.command or "")
+            return f"commands starting with `{prefix}`", f"command:{prefix}"
+        if asks and not crossings:
+            patterns = sorted({r.pattern for r in self.rules if r.action == "ask"
+                               and any(glob_match(_expand_home(r.pattern), self.boundary.match_name(p)) for p in writes)})
+            if len(patterns) == 1:
+                return f"writes matching `{patterns[0]}`", f"rule:{patterns[0]}"
+        if writes:
+            shown = ", ".join(self.boundary.show(p) for p in sorted(writes))
+            return f"{tool} writing {shown}", "write:" + "|".join(p.as_posix() for p in sorted(writes))
+        return f"every `{tool}` call", f"tool:{tool}"
+
+
+def _expand_home(pattern: str) -> str:
+    # A person writes `~/.ssh/**` in their config and means their home; the model's paths are never
+    # `~`-expanded (resolve_path), so this only widens what a person's rule covers.
+    if pattern.startswith("~/") or pattern == "~":
+        return str(Path(pattern).expanduser())
+    return pattern

