@@ -42,6 +42,9 @@ class DoneConfig(_Model):
     max_stall_cycles: int = Field(2, ge=1)
     precheck: bool = True
     autofix: bool = True
+    # Off: stall cycles reaching max_stall_cycles end the turn "incomplete" instead of climbing
+    # the escalation ladder (done/gate.py explains how the two fit).
+    escalation: bool = True
 
 
 class LimitsConfig(_Model):

@@ -51,7 +51,9 @@ class PythonAdapter:
         code, out = run(f"{ruff} format {quoted}", 120.0)
         m = _REFORMATTED.search(out or "")
         if code == 0 and m and int(m.group(1)) > 0:
-            changed.append(f"ruff format reformatted {m.group(1)} file(s) among {', '.join(targets)}")
+            changed.append(
+                f"ruff format reformatted {m.group(1)} file(s) among {', '.join(targets)}"
+            )
         return changed
 
     @staticmethod

@@ -52,9 +52,7 @@ class DoneSet:
         Uses the product's one glob dialect: two dialects would let a path be "protected" for the
         gate and "not matching" for the confirm-write rules, and nobody could say which is right.
         """
-        hits = {
-            p for p in written if any(glob_match(pattern, p) for pattern in self.protected)
-        }
+        hits = {p for p in written if any(glob_match(pattern, p) for pattern in self.protected)}
         return sorted(hits)
 
     @property
@@ -164,9 +162,7 @@ def check(done_set: DoneSet, run: CriterionRunner, timeout: float | None = None)
             report.states[c.name] = CriterionState.UNMET
             report.outputs[c.name] = f"{output}\n[timed out after {limit:g}s]".lstrip()
             continue
-        report.states[c.name] = (
-            CriterionState.MET if code == c.exit_code else CriterionState.UNMET
-        )
+        report.states[c.name] = CriterionState.MET if code == c.exit_code else CriterionState.UNMET
         report.outputs[c.name] = output
     return report
 
@@ -227,7 +223,7 @@ def done_set_from_config(criteria: Iterable[object], protected: Iterable[str]) -
     return DoneSet(
         criteria=tuple(
             Criterion(
-                name=getattr(c, "name"),
+                name=c.name,
                 command=getattr(c, "command", "") or "",
                 exit_code=getattr(c, "exit_code", 0),
                 timeout_s=float(getattr(c, "timeout_s", 300.0)),

@@ -35,11 +35,10 @@ def next_rung(current: str | None, expert_configured: bool) -> str | None:
     return order[i + 1] if i + 1 < len(order) else None
 
 
-def rung_max_tokens(rung: str | None, base: int) -> int | None:
-    """The token cap from R2 on; None below it (the engine keeps its own)."""
-    if rung is None or RUNGS.index(rung) < RUNGS.index("R2"):
-        return None
-    return base * ROOM_FACTOR
+def rung_max_tokens(rung: str, current: int) -> int | None:
+    """The larger token cap R2 gives; None for every other rung. Only R2 changes it: the engine
+    keeps a raised cap for the rest of the turn, so raising it again at R3 would compound."""
+    return current * ROOM_FACTOR if rung == "R2" else None
 
 
 def steer_message(
@@ -51,7 +50,10 @@ def steer_message(
 ) -> str:
     """What the model is told at `rung`. `errors` are (error, age in cycles), oldest first."""
     head = f"Escalation {rung}: the done criteria are still unmet and the last cycles made no progress."
-    listing = "\n".join(f"- {e} (seen {a} cycle(s) in a row)" for e, a in errors[:8]) or "- (no parseable error lines)"
+    listing = (
+        "\n".join(f"- {e} (seen {a} cycle(s) in a row)" for e, a in errors[:8])
+        or "- (no parseable error lines)"
+    )
     body: str
     if rung == "R1":
         body = (

@@ -17,8 +17,23 @@ from typing import Protocol
 #: Directories a snapshot never walks: tool caches and environments are not the work, and a venv
 #: would make every snapshot cost thousands of hashes.
 SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".cerveau",
-     ".pytest_cache", ".ruff_cache", ".mypy_cache", ".tox", "build", "dist", "target"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".cerveau",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".mypy_cache",
+        ".tox",
+        "build",
+        "dist",
+        "target",
+    }
 )
 MAX_FILES = 5000
 MAX_BYTES = 2_000_000
@@ -77,7 +92,9 @@ class NearGreen:
             return True
         return False
 
-    def should_roll_back(self, unmet: Sequence[str], errors: Sequence[str], progressed: bool) -> bool:
+    def should_roll_back(
+        self, unmet: Sequence[str], errors: Sequence[str], progressed: bool
+    ) -> bool:
         """More errors than the best, some of them new, and no progress: the cycle sprayed."""
         if self.snapshot is None or self.best is None or progressed:
             return False

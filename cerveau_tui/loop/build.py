@@ -193,7 +193,7 @@ def _hooks(settings: Settings, url: str, runner: Any) -> list[Hook]:
     try:
         from ..plan.hook import PlanHook
 
-        hooks.append(PlanHook())
+        hooks.append(PlanHook(settings.workspace))
     except ImportError:
         pass
     if settings.done.enabled and settings.done.criteria:

@@ -146,3 +146,12 @@ class ChatView(VerticalScroll):
             card.set_status("denied" if decision in ("denied", "stopped") else "running")
         else:
             card.show_result(p)
+
+    def provision(self, text: str) -> None:
+        """Start-up progress: one line updated in place, not a scroll of download percentages."""
+        line = getattr(self, "_provision_line", None)
+        if line is None or not line.is_attached:
+            self._provision_line = NoticeLine(text)
+            self.add(self._provision_line)
+        else:
+            line.update(text)

@@ -9,8 +9,18 @@ from __future__ import annotations
 from .breaker import Breaker, Trip, shape_of
 from .ports import live_stack_section, serve_port_conflict
 from .progress import Stall, WorkTracker
-from .text_calls import TextCall, extract_text_tool_calls, how_to_call_tools_message, unknown_tool_message
-from .truncation import is_truncated_tool_call, looks_truncated, truncated_call_message, wrong_args_message
+from .text_calls import (
+    TextCall,
+    extract_text_tool_calls,
+    how_to_call_tools_message,
+    unknown_tool_message,
+)
+from .truncation import (
+    is_truncated_tool_call,
+    looks_truncated,
+    truncated_call_message,
+    wrong_args_message,
+)
 
 __all__ = [
     "Breaker",

@@ -60,10 +60,17 @@ _FILE_PATTERNS = (
 )
 _REFUSED = re.compile(r"connection refused|ECONNREFUSED|Failed to connect to", re.I)
 _DENIED = re.compile(r"permission denied|operation not permitted|EACCES", re.I)
-_ERRORISH = re.compile(r"error|exception|fatal|failed|fail:|denied|invalid|cannot|can't|unable", re.I)
+_ERRORISH = re.compile(
+    r"error|exception|fatal|failed|fail:|denied|invalid|cannot|can't|unable", re.I
+)
 
 _NORMALISERS = (
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<t>"),
+    (
+        re.compile(
+            r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+        ),
+        "<t>",
+    ),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<t>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,}\b"), "<hex>"),
     (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|‘[^’\n]*’"), "<q>"),

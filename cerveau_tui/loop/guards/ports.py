@@ -16,9 +16,37 @@ from urllib.parse import urlsplit
 # Programs that only talk TO a port (or inspect one): `curl localhost:8080` is not serving on it,
 # and `lsof -i :8080` is exactly the check we ask for.
 _CLIENTS = {
-    "curl", "wget", "http", "https", "httpie", "ssh", "scp", "telnet", "ping", "lsof", "ss",
-    "netstat", "fuser", "kill", "pkill", "echo", "printf", "grep", "rg", "cat", "git", "sleep",
-    "timeout", "mkdir", "cp", "rsync", "tar", "ps", "pytest", "which", "type",
+    "curl",
+    "wget",
+    "http",
+    "https",
+    "httpie",
+    "ssh",
+    "scp",
+    "telnet",
+    "ping",
+    "lsof",
+    "ss",
+    "netstat",
+    "fuser",
+    "kill",
+    "pkill",
+    "echo",
+    "printf",
+    "grep",
+    "rg",
+    "cat",
+    "git",
+    "sleep",
+    "timeout",
+    "mkdir",
+    "cp",
+    "rsync",
+    "tar",
+    "ps",
+    "pytest",
+    "which",
+    "type",
 }
 _SERVE_HINT = re.compile(
     r"http\.server|serve|server|runserver|uvicorn|gunicorn|hypercorn|flask|daphne|waitress|"
@@ -89,8 +117,10 @@ def _ports_in(segment: str) -> list[int]:
             ports.append(int(tok[2:]))
         elif "://" not in tok and (m := _HOSTPORT.match(tok)):
             ports.append(int(m.group(1)))
-        elif tok.isdigit() and prev not in _VALUE_FLAGS and (
-            after_http_server or prog in ("nc", "ncat", "netcat") or prev == "runserver"
+        elif (
+            tok.isdigit()
+            and prev not in _VALUE_FLAGS
+            and (after_http_server or prog in ("nc", "ncat", "netcat") or prev == "runserver")
         ):
             ports.append(int(tok))
         if tok == "http.server":

@@ -62,7 +62,7 @@ class WorkTracker:
 
 
 def summarise_actions(actions: list[str], max_targets: int = 3) -> str:
-    """"read_file x5 (a.py, b.py), search x3" from ["read_file a.py", ..., "search TODO", ...]."""
+    """ "read_file x5 (a.py, b.py), search x3" from ["read_file a.py", ..., "search TODO", ...]."""
     order: list[str] = []
     counts: dict[str, int] = {}
     targets: dict[str, list[str]] = {}
@@ -85,7 +85,9 @@ def summarise_actions(actions: list[str], max_targets: int = 3) -> str:
         part = f"{name} x{counts[name]}"
         ts = targets[name]
         if ts:
-            shown = ", ".join(ts[:max_targets]) + (f", +{len(ts) - max_targets} more" if len(ts) > max_targets else "")
+            shown = ", ".join(ts[:max_targets]) + (
+                f", +{len(ts) - max_targets} more" if len(ts) > max_targets else ""
+            )
             part += f" ({shown})"
         parts.append(part)
     return ", ".join(parts) if parts else "no tool calls"

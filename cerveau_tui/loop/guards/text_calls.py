@@ -60,7 +60,9 @@ def _calls_in(obj: Any, tool_names: Collection[str]) -> Iterator[tuple[str, dict
     if isinstance(fn, dict):  # OpenAI's {"type": "function", "function": {...}}
         yield from _calls_in(fn, tool_names)
         return
-    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str) and obj[k].strip()), None)
+    name = next(
+        (obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str) and obj[k].strip()), None
+    )
     if name is None:
         return
     arg_key = next((k for k in _ARG_KEYS if k in obj), None)

@@ -211,7 +211,7 @@ def _type_of(prop: dict[str, Any]) -> str:
 
 
 def expected_parameters(schema: dict[str, Any]) -> str:
-    """"path (string, required), timeout (integer|null, optional: seconds)" from a tool schema
+    """ "path (string, required), timeout (integer|null, optional: seconds)" from a tool schema
     (either the whole {"name", "parameters"} schema or the parameters object itself)."""
     params = schema.get("parameters", schema) if isinstance(schema, dict) else {}
     props: dict[str, Any] = params.get("properties", {}) or {}

@@ -1,0 +1,182 @@
+"""The approval modal: the loop asked the Approver; the person decides.
+
+Keys never change meaning between dialogs: y approve once, a approve for this session (its scope
+spelled out), n deny (type a reason, Enter), Esc deny and stop the turn. Every key is ignored for
+the first 0.5 s a request is shown, so a keystroke meant for the prompt cannot approve a command
+that popped up under it. Requests queue: the screen shows one at a time and re-arms the grace
+period for each. A countdown shows when the approver will deny by itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from ...loop.approver import ApprovalDecision
+from ..widgets.diff_view import DiffView
+
+GRACE_S = 0.5
+Resolve = Callable[[str, ApprovalDecision], object]
+
+
+class ApprovalScreen(ModalScreen[None]):
+    CSS_PATH = Path(__file__).with_suffix(".tcss")
+    BINDINGS = [
+        Binding("y", "decide('approved')", "Approve once", id="approval.approve"),
+        Binding("a", "decide('approved_session')", "Approve for session", id="approval.session"),
+        Binding("n", "deny_with_reason", "Deny", id="approval.deny"),
+        Binding("escape", "decide('stopped')", "Deny and stop", id="approval.stop"),
+    ]
+
+    def __init__(self, resolve: Resolve, clock: Callable[[], float], grace_s: float = GRACE_S) -> None:
+        super().__init__(id="approval")
+        self._resolve = resolve
+        self._clock = clock
+        self.grace_s = grace_s
+        self.queue: list[dict[str, Any]] = []
+        self._shown_at = clock()
+        self.decisions: list[tuple[str, ApprovalDecision]] = []  # what this screen resolved
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(id="head", markup=False)
+            yield Static(id="subject", markup=False)
+            with VerticalScroll(id="diff", classes="-empty"):
+                pass
+            yield Static(id="paths", markup=False)
+            yield Static(id="keys", markup=False)
+            yield Static(id="countdown", markup=False)
+            yield Input(placeholder="why not? (Enter denies; empty is fine)", id="reason")
+
+    def on_mount(self) -> None:
+        self._show_head()
+        self.set_interval(0.25, self.tick)
+
+    # --- the queue ---------------------------------------------------------------------------
+    @property
+    def current(self) -> dict[str, Any] | None:
+        return self.queue[0] if self.queue else None
+
+    def add(self, request: dict[str, Any]) -> None:
+        # The approver's timeout started when it asked, not when this request reached the head.
+        request = {**request, "_received_at": request.get("_received_at", self._clock())}
+        self.queue.append(request)
+        if len(self.queue) == 1:
+            self._shown_at = self._clock()
+        if self.is_mounted:
+            self._show_head()
+
+    def drop(self, request_id: str) -> None:
+        """A request ended elsewhere (the approver's own timeout, an interrupt)."""
+        head = self.current
+        self.queue = [r for r in self.queue if r.get("request_id") != request_id]
+        if head is not None and head.get("request_id") == request_id:
+            self._next()
+        elif self.is_mounted:
+            self._show_head()
+
+    def _next(self) -> None:
+        self.remove_class("-reason")
+        self.query_one("#reason", Input).value = ""
+        if not self.queue:
+            self.dismiss(None)
+            return
+        self._shown_at = self._clock()
+        self._show_head()
+
+    # --- decisions -----------------------------------------------------------------------------
+    def in_grace(self) -> bool:
+        return self._clock() - self._shown_at < self.grace_s
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # While a reason is typed, y/a/n are letters of the reason; only Esc keeps its meaning.
+        if self.has_class("-reason") and action == "deny_with_reason":
+            return False
+        if self.has_class("-reason") and action == "decide" and parameters != ("stopped",):
+            return False
+        return True
+
+    def action_decide(self, decision: str, reason: str = "") -> None:
+        if self.current is None or self.in_grace():
+            return
+        if decision == "stopped" and not reason:
+            reason = "the person stopped the turn"
+        self._finish(ApprovalDecision(decision, reason, by="person"))  # type: ignore[arg-type]
+
+    def action_deny_with_reason(self) -> None:
+        if self.current is None or self.in_grace():
+            return
+        self.add_class("-reason")
+        self.query_one("#reason", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._finish(ApprovalDecision("denied", event.value.strip(), by="person"))
+
+    def _finish(self, decision: ApprovalDecision) -> None:
+        head = self.queue.pop(0)
+        rid = str(head.get("request_id", ""))
+        self.decisions.append((rid, decision))
+        self._resolve(rid, decision)
+        self._next()
+
+    def tick(self) -> None:
+        head = self.current
+        if head is None:
+            return
+        left = self.seconds_left()
+        if left is not None and left <= 0:
+            self._finish(ApprovalDecision("denied", f"no answer within {head.get('timeout_s', 0):g} s", by="timeout"))
+            return
+        self._show_countdown()
+
+    def seconds_left(self) -> float | None:
+        head = self.current
+        timeout = float(head.get("timeout_s") or 0) if head else 0.0
+        if not timeout:
+            return None
+        return timeout - (self._clock() - float(head.get("_received_at", self._shown_at)))  # type: ignore[union-attr]
+
+    # --- rendering -----------------------------------------------------------------------------
+    def _show_head(self) -> None:
+        head = self.current
+        if head is None:
+            return
+        more = f"  (1 of {len(self.queue)})" if len(self.queue) > 1 else ""
+        self.query_one("#head", Static).update(Content.assemble(
+            (f"Allow {head.get('tool', '?')}?", "bold $text-warning"), (more, "$text-muted"), "\n",
+            (str(head.get("reason") or "it crosses the boundary"), ""),
+        ))
+        summary = str(head.get("summary") or "")
+        prefix = "$ " if head.get("tool") == "bash" else ""
+        self.query_one("#subject", Static).update(Content(prefix + summary))
+        box = self.query_one("#diff", VerticalScroll)
+        box.remove_children()
+        diff = head.get("diff")
+        box.set_class(not diff, "-empty")
+        if diff:
+            box.mount(DiffView(str(diff)))
+        paths = head.get("paths") or []
+        self.query_one("#paths", Static).update(Content("paths: " + ", ".join(paths)) if paths else "")
+        scope = str(head.get("scope") or summary or "this request")
+        self.query_one("#keys", Static).update(Content.assemble(
+            ("y", "bold $text-accent"), " approve once    ",
+            ("a", "bold $text-accent"), f" approve for this session: {scope}\n",
+            ("n", "bold $text-accent"), " deny (type a reason, then Enter)    ",
+            ("Esc", "bold $text-accent"), " deny and stop the turn",
+        ))
+        self._show_countdown()
+
+    def _show_countdown(self) -> None:
+        left = self.seconds_left()
+        text = "" if left is None else f"denies automatically in {max(0, math.ceil(left))} s"
+        self.query_one("#countdown", Static).update(text)

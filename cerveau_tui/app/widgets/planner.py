@@ -1,0 +1,56 @@
+"""The planner panel: the whole plan, each step with its status, files, evidence and note.
+Toggled by a key; renders the same report object as the plan strip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from ..plan_model import STATUS_ICONS, STATUS_LABELS
+from .plan_strip import _icon_style
+
+
+def planner_content(report: Any) -> Content:
+    if report is None or not getattr(report, "steps", None):
+        return Content.assemble(("No plan yet. The model commits one with commit_plan.", "$text-muted"))
+    parts: list[tuple[str, str] | str] = [
+        (f"Plan (revision {getattr(report, 'revision', 1)})", "bold"),
+        (f"  {report.done_count}/{report.total} done\n", "$text-muted"),
+    ]
+    for s in report.steps:
+        status = str(s.status)
+        parts.append("\n")
+        parts.append((f"{STATUS_ICONS.get(status, '?')} ", _icon_style(status)))
+        parts.append((f"{s.id}. {s.title}\n", "bold"))
+        parts.append((f"   {STATUS_LABELS.get(status, status)}\n", _icon_style(status)))
+        if s.files:
+            parts.append(("   files: ", "$text-muted"))
+            parts.append(", ".join(s.files) + "\n")
+        for ev in list(s.evidence)[-3:]:
+            parts.append((f"   · {ev}\n", "$text-muted"))
+        if s.note:
+            parts.append((f"   note: {s.note}\n", "italic"))
+    return Content.assemble(*parts).rstrip()
+
+
+class PlannerPanel(VerticalScroll):
+    DEFAULT_CSS = """
+    PlannerPanel { dock: right; width: 44; background: $surface; border-left: wide $panel;
+                   padding: 0 1; display: none; }
+    PlannerPanel.-open { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="planner")
+        self.report: Any = None
+        self._body = Static(planner_content(None), markup=False)
+
+    def compose(self):  # type: ignore[override]
+        yield self._body
+
+    def show(self, report: Any) -> None:
+        self.report = report
+        self._body.update(planner_content(report))

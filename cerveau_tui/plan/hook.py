@@ -1,0 +1,142 @@
+"""PlanHook: how plans take part in a turn.
+
+- A plan exists -> at turn start the model is told it as guidance, not a script (autopilot after a
+  discussion-mode plan; the agent follows its intent and adapts). It goes in as a harness message,
+  never into the system prompt, which is the cache prefix and must not change per turn.
+- A Markdown write that is plan-shaped -> committed as a structured plan (source "file"), and the
+  chat and the model are told so: the translation is disclosed, not silent. The file is kept.
+- A write outside the plan's declared files -> a `drift` event and a line for the model; the write
+  is never blocked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..loop.hooks import CallRecord, Hook, Stop, TurnContext
+from ..protocol import Event, EventType
+from .detect import looks_like_plan_file, plan_from_markdown
+from .drift import drift_for_write
+from .models import FINISHED, PlanReport, PlanStep, StepStatus
+from .paths import norm_rel
+from .report import build_report_at
+from .state import PlanState
+
+if TYPE_CHECKING:
+    from ..workspace.fingerprint import Fingerprinter
+
+MAX_PLAN_FILE = 256_000  # a plan is a page, not a log; bigger Markdown is not read for one
+_MARK = {
+    StepStatus.PENDING: " ",
+    StepStatus.IN_PROGRESS: "~",
+    StepStatus.DONE: "x",
+    StepStatus.DONE_UNCONFIRMED: "x?",
+    StepStatus.CHANGED: "x*",
+    StepStatus.MISSING: "!",
+}
+
+
+def plan_guidance(report: PlanReport) -> str:
+    lines = [f"Plan (guidance, adapt as needed; r{report.revision}, {report.done_count}/{report.total} done):"]
+    for s in report.steps:
+        files = f" [{', '.join(s.files)}]" if s.files else ""
+        lines.append(f"[{_MARK[s.status]}] {s.id}. {s.title}{files}")
+    lines.append("Mark steps with update_plan; call commit_plan again if the plan should change.")
+    return "\n".join(lines)
+
+
+def _same_steps(a: list[PlanStep], b: list[PlanStep]) -> bool:
+    return [(s.title, s.files) for s in a] == [(s.title, s.files) for s in b]
+
+
+class PlanHook(Hook):
+    name = "plan"
+
+    def __init__(
+        self,
+        workspace: Path,
+        state: PlanState | None = None,
+        fingerprinter: Fingerprinter | None = None,
+    ) -> None:
+        self.workspace = workspace
+        # Share this object with the tools: ToolContext.extra["plan"] = hook.state.
+        self.state = state if state is not None else PlanState()
+        self.fingerprinter = fingerprinter
+        self._drifted: set[tuple[int, str]] = set()  # (revision, path): one flag per file per plan
+        self._subscribed: object | None = None
+
+    def _emit(self, ctx: TurnContext, type: str, payload: dict[str, object]) -> Event | None:
+        ev = ctx.bus.emit(type, payload)
+        if isinstance(ev, Event):
+            self.state.apply(ev)
+        return ev
+
+    def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
+        if self._subscribed is not ctx.bus:
+            # Also follow the bus, so plans the tools commit reach this state even if the wiring
+            # forgot to share it (apply is idempotent, so sharing AND subscribing is harmless).
+            ctx.bus.subscribe(self.state)
+            self._subscribed = ctx.bus
+        report = self.state.report()
+        if report.steps and any(s.status not in FINISHED for s in report.steps):
+            ctx.tell(plan_guidance(report))
+        return None
+
+    def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
+        if not record.ok or not record.wrote:
+            return None
+        notes: list[str] = []
+        for raw in record.wrote:
+            rel = norm_rel(raw, self.workspace)
+            note = self._plan_file(ctx, rel) if rel.lower().endswith((".md", ".markdown")) else None
+            if note is None:
+                note = self._drift(ctx, rel)
+            if note:
+                notes.append(note)
+        if not notes:
+            return None
+        return record.output + "\n" + "\n".join(f"[plan] {n}" for n in notes)
+
+    def _plan_file(self, ctx: TurnContext, rel: str) -> str | None:
+        path = self.workspace / rel
+        try:
+            if path.stat().st_size > MAX_PLAN_FILE:
+                return None
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        if not looks_like_plan_file(rel, text):
+            return None
+        steps = plan_from_markdown(text)
+        if steps is None:
+            return None
+        current = self.state.report()
+        if rel in current.plan_files and _same_steps(steps, current.steps):
+            return ""  # the same plan rewritten (a typo fixed, a box ticked): nothing new to commit
+        revision = current.revision + 1
+        self._emit(
+            ctx,
+            EventType.PLAN_COMMITTED,
+            {"source": "file", "path": rel, "revision": revision, "steps": [s.model_dump() for s in steps]},
+        )
+        message = f"{rel} looks like a plan: committed it as the session plan (r{revision}, {len(steps)} steps)"
+        self._emit(ctx, EventType.NOTICE, {"message": message, "source": "plan"})
+        return f"{message}. Track it with update_plan (step ids 1-{len(steps)}); the file was written as asked."
+
+    def _drift(self, ctx: TurnContext, rel: str) -> str | None:
+        report = self.state.report()
+        message = drift_for_write(report, rel)
+        if message is None or (report.revision, rel) in self._drifted:
+            return None
+        self._drifted.add((report.revision, rel))
+        cur = report.current
+        self._emit(
+            ctx,
+            EventType.DRIFT,
+            {"path": rel, "step_id": cur.id if cur else None, "message": message},
+        )
+        return f"{message}. Fine if intended; if the plan changed, call commit_plan with the revised steps."
+
+    def report(self, events: list[Event], workspace: Path | None = None) -> PlanReport:
+        return build_report_at(events, workspace or self.workspace, self.fingerprinter)

@@ -1,0 +1,116 @@
+"""The session log: every event, one JSON line each, under `<ws>/.cerveau/sessions/<id>.jsonl`.
+
+Persisted so `cerveau report` can rebuild the plan after the run, from the same events the TUI saw.
+Append-only and fsync'd per event, so a crash loses at most the line being written; a torn last
+line is skipped on load instead of making the whole session unreadable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..protocol import Event, EventType
+from .render import render_text
+from .report import build_report_at
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+#: Streamed fragments: the whole reply is in assistant_message, and an fsync per token would make
+#: the log the slowest part of generation.
+DEFAULT_SKIP = frozenset({EventType.TOKEN, EventType.REASONING})
+
+
+class SessionNotFound(LookupError):
+    pass
+
+
+def sessions_dir(workspace: Path) -> Path:
+    return Path(workspace) / ".cerveau" / "sessions"
+
+
+def _check_id(session_id: str) -> str:
+    if not _SESSION_ID.match(session_id):
+        raise ValueError(f"invalid session id {session_id!r}")
+    return session_id
+
+
+class SessionLog:
+    """A bus subscriber that appends each event to the session's JSONL file."""
+
+    def __init__(self, workspace: Path, session_id: str, skip: frozenset[str] = DEFAULT_SKIP) -> None:
+        self.path = sessions_dir(workspace) / f"{_check_id(session_id)}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.skip = skip
+        self._lock = threading.Lock()
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def __call__(self, event: Event) -> None:
+        if event.type in self.skip:
+            return
+        line = (event.model_dump_json() + "\n").encode("utf-8")
+        with self._lock:
+            if self._fd is None:
+                return
+            # One write of the whole line with O_APPEND: concurrent writers cannot interleave it.
+            os.write(self._fd, line)
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def list_sessions(workspace: Path) -> list[str]:
+    """Session ids, oldest first (by last write)."""
+    d = sessions_dir(workspace)
+    try:
+        files = [p for p in d.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except FileNotFoundError:
+        return []
+    files.sort(key=lambda p: (p.stat().st_mtime_ns, p.name))
+    return [p.stem for p in files]
+
+
+def load_events(workspace: Path, session_id: str | None = None) -> list[Event]:
+    """The events of one session (the latest when None). Raises SessionNotFound."""
+    if session_id is None:
+        ids = list_sessions(workspace)
+        if not ids:
+            raise SessionNotFound(f"no sessions under {sessions_dir(workspace)}")
+        session_id = ids[-1]
+    path = sessions_dir(workspace) / f"{_check_id(session_id)}.jsonl"
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise SessionNotFound(f"no session {session_id!r} under {sessions_dir(workspace)}") from None
+    events: list[Event] = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            events.append(Event.model_validate(json.loads(line)))
+        except (ValueError, ValidationError):
+            continue  # a torn line from a crash mid-write
+    return events
+
+
+def report_command(workspace: Path, session: str | None, as_json: bool) -> tuple[int, str]:
+    """`cerveau report`: (exit code, text to print)."""
+    workspace = Path(workspace)
+    try:
+        events = load_events(workspace, session)
+    except (SessionNotFound, ValueError) as exc:
+        return 1, str(exc)
+    sid = session or (events[0].session_id if events else (list_sessions(workspace) or ["?"])[-1])
+    report = build_report_at(events, workspace)
+    if as_json:
+        return 0, json.dumps({"session": sid, **report.to_json()}, indent=2)
+    return 0, render_text(report, sid)

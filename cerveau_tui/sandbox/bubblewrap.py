@@ -1,0 +1,156 @@
+"""bubblewrap: the enforcing backend. A fresh user, PID, IPC, UTS, cgroup (and, unless granted,
+network) namespace; / read-only; the workspace the only writable place; a seccomp filter on top.
+
+Hardened for root on purpose: run as root, a bare bwrap contains nothing (the command could
+`mount -o remount,rw /`), so the user namespace and `--cap-drop ALL` are not optional. The argv is
+a list handed to execve, never a shell string, and bwrap is looked up at absolute system paths only,
+so a `bwrap` planted in the workspace (or on a PATH the model controls) is never the one that runs.
+
+Background processes: with `--unshare-pid` bwrap is init of the command's PID namespace, so when the
+command exits every process it started dies with it. A server the model starts with `&` therefore
+cannot outlive its command; a command that needs a server must start it, use it and stop it in one
+invocation (`./serve & sleep 1; curl ...; kill %1`). That is the price of "nothing escapes".
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from .base import CommandResult, Grant
+from .none import NoSandbox, minimal_env, run_process
+from .seccomp_filter import bpf_fd
+
+BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
+SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~ vanish with it
+PROTECTED_REL = (".git/hooks", ".git/config", ".cerveau/config.toml")
+
+
+def find_bwrap(exclude_under: Path | None = None) -> str | None:
+    for candidate in BWRAP_PATHS:
+        real = os.path.realpath(candidate)
+        if exclude_under is not None and _is_under(Path(real), Path(os.path.realpath(exclude_under))):
+            continue
+        if os.path.isfile(real) and os.access(real, os.X_OK):
+            return candidate
+    return None
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+class BubblewrapRunner:
+    backend = "bubblewrap"
+    enforced = True
+    gaps: list[str] = [
+        "no limit on the number of processes or memory: a fork bomb is stopped only by the timeout",
+    ]
+    notes: list[str] = [
+        "background processes die when their command exits (PID namespace)",
+        "full-access mode runs commands without the sandbox (nothing crosses, by definition)",
+    ]
+
+    def __init__(self, bwrap: str | None = None, env_allow: tuple[str, ...] | list[str] = ()) -> None:
+        found = bwrap or find_bwrap()
+        if found is None:
+            raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
+        self.bwrap = found
+        self.env_allow = tuple(env_allow)
+        self._plain = NoSandbox(self.env_allow)
+
+    def argv(
+        self,
+        command: str,
+        *,
+        workspace: Path,
+        mode: str = "workspace-write",
+        grant: Grant | None = None,
+        env: dict[str, str] | None = None,
+        seccomp_fd: int | None = None,
+    ) -> list[str]:
+        ws = Path(os.path.realpath(workspace))
+        grant = grant or Grant()
+        a = [self.bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        if not grant.network:
+            a.append("--unshare-net")
+        a += ["--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv"]
+        for key, value in sorted(self.command_env(ws, env).items()):
+            a += ["--setenv", key, value]
+        a += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+        # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
+        # the private /tmp (pytest's tmp_path is).
+        a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
+        protected = [ws / ".git", *(ws / rel for rel in PROTECTED_REL)]
+        extras = [Path(os.path.realpath(p)) for p in grant.extra_writable]
+        in_protected = [e for e in extras if any(_is_under(e, p) for p in protected)]
+        for e in extras:
+            if e not in in_protected:
+                a += ["--bind-try", str(e), str(e)]
+        if mode != "read-only":
+            for p in protected:
+                a += ["--ro-bind-try", str(p), str(p)]
+        # A grant that names a protected path itself (approved by the person) goes on top.
+        for e in in_protected:
+            a += ["--bind-try", str(e), str(e)]
+        a += ["--chdir", str(ws)]
+        if seccomp_fd is not None:
+            a += ["--seccomp", str(seccomp_fd)]
+        a += ["--", "/bin/sh", "-c", command]
+        return a
+
+    def command_env(self, ws: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+        out = minimal_env(ws, self.env_allow, env)
+        out["HOME"] = SANDBOX_HOME
+        out["TMPDIR"] = "/tmp"
+        return out
+
+    def run(
+        self,
+        command: str,
+        *,
+        workspace: Path,
+        mode: str = "workspace-write",
+        timeout: float = 120.0,
+        output_cap: int = 30_000,
+        grant: Grant | None = None,
+        cancel: threading.Event | None = None,
+        env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        if mode == "full-access":
+            result = self._plain.run(command, workspace=workspace, mode=mode, timeout=timeout,
+                                     output_cap=output_cap, grant=grant, cancel=cancel, env=env)
+            result.notes.append("full-access: ran without the sandbox")
+            return result
+        ws = Path(os.path.realpath(workspace))
+        fd = bpf_fd()
+        try:
+            return run_process(
+                self.argv(command, workspace=ws, mode=mode, grant=grant, env=env, seccomp_fd=fd),
+                cwd=ws,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                timeout=timeout,
+                output_cap=output_cap,
+                cancel=cancel,
+                pass_fds=(fd,),
+            )
+        finally:
+            os.close(fd)
+
+    def kill_background(self) -> None:
+        # Nothing survives a bwrap command; only full-access commands can leave groups behind.
+        self._plain.kill_background()
+
+    def version(self) -> str:
+        return bwrap_version(self.bwrap)
+
+
+def bwrap_version(bwrap: str) -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL)
+        return out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"

@@ -1,0 +1,328 @@
+"""A real HTTP server on loopback that speaks llama-server's wire format and answers each chat
+request with the next entry of a script (see script.py for the entries).
+
+    python -m cerveau_tui.testing.scripted_server --script FILE --port P [--log FILE]
+
+Deterministic tests and scenarios run the whole harness against it: real sockets, real SSE, real
+chunked transfer (so a server dying mid-stream looks exactly as it does in production), no mocks.
+Tokens here are an APPROXIMATION (one token per 4 bytes); `/tokenize` says so in its answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from . import wire
+from .script import Reply, load_entries, reply_for
+
+APPROX_BYTES_PER_TOKEN = 4
+
+
+def approx_tokens(text: str) -> list[int]:
+    """Deterministic stand-in for a tokenizer: one id per 4 bytes of UTF-8."""
+    data = text.encode("utf-8")
+    return [int.from_bytes(data[i : i + 4], "little") % 49152 for i in range(0, len(data), APPROX_BYTES_PER_TOKEN)]
+
+
+def render_prompt(body: dict[str, Any]) -> str:
+    """A ChatML rendering of the request, close enough to what a template produces that prefix
+    reuse (cache_n) behaves like the real server's."""
+    parts = []
+    if body.get("tools"):
+        parts.append("<|im_start|>tools\n" + json.dumps(body["tools"], sort_keys=True) + "<|im_end|>\n")
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content)
+        calls = json.dumps(m["tool_calls"]) if m.get("tool_calls") else ""
+        parts.append(f"<|im_start|>{m.get('role')}\n{content}{calls}<|im_end|>\n")
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+class ScriptState:
+    """What the handlers share: the script cursor, the received requests, the one cache slot."""
+
+    def __init__(
+        self,
+        script: dict[str, Any] | list[Any],
+        *,
+        n_ctx: int = 4096,
+        supports_tools: bool = True,
+        extras: bool = True,
+        piece: int = 8,
+        log_path: str | None = None,
+    ) -> None:
+        self.entries = load_entries(script)
+        self.n_ctx = n_ctx
+        self.supports_tools = supports_tools
+        self.extras = extras
+        self.piece = piece
+        self.log_path = log_path
+        self.requests: list[dict[str, Any]] = []
+        self._cursor = 0
+        self._cached: list[int] = []
+        self._ids = 0
+        self._lock = threading.Lock()
+
+    def record(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            if self.log_path:
+                with open(self.log_path, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(body) + "\n")
+
+    def next_entry(self) -> dict[str, Any] | None:
+        with self._lock:
+            if self._cursor >= len(self.entries):
+                return None
+            self._cursor += 1
+            return self.entries[self._cursor - 1]
+
+    def prompt_cache(self, tokens: list[int]) -> tuple[int, int]:
+        """(cache_n, prompt_n) against the previous prompt: the longest common prefix is reused,
+        and at least one token is always evaluated, as llama-server does."""
+        with self._lock:
+            common = 0
+            for a, b in zip(tokens, self._cached, strict=False):
+                if a != b:
+                    break
+                common += 1
+            common = min(common, max(0, len(tokens) - 1))
+            self._cached = tokens
+            return common, len(tokens) - common
+
+    def new_id(self) -> str:
+        with self._lock:
+            self._ids += 1
+            return f"chatcmpl-scripted{self._ids:06d}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # requests go to the JSON log, not to stderr
+
+    # -- plumbing --
+
+    def _json(self, status: int, obj: Any) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _not_found(self) -> None:
+        self._json(404, {"detail": "Not Found"})  # what a generic OpenAI-compatible server says
+
+    def _body(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            self._json(400, wire.error_body(400, "invalid JSON body"))
+            return None
+        return body if isinstance(body, dict) else {}
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    # -- routes --
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        st = self.server.state
+        if self.path == "/health" and st.extras:
+            self._json(200, {"status": "ok"})
+        elif self.path == "/props" and st.extras:
+            self._json(200, wire.props_body(st.n_ctx, st.supports_tools))
+        elif self.path == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": wire.MODEL, "object": "model"}]})
+        else:
+            self._not_found()
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        st = self.server.state
+        body = self._body()
+        if body is None:
+            return
+        if self.path == "/tokenize" and st.extras:
+            content = body.get("content", "")
+            tokens = approx_tokens(content if isinstance(content, str) else json.dumps(content))
+            self._json(200, {"tokens": tokens, "approximation": f"1 token per {APPROX_BYTES_PER_TOKEN} bytes"})
+        elif self.path in ("/v1/chat/completions", "/chat/completions"):
+            st.record(body)
+            self._chat(body)
+        else:
+            self._not_found()
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        st = self.server.state
+        prompt = approx_tokens(render_prompt(body))
+        if len(prompt) > st.n_ctx:
+            # Checked before the script moves on: the "model" never saw this request.
+            msg = f"request ({len(prompt)} tokens) exceeds the available context size ({st.n_ctx} tokens), try increasing it"
+            self._json(400, wire.error_body(400, msg, "exceed_context_size_error", n_prompt_tokens=len(prompt), n_ctx=st.n_ctx))
+            return
+        reply = reply_for(st.next_entry(), constrained="response_format" in body)
+        if reply.error is not None:
+            status = int(reply.error["status"])
+            self._json(status, wire.error_body(status, str(reply.error.get("message", "")), reply.error.get("type")))
+            return
+        cap = body.get("n_predict", body.get("max_tokens"))
+        cache_n, prompt_n = st.prompt_cache(prompt)
+        cid, created = st.new_id(), int(time.time())
+        calls = [(f"call_{cid[-6:]}_{i}", n, a) for i, (n, a) in enumerate(reply.calls)]
+        generated = reply.reasoning + reply.content + "".join(n + a for _, n, a in calls)
+        predicted_n = len(approx_tokens(generated))
+        if isinstance(cap, int) and cap >= 0:
+            predicted_n = min(predicted_n, cap)
+        usage_obj = wire.usage(cache_n + prompt_n, predicted_n, cache_n)
+        timings_obj = wire.timings(cache_n, prompt_n, predicted_n)
+        if not body.get("stream"):
+            self._json(200, wire.completion_body(
+                content=reply.content, reasoning=reply.reasoning, calls=calls, finish_reason=reply.finish_reason,
+                cid=cid, created=created, usage_obj=usage_obj, timings_obj=timings_obj,
+            ))
+            return
+        deltas = wire.stream_deltas(content=reply.content, reasoning=reply.reasoning, calls=calls, piece=st.piece)
+        chunks = [wire.delta_chunk(d, cid, created) for d in deltas]
+        chunks.append(wire.delta_chunk({}, cid, created, reply.finish_reason))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append(wire.usage_chunk(usage_obj, cid, created))
+        chunks[-1]["timings"] = timings_obj
+        self._stream(chunks, reply)
+
+    def _stream(self, chunks: list[dict[str, Any]], reply: Reply) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        events = [wire.sse(c) for c in chunks]
+        if reply.malformed:
+            events.insert(min(2, len(events)), b"data: {this is not json\n\n")
+        events.append(wire.SSE_DONE)
+        for sent, event in enumerate(events):
+            if reply.die_after_chunks is not None and sent >= reply.die_after_chunks:
+                # Vanish without the terminating chunk: the client sees an incomplete body,
+                # exactly like a server that crashed or was killed.
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            self._chunk(event)
+        self._chunk(b"")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr: tuple[str, int], state: ScriptState) -> None:
+        super().__init__(addr, _Handler)
+        self.state = state
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up on a kept-alive connection is normal life, not a traceback.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class ScriptedServer:
+    """In-process scripted server on a free loopback port, for tests:
+
+        with ScriptedServer({"responses": [...]}) as srv:
+            provider = LlamaProvider(srv.url)
+            ...
+            srv.requests  # bodies received, in order
+    """
+
+    def __init__(
+        self,
+        script: dict[str, Any] | list[Any],
+        n_ctx: int = 4096,
+        supports_tools: bool = True,
+        *,
+        extras: bool = True,
+        piece: int = 8,
+        log: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.state = ScriptState(script, n_ctx=n_ctx, supports_tools=supports_tools, extras=extras, piece=piece, log_path=log)
+        self._addr = (host, port)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.state.requests
+
+    def start(self) -> ScriptedServer:
+        self._server = _Server(self._addr, self.state)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cerveau_tui.testing.scripted_server", description=__doc__.splitlines()[0])
+    ap.add_argument("--script", required=True, help='JSON file: {"responses": [...]}')
+    ap.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--log", help="append every request body received as a JSON line")
+    ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--no-tools", action="store_true", help="/props says the template cannot carry tools")
+    ap.add_argument("--no-extras", action="store_true", help="no /health, /props, /tokenize (a generic server)")
+    ap.add_argument("--piece", type=int, default=8, help="characters per streamed fragment")
+    args = ap.parse_args(argv)
+    try:
+        with open(args.script, encoding="utf-8") as f:
+            script = json.load(f)
+        srv = ScriptedServer(
+            script, args.n_ctx, not args.no_tools, extras=not args.no_extras, piece=args.piece,
+            log=args.log, host=args.host, port=args.port,
+        )
+        srv.start()
+    except (OSError, ValueError) as exc:
+        print(f"scripted_server: {exc}", file=sys.stderr)
+        return 2
+    print(f"scripted server listening on {srv.url} ({len(srv.state.entries)} responses)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""commit_plan and update_plan: the model's structured plan, and its progress through it.
+
+Completing a step records a checkpoint (blake3 of each file the step declared, at that moment) so
+the report can later say whether the work is still as it was left. A step with a check command is
+only checkpointed when the check passes: "done" backed by a failing check is a false report.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from ..plan.models import PlanStep
+from ..plan.paths import covers, is_pattern, norm_rel
+from ..plan.state import PlanState
+from ..protocol import Event, EventType
+from ..workspace.fingerprint import hash_path
+from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
+
+CHECK_TAIL = 2_000  # what the model reads of a failing check: the end, where the error is
+
+
+def plan_state(ctx: ToolContext) -> PlanState:
+    state = ctx.extra.get("plan")
+    if not isinstance(state, PlanState):
+        state = ctx.extra["plan"] = PlanState()
+        if ctx.bus is not None:
+            ctx.bus.subscribe(state)  # plans committed by other parts (a Markdown file) reach it too
+    return state
+
+
+def _publish(ctx: ToolContext, state: PlanState, type: str, payload: dict[str, Any]) -> Event:
+    if ctx.bus is not None:
+        ev: Event = ctx.bus.emit(type, payload)
+    else:  # no bus (a bare tool test): the state still has to see its own events
+        ev = Event(type=type, session_id="local", seq=len(state.events) + 1, payload=payload)
+    state.apply(ev)
+    return ev
+
+
+def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | None]:
+    """rel -> blake3 of each declared file now (None when absent).
+
+    Globs and directories are expanded to the files this session wrote under them; only paths
+    inside the workspace are read. With a BlobStore at ctx.extra["store"] the bytes are kept too,
+    so the checkpoint can be restored, not just compared.
+    """
+    rels: list[str] = []
+    written = [display_path(ctx.workspace, p) for p in ctx.state.written]
+    for raw in files:
+        declared = norm_rel(raw, ctx.workspace)
+        targets = [w for w in written if covers(declared, w)] if is_pattern(declared) else [declared]
+        for rel in targets:
+            if rel and not rel.startswith(("../", "/")) and rel != ".." and rel not in rels:
+                rels.append(rel)
+    store = ctx.extra.get("store")
+    if store is not None:
+        return dict(store.snapshot_files(rels))
+    fp = ctx.extra.get("fingerprinter")
+    if fp is not None:
+        return {rel: fp.hash_file(rel) for rel in rels}
+    out: dict[str, str | None] = {}
+    for rel in rels:
+        path = Path(ctx.workspace) / rel
+        out[rel] = hash_path(path) if os.path.isfile(path) else None
+    return out
+
+
+class CommitPlan(Tool):
+    name = "commit_plan"
+    description = "Record your plan: ordered steps {id, title, files, check?}. Call again to revise it."
+
+    class Args(BaseModel):
+        steps: list[PlanStep] = Field(description="steps in order; files = paths the step will write")
+
+    @classmethod
+    def schema(cls) -> dict[str, Any]:
+        # Written out instead of generated: pydantic emits $defs/$ref and titles, which cost prompt
+        # tokens and which small models (and some chat templates) handle worse than a flat shape.
+        step = {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "title": {"type": "string"},
+                "files": {"type": "array", "items": {"type": "string"}, "description": "paths it will write"},
+                "check": {"type": "string", "description": "optional command proving the step works"},
+            },
+            "required": ["id", "title", "files"],
+        }
+        params = {"type": "object", "properties": {"steps": {"type": "array", "items": step}}, "required": ["steps"]}
+        return {"name": cls.name, "description": cls.description, "parameters": params}
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        steps: list[PlanStep] = []
+        for i, s in enumerate(args.steps):
+            sid = s.id.strip() or str(i + 1)
+            if any(t.id == sid for t in steps):
+                raise ToolError(f"two steps have id {sid!r}; give each step its own id")
+            steps.append(s.model_copy(update={"id": sid, "files": [norm_rel(f, ctx.workspace) for f in s.files]}))
+        state = plan_state(ctx)
+        revision = state.revision + 1
+        _publish(
+            ctx,
+            state,
+            EventType.PLAN_COMMITTED,
+            {"source": "tool", "revision": revision, "steps": [s.model_dump() for s in steps]},
+        )
+        if not steps:
+            return ToolResult(True, f"plan r{revision} committed with no steps (plan cleared)")
+        verb = "revised" if revision > 1 else "committed"
+        return ToolResult(
+            True,
+            f"plan {verb} (r{revision}, {len(steps)} steps). Mark steps with update_plan as you go.",
+            meta={"revision": revision},
+        )
+
+
+class UpdatePlan(Tool):
+    name = "update_plan"
+    description = "Mark a plan step in_progress or done (optional note)."
+
+    class Args(BaseModel):
+        step_id: str
+        status: Literal["in_progress", "done"]
+        note: str | None = None
+
+        @field_validator("step_id", mode="before")
+        @classmethod
+        def _id_to_str(cls, v: Any) -> Any:
+            return str(v) if isinstance(v, int | float) else v
+
+    def _step(self, args: Args, ctx: ToolContext) -> Any:
+        report = plan_state(ctx).report()
+        if report.revision == 0 or not report.steps:
+            raise ToolError("there is no plan yet; call commit_plan first")
+        step = report.step(args.step_id.strip())
+        if step is None:
+            ids = ", ".join(s.id for s in report.steps)
+            raise ToolError(f"no step {args.step_id!r} in the plan; its steps are: {ids}")
+        return step
+
+    def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
+        # The check is a shell command like any other: declared, so the policy sees it first.
+        if args.status == "done":
+            step = plan_state(ctx).report().step(args.step_id.strip())
+            if step is not None and step.check:
+                return Declared(command=step.check)
+        return Declared()
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        state = plan_state(ctx)
+        step = self._step(args, ctx)
+        if args.status == "in_progress":
+            _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "in_progress", "note": args.note})
+            return ToolResult(True, f"step {step.id} in progress")
+        check_line = ""
+        if step.check:
+            if ctx.runner is None:
+                # Degrade honestly: a check that could not run is "unavailable", never "passed".
+                note = f"check `{step.check}` unavailable (no runner); not checkpointed"
+                _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "done", "note": note})
+                return ToolResult(True, f"step {step.id} marked done; {note}")
+            res = ctx.runner.run(
+                step.check,
+                workspace=ctx.workspace,
+                mode=ctx.mode,
+                timeout=ctx.bash_timeout,
+                output_cap=ctx.output_cap,
+                grant=ctx.grant,
+                cancel=ctx.cancel,
+            )
+            if res.exit_code != 0:
+                why = "timed out" if res.timed_out else f"exit {res.exit_code}"
+                note = f"check `{step.check}` failed ({why})"
+                _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "in_progress", "note": note})
+                tail = res.output[-CHECK_TAIL:]
+                return ToolResult(
+                    False,
+                    f"step {step.id} not marked done: {note}. Fix it, then mark it done again.\n{tail}",
+                    error_class=RetryClass.ARGS,
+                    exit_code=res.exit_code,
+                )
+            check_line = f"; check `{step.check}` passed"
+        hashes = checkpoint_hashes(ctx, step.files)
+        _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "done", "note": args.note})
+        payload: dict[str, Any] = {"step_id": step.id, "hashes": hashes}
+        if step.check:
+            payload["check"] = step.check
+        _publish(ctx, state, EventType.CHECKPOINT, payload)
+        nxt = state.report().current
+        after = f" Next: step {nxt.id} ({nxt.title})." if nxt is not None else " All steps done."
+        return ToolResult(True, f"step {step.id} done{check_line}; checkpoint of {len(hashes)} files.{after}")
+
+
+PLAN_TOOLS: tuple[type[Tool], ...] = (CommitPlan, UpdatePlan)
