@@ -72,7 +72,8 @@ class PythonAdapter:
         """One key per failing test when pytest's summary is there (the nodeid, without the
         message, so a test failing with a new value is still the same error); else the `E` lines;
         else the final line of each traceback."""
-        lines = [normalise(x) for x in (output or "").splitlines()]
+        raw = (output or "").splitlines()
+        lines = [normalise(x) for x in raw]
         summary = []
         for line in lines:
             m = _SUMMARY.match(line)
@@ -80,7 +81,9 @@ class PythonAdapter:
                 summary.append(f"{m.group(1)} {m.group(2)}")
         if summary:
             return unique(summary)
-        e_lines = [f"E {m.group(1)}" for line in lines if (m := _E_LINE.match(line))]
+        # `E` plus at least two spaces is pytest's detail line; matched before whitespace is
+        # collapsed, or "E  x" could not be told from a sentence starting with "E".
+        e_lines = [f"E {normalise(m.group(1))}" for x in raw if (m := _E_LINE.match(x))]
         if e_lines:
             return unique(e_lines)
         return unique([line for line in lines if _EXC_LINE.match(line)])

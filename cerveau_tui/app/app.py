@@ -27,7 +27,7 @@ from .bridge import Bridge
 from .messages import (EngineEvent, Item, JobDone, Provisioning, SessionFailed, SessionReady,
                        StreamText, Wake)
 from .plan_model import PLAN_EVENTS, build_report
-from .runner import Session, SessionRunner
+from .runner import Session, SessionRunner, progress_text
 from .screens.approval import GRACE_S, ApprovalScreen
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.chat import ChatView
@@ -163,7 +163,7 @@ class CerveauApp(App[int]):
             elif t == "approval_resolved" and self.approval_screen is not None:
                 self.approval_screen.drop(str(p.get("request_id", "")))
             elif t == "stack_progress":
-                chat.provision(_progress_text(p.get("stage"), p.get("fraction"), p.get("line")))
+                chat.provision(progress_text(p.get("stage"), p.get("fraction"), p.get("line")))
             if t in PLAN_EVENTS:
                 self._record_plan_event(item.event)
                 return True
@@ -299,11 +299,6 @@ class CerveauApp(App[int]):
         yield SystemCommand("Toggle reasoning", "Show or hide the model's reasoning", self.action_toggle_reasoning)
         if self.busy:
             yield SystemCommand("Interrupt", "Stop the running turn", self.action_interrupt)
-
-
-def _progress_text(stage: Any, fraction: Any, line: Any) -> str:
-    pct = f" {float(fraction):.0%}" if isinstance(fraction, int | float) else ""
-    return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
 
 
 def default_factory(settings: Settings) -> SessionFactory:

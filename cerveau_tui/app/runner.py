@@ -37,6 +37,11 @@ class Cancelled(Exception):
     """Raised from the progress callback when the person quits while the stack provisions."""
 
 
+def progress_text(stage: Any, fraction: Any, line: Any) -> str:
+    pct = f" {float(fraction):.0%}" if isinstance(fraction, int | float) else ""
+    return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
+
+
 class SessionRunner:
     def __init__(
         self,
@@ -100,8 +105,11 @@ class SessionRunner:
     def _progress(self, *args: Any, **kwargs: Any) -> None:
         if self._stopping.is_set():
             raise Cancelled("quit while provisioning")
-        parts = [str(a) for a in args] + [f"{k}={v}" for k, v in kwargs.items()]
-        self._put(Provisioning(" ".join(parts)))
+        if len(args) == 3:  # build_session's (stage, fraction, line)
+            self._put(Provisioning(progress_text(*args)))
+        else:
+            parts = [str(a) for a in args] + [f"{k}={v}" for k, v in kwargs.items()]
+            self._put(Provisioning(" ".join(parts)))
 
     def _main(self) -> None:
         try:

@@ -21,7 +21,7 @@ from .drift import drift_for_write
 from .models import FINISHED, PlanReport, PlanStep, StepStatus
 from .paths import norm_rel
 from .report import build_report_at
-from .state import PlanState
+from .state import PlanState, state_for_bus
 
 if TYPE_CHECKING:
     from ..workspace.fingerprint import Fingerprinter
@@ -60,11 +60,13 @@ class PlanHook(Hook):
         fingerprinter: Fingerprinter | None = None,
     ) -> None:
         self.workspace = workspace
-        # Share this object with the tools: ToolContext.extra["plan"] = hook.state.
+        # Without an explicit state the hook adopts the bus's shared one at its first turn
+        # (plan.state.state_for_bus), the same object update_plan finds.
         self.state = state if state is not None else PlanState()
+        self._explicit = state is not None
         self.fingerprinter = fingerprinter
         self._drifted: set[tuple[int, str]] = set()  # (revision, path): one flag per file per plan
-        self._subscribed: object | None = None
+        self._bus: object | None = None
 
     def _emit(self, ctx: TurnContext, type: str, payload: dict[str, object]) -> Event | None:
         ev = ctx.bus.emit(type, payload)
@@ -73,11 +75,15 @@ class PlanHook(Hook):
         return ev
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
-        if self._subscribed is not ctx.bus:
-            # Also follow the bus, so plans the tools commit reach this state even if the wiring
-            # forgot to share it (apply is idempotent, so sharing AND subscribing is harmless).
-            ctx.bus.subscribe(self.state)
-            self._subscribed = ctx.bus
+        if self._bus is not ctx.bus:
+            self._bus = ctx.bus
+            if self._explicit:
+                ctx.bus.subscribe(self.state)  # apply is idempotent: shared AND subscribed is fine
+            else:
+                shared = state_for_bus(ctx.bus)
+                for ev in self.state.events:
+                    shared.apply(ev)
+                self.state = shared
         report = self.state.report()
         if report.steps and any(s.status not in FINISHED for s in report.steps):
             ctx.tell(plan_guidance(report))

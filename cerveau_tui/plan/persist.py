@@ -48,6 +48,7 @@ class SessionLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.skip = skip
         self._lock = threading.Lock()
+        self.events: list[Event] = []  # what was logged, for an in-process report
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def __call__(self, event: Event) -> None:
@@ -57,6 +58,7 @@ class SessionLog:
         with self._lock:
             if self._fd is None:
                 return
+            self.events.append(event)
             # One write of the whole line with O_APPEND: concurrent writers cannot interleave it.
             os.write(self._fd, line)
             os.fsync(self._fd)

@@ -84,6 +84,19 @@ def live_records(run_dir: Path) -> list[ServerRecord]:
     return out
 
 
+def group_has_live_members(pgid: int) -> bool:
+    """Any non-zombie process still in the group. The leader's exit is not the end: a helper it
+    forked (a wrapper's child, a stray `sleep`) survives SIGTERM racing the leader's death."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
 def terminate_group(
     pid: int,
     grace_s: float = 5.0,
@@ -92,8 +105,8 @@ def terminate_group(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> bool:
-    """SIGTERM the server's process group, SIGKILL it after `grace_s`. True when it is gone.
-    The server runs in its own session (pgid == pid), so helpers it forked go too."""
+    """SIGTERM the server's process group, SIGKILL it after `grace_s`. True when the leader and
+    every member are gone. The server runs in its own session (pgid == pid)."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(pid, sig)
@@ -103,7 +116,7 @@ def terminate_group(
             return False
         deadline = clock() + wait
         while clock() < deadline:
-            if not alive(pid):
+            if not alive(pid) and not group_has_live_members(pid):
                 return True
             sleep(0.05)
-    return not alive(pid)
+    return not alive(pid) and not group_has_live_members(pid)

@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -67,6 +68,7 @@ class ScriptState:
         self.piece = piece
         self.log_path = log_path
         self.requests: list[dict[str, Any]] = []
+        self.hits: Counter[str] = Counter()  # path -> requests received (extras included)
         self._cursor = 0
         self._cached: list[int] = []
         self._ids = 0
@@ -142,6 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         st = self.server.state
+        st.hits[self.path] += 1
         if self.path == "/health" and st.extras:
             self._json(200, {"status": "ok"})
         elif self.path == "/props" and st.extras:
@@ -153,6 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         st = self.server.state
+        st.hits[self.path] += 1
         body = self._body()
         if body is None:
             return
@@ -275,7 +279,7 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         self._server = _Server(self._addr, self.state)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-server", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="scripted-server", daemon=True)
         self._thread.start()
         return self
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ..plan.models import PlanStep
 from ..plan.paths import covers, is_pattern, norm_rel
-from ..plan.state import PlanState
+from ..plan.state import PlanState, state_for_bus
 from ..protocol import Event, EventType
 from ..workspace.fingerprint import hash_path
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
@@ -26,9 +26,7 @@ CHECK_TAIL = 2_000  # what the model reads of a failing check: the end, where th
 def plan_state(ctx: ToolContext) -> PlanState:
     state = ctx.extra.get("plan")
     if not isinstance(state, PlanState):
-        state = ctx.extra["plan"] = PlanState()
-        if ctx.bus is not None:
-            ctx.bus.subscribe(state)  # plans committed by other parts (a Markdown file) reach it too
+        state = ctx.extra["plan"] = state_for_bus(ctx.bus) if ctx.bus is not None else PlanState()
     return state
 
 

@@ -60,7 +60,11 @@ def test_the_check_timeout_caps_every_criterion(tmp_path: Path) -> None:
         seen.append(timeout)
         return 0, ""
 
-    check(DoneSet((Criterion("a", "true", timeout_s=300), Criterion("b", "true", timeout_s=5))), run, 10)
+    check(
+        DoneSet((Criterion("a", "true", timeout_s=300), Criterion("b", "true", timeout_s=5))),
+        run,
+        10,
+    )
     assert seen == [10, 5]
 
 
@@ -82,18 +86,26 @@ def test_a_real_pytest_gate_reports_a_failing_suite_as_unmet(tmp_path: Path) -> 
 
 
 def test_unmet_is_sorted_whatever_the_order_of_the_criteria() -> None:
-    report = Report({"zeta": CriterionState.UNMET, "alpha": CriterionState.UNMET, "mid": CriterionState.MET})
+    report = Report(
+        {"zeta": CriterionState.UNMET, "alpha": CriterionState.UNMET, "mid": CriterionState.MET}
+    )
     assert report.unmet() == ["alpha", "zeta"]
 
 
 def test_the_report_for_a_person_names_unmet_met_unavailable_and_protected() -> None:
     report = Report(
-        {"tests": CriterionState.UNMET, "lint": CriterionState.MET, "docs": CriterionState.UNAVAILABLE},
+        {
+            "tests": CriterionState.UNMET,
+            "lint": CriterionState.MET,
+            "docs": CriterionState.UNAVAILABLE,
+        },
         touched_protected=["tests/test_a.py"],
     )
     text = str(report)
     assert "1 of 3 criteria unmet" in text
-    assert "unmet: tests" in text and "met: lint" in text and "unavailable (not checked): docs" in text
+    assert (
+        "unmet: tests" in text and "met: lint" in text and "unavailable (not checked): docs" in text
+    )
     assert "tests/test_a.py" in text
 
 
@@ -107,7 +119,10 @@ def test_a_done_set_is_built_from_the_config_section() -> None:
     from cerveau_tui.config import DoneConfig
 
     cfg = DoneConfig.model_validate(
-        {"protected": ["tests/**"], "criteria": [{"name": "tests", "command": "python3 -m pytest -q"}]}
+        {
+            "protected": ["tests/**"],
+            "criteria": [{"name": "tests", "command": "python3 -m pytest -q"}],
+        }
     )
     done = done_set_from_config(cfg.criteria, cfg.protected)
     assert done.criteria == (Criterion("tests", "python3 -m pytest -q", 0, 300.0),)
@@ -151,7 +166,10 @@ def test_a_met_check_after_the_last_write_is_passed() -> None:
 
 
 def test_an_unmet_check_after_the_last_write_is_failed() -> None:
-    assert verification_of(_report(tests="unmet", lint="met"), changed=True, stale=False) == Verification.FAILED
+    assert (
+        verification_of(_report(tests="unmet", lint="met"), changed=True, stale=False)
+        == Verification.FAILED
+    )
 
 
 def test_a_write_after_a_passing_check_makes_it_stale() -> None:
@@ -160,7 +178,10 @@ def test_a_write_after_a_passing_check_makes_it_stale() -> None:
 
 def test_a_change_with_no_command_known_is_unavailable() -> None:
     assert verification_of(None, changed=True, stale=False) == Verification.UNAVAILABLE
-    assert verification_of(_report(docs="unavailable"), changed=True, stale=True) == Verification.UNAVAILABLE
+    assert (
+        verification_of(_report(docs="unavailable"), changed=True, stale=True)
+        == Verification.UNAVAILABLE
+    )
 
 
 def test_staleness_compares_write_counts() -> None:

@@ -55,7 +55,9 @@ def test_r4_carries_the_experts_advice() -> None:
 
 
 def test_the_handoff_says_what_was_tried_what_is_unmet_and_where_things_stand() -> None:
-    text = build_handoff("fix add", REPORT, ["R1", "R2", "R3"], ERRORS, ["calc.py"], ["edit_file calc.py -> ok"])
+    text = build_handoff(
+        "fix add", REPORT, ["R1", "R2", "R3"], ERRORS, ["calc.py"], ["edit_file calc.py -> ok"]
+    )
     assert "## Task\nfix add" in text
     assert "## What is unmet\n- tests" in text
     assert "escalation rungs: R1, R2, R3" in text

@@ -47,10 +47,10 @@ class StreamingAnswer(Vertical):
         self._initial = text
         self.finished = False
         self._ready = False
+        self._chunks = 0
         self.source = text  # everything received, for tests and copying
 
     def compose(self) -> ComposeResult:
-        yield Markdown("")
         yield Static("", classes="tail -empty", markup=False)
 
     def on_mount(self) -> None:
@@ -73,19 +73,27 @@ class StreamingAnswer(Vertical):
     def _apply(self, fragment: str) -> None:
         settled, self._tail = split_settled(self._tail + fragment)
         if settled:
-            self.query_one(Markdown).append(settled)
+            # Each settled chunk is its own Markdown: parsed once, never touched again.
+            self._chunks += 1
+            self.mount(Markdown(settled), before=self.query_one(".tail"))
         self._show_tail()
 
     def finish(self) -> None:
+        """The reply is complete: render it as ONE document (lists and numbering that spanned
+        chunks come out right), once."""
         if self.finished:
             return
         self.finished = True
         if not self._ready:
             return  # on_mount finishes it
-        if self._tail:
-            self.query_one(Markdown).append(self._tail)
-            self._tail = ""
+        self._tail = ""
         self._show_tail()
+        if self._chunks == 0 and not self.source.strip():
+            return
+        with self.app.batch_update():
+            self.query(Markdown).remove()
+            self.mount(Markdown(self.source.strip("\n")), before=self.query_one(".tail"))
+        self._chunks = 1
 
     def _show_tail(self) -> None:
         tail = self.query_one(".tail", Static)

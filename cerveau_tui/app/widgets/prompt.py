@@ -11,7 +11,7 @@ from textual.widgets import TextArea
 
 
 @dataclass
-class History:
+class PromptHistory:
     entries: list[str]
     limit: int = 500
     _pos: int | None = None  # None: editing a new entry
@@ -56,8 +56,14 @@ class PromptInput(TextArea):
             self.text = text
 
     def __init__(self) -> None:
-        super().__init__(id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
-        self.history = History([])
+        super().__init__(
+            id="prompt",
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            placeholder="Ask (Enter sends, Ctrl+J newline). While it works, typing steers. !cmd runs a command.",
+        )
+        self.past = PromptHistory([])
         self.cursor_blink = False  # a blinking cursor makes every snapshot differ
 
     async def _on_key(self, event: events.Key) -> None:
@@ -67,7 +73,7 @@ class PromptInput(TextArea):
             event.prevent_default()
             text = self.text
             if text.strip():
-                self.history.add(text)
+                self.past.add(text)
                 self.clear()
                 self.post_message(self.Submitted(text))
             return
@@ -77,14 +83,14 @@ class PromptInput(TextArea):
             self.insert("\n")
             return
         if key == "up" and self.cursor_location[0] == 0:
-            entry = self.history.older(self.text)
+            entry = self.past.older(self.text)
             if entry is not None:
                 event.stop()
                 event.prevent_default()
                 self._replace_all(entry)
             return
         if key == "down" and self.cursor_location[0] == self.document.line_count - 1:
-            entry = self.history.newer()
+            entry = self.past.newer()
             if entry is not None:
                 event.stop()
                 event.prevent_default()

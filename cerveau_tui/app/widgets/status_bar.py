@@ -68,7 +68,7 @@ def status_content(s: StatusState) -> Content:
 
 class StatusBar(Static):
     DEFAULT_CSS = """
-    StatusBar { height: 1; dock: bottom; background: $panel; color: $foreground; padding: 0 1; }
+    StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
     """
 
     def __init__(self) -> None:

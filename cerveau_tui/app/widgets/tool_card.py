@@ -78,9 +78,9 @@ class ToolCard(Collapsible):
         args = json.dumps(arguments, ensure_ascii=False, indent=None, sort_keys=True)
         self._args = Static(Content(f"{name}({args})" if len(args) < 400 else f"{name}(…)"),
                             markup=False, classes="args")
-        super().__init__(self._args, title=self._title(), collapsed=False, classes="tool -queued")
+        super().__init__(self._args, title=self._title_text(), collapsed=False, classes="tool -queued")
 
-    def _title(self) -> str:
+    def _title_text(self) -> str:
         return f"{self.tool_name}  {self._summary}  · {_LABELS[self.status]}"
 
     def set_status(self, status: str) -> None:
@@ -89,7 +89,7 @@ class ToolCard(Collapsible):
         self.remove_class(f"-{self.status}")
         self.status = status
         self.add_class(f"-{status}")
-        self.title = self._title()
+        self.title = self._title_text()
 
     def on_mount(self) -> None:
         self._ready = True
@@ -114,5 +114,6 @@ class ToolCard(Collapsible):
         if output and not diff:
             contents.mount(Static(Content(clip_output(output)), markup=False, classes="output"))
         exit_code = payload.get("exit_code")
-        if exit_code is not None:
+        # The bash tool already ends its output with "[exit code N]"; say it once.
+        if exit_code is not None and "exit code" not in output[-40:]:
             contents.mount(Static(Content(f"exit {exit_code}"), markup=False, classes="exit"))

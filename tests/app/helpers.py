@@ -1,0 +1,94 @@
+"""Test helpers: a clock tests move by hand, a bounded wait, and an app on a scripted server."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from cerveau_tui.app.app import CerveauApp, default_factory
+from cerveau_tui.bus import Recorder
+from cerveau_tui.config import Settings
+from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
+
+
+class FakeClock:
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, s: float) -> None:
+        self.t += s
+
+
+async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], *, steps: int = 300) -> bool:
+    """Poll a condition while the app runs (bounded; no timing is asserted)."""
+    for _ in range(steps):
+        if cond():
+            return True
+        await pilot.pause(0.05)
+    return cond()
+
+
+def viewer_app(tmp_path: Path, clock: FakeClock | None = None, **settings: Any) -> CerveauApp:
+    """The app with no engine: tests feed events through `app.bus`."""
+    s = Settings(workspace=tmp_path, **settings)
+    return CerveauApp(s, clock=clock or FakeClock(), save_setting=lambda k, v: None)
+
+
+def engine_app(tmp_path: Path, url: str, clock: FakeClock | None = None, **settings: Any) -> tuple[CerveauApp, Recorder]:
+    """The real engine (build_session) against a scripted server, with a recorder on its bus."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    s = Settings(workspace=ws, server_url=url, **settings)
+    app = CerveauApp(s, session_factory=default_factory(s), clock=clock or FakeClock(),
+                     save_setting=lambda k, v: None)
+    return app, Recorder(app.bus)
+
+
+class AskInThread:
+    """Ask the app's approver from another thread, as the engine does, and keep the answer."""
+
+    def __init__(self, app: CerveauApp, summary: str = "rm -rf build", **fields: Any) -> None:
+        self.req = ApprovalRequest(call_id=fields.pop("call_id", "c1"), tool=fields.pop("tool", "bash"),
+                                   summary=summary, reason=fields.pop("reason", "writes outside the workspace"),
+                                   **fields)
+        self.decision: ApprovalDecision | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        self._app = app
+
+    def _run(self) -> None:
+        self.decision = self._app_approver().approve(self.req)
+
+    def _app_approver(self) -> Any:
+        while not hasattr(self, "_app"):
+            pass
+        return self._app.approver
+
+
+def child_pids() -> set[int]:
+    """Live child processes of this test process, from /proc (no psutil needed)."""
+    pids: set[int] = set()
+    me = os.getpid()
+    for task in Path(f"/proc/{me}/task").iterdir():
+        try:
+            text = (task / "children").read_text()
+        except OSError:
+            continue
+        pids.update(int(p) for p in text.split())
+    return {p for p in pids if Path(f"/proc/{p}").exists() and _state(p) != "Z"}
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"

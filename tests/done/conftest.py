@@ -1,0 +1,77 @@
+"""A real tiny Python project with a real pytest gate, driven through `cerveau run --json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GATE = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+
+CALC_BROKEN = "def add(a, b):\n    return a - b\n"
+CALC_FIXED = "def add(a, b):\n    return a + b\n"
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+def make_project(ws: Path, files: dict[str, str], extra_config: str = "") -> Path:
+    for rel, text in {"tests/__init__.py": "", **files}.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    (ws / ".cerveau").mkdir(exist_ok=True)
+    (ws / ".cerveau" / "config.toml").write_text(
+        f'[done]\nprotected = ["tests/**"]\n{extra_config}'
+        f'[[done.criteria]]\nname = "tests"\ncommand = "{GATE}"\n'
+    )
+    return ws
+
+
+def run_cli(ws: Path, server_url: str, task: str, *extra: str) -> tuple[int, list[dict[str, Any]]]:
+    env = {**os.environ, "CERVEAU_CONFIG": str(ws.parent / "no-user-config.toml")}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cerveau_tui",
+            "run",
+            "--json",
+            "--workspace",
+            str(ws),
+            "--server",
+            server_url,
+            *extra,
+            task,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert events, proc.stderr[-2000:]
+    return proc.returncode, events
+
+
+def of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
+    return [e["payload"] for e in events if e["type"] == type_]
+
+
+def ended(events: list[dict[str, Any]]) -> dict[str, Any]:
+    assert events[-1]["type"] == "turn_ended", [e["type"] for e in events[-6:]]
+    return events[-1]["payload"]
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    def build(files: dict[str, str] | None = None, extra_config: str = "") -> Path:
+        ws = tmp_path / "ws"
+        ws.mkdir(exist_ok=True)
+        return make_project(
+            ws, files or {"calc.py": CALC_BROKEN, "tests/test_calc.py": TEST_CALC}, extra_config
+        )
+
+    return build

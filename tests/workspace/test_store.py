@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.store import BlobCorrupt, BlobMissing, BlobStore, OutsideWorkspace
+
+
+def test_put_then_get_round_trips(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    d = store.put(b"hello")
+    assert store.get(d) == b"hello"
+    assert (tmp_path / ".cerveau" / "blobs" / d[:2] / d[2:]).is_file()
+
+
+def test_digest_matches_the_fingerprint_of_the_same_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"same")
+    assert BlobStore(tmp_path).put(b"same") == Fingerprinter(tmp_path).hash_file("a.txt")
+
+
+def test_unknown_and_malformed_digests_are_missing(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    with pytest.raises(BlobMissing):
+        store.get("0" * 64)
+    with pytest.raises(BlobMissing):
+        store.get("../../etc/passwd")
+
+
+def test_a_tampered_blob_is_refused(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    d = store.put(b"original")
+    (tmp_path / ".cerveau" / "blobs" / d[:2] / d[2:]).write_bytes(b"tampered")
+    with pytest.raises(BlobCorrupt):
+        store.get(d)
+
+
+def test_snapshot_then_restore_undoes_edits_creations_and_deletions(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a1")
+    (tmp_path / "b.txt").write_text("b1")
+    store = BlobStore(tmp_path)
+    snap = store.snapshot_files(["a.txt", "b.txt", "c.txt"])
+    assert snap["c.txt"] is None
+    (tmp_path / "a.txt").write_text("a2")
+    (tmp_path / "b.txt").unlink()
+    (tmp_path / "c.txt").write_text("c2")
+    store.restore(snap)
+    assert (tmp_path / "a.txt").read_text() == "a1"
+    assert (tmp_path / "b.txt").read_text() == "b1"
+    assert not (tmp_path / "c.txt").exists()
+
+
+def test_restore_with_a_missing_blob_touches_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("now")
+    store = BlobStore(tmp_path)
+    good = store.put(b"then")
+    with pytest.raises(BlobMissing):
+        store.restore({"a.txt": good, "b.txt": "f" * 64})
+    assert (tmp_path / "a.txt").read_text() == "now"
+
+
+def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = BlobStore(ws)
+    with pytest.raises(OutsideWorkspace):
+        store.restore({"../evil.txt": store.put(b"x")})
+    assert not (tmp_path / "evil.txt").exists()
