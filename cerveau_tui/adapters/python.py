@@ -19,13 +19,20 @@ _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".cerveau"
 class PythonAdapter:
     name = "python"
 
+    def __init__(self) -> None:
+        self._ruff_probed = False
+        self._ruff: str | None = None
+
     def detect(self, workspace: Path) -> bool:
         if (workspace / "pyproject.toml").is_file() or (workspace / "setup.py").is_file():
             return True
         return any(workspace.glob("*.py")) or any(workspace.glob("*/*.py"))
 
     def gate_command(self, workspace: Path) -> str | None:
-        has_tests = (workspace / "tests").is_dir() or any(workspace.rglob("test_*.py"))
+        # Shallow on purpose: rglob would walk a venv of thousands of files to answer this.
+        has_tests = (workspace / "tests").is_dir() or any(
+            next(workspace.glob(pattern), None) for pattern in ("test_*.py", "*/test_*.py")
+        )
         return "python3 -m pytest -q" if has_tests else None
 
     def autofix(
@@ -56,9 +63,17 @@ class PythonAdapter:
             )
         return changed
 
-    @staticmethod
-    def _find_ruff(run: CommandRunner) -> str | None:
+    def _find_ruff(self, run: CommandRunner) -> str | None:
         # The workspace's own environment, as the sandbox sees it: our venv's ruff is not theirs.
+        # Probed once per adapter (per session): two processes per answer add up on a stall.
+        if self._ruff_probed:
+            return self._ruff
+        self._ruff_probed = True
+        self._ruff = self._probe_ruff(run)
+        return self._ruff
+
+    @staticmethod
+    def _probe_ruff(run: CommandRunner) -> str | None:
         for candidate in ("ruff", "python3 -m ruff"):
             try:
                 code, _ = run(f"{candidate} --version", 30.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ class CerveauApp(App[int]):
         self._last_escape = -10.0
         self._saved_theme = settings.theme
         self._stopped = False
+        self._exiting = False
 
     # --- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -140,8 +142,8 @@ class CerveauApp(App[int]):
             self._drain_timer = None
         self._last_drain = time.monotonic()
         items = self.bridge.drain()
-        if not items:
-            return
+        if not items or self._exiting:
+            return  # events from the turn being cancelled arrive while the widgets go away
         plan_dirty = False
         with self.batch_update():
             for item in items:
@@ -266,7 +268,9 @@ class CerveauApp(App[int]):
         self.toggle_class("-hide-reasoning")
 
     async def action_quit(self) -> None:
+        self.query_one(ChatView).notice("stopping the session…", "warning")
         await asyncio.to_thread(self.stop_session)
+        self._exiting = True
         self.exit(0)
 
     def stop_session(self) -> bool:
@@ -299,6 +303,23 @@ class CerveauApp(App[int]):
         yield SystemCommand("Toggle reasoning", "Show or hide the model's reasoning", self.action_toggle_reasoning)
         if self.busy:
             yield SystemCommand("Interrupt", "Stop the running turn", self.action_interrupt)
+        policy = self._policy()
+        for key, scope in policy.session_scopes() if policy is not None else []:
+            yield SystemCommand(
+                f"Revoke session grant: {scope}",
+                "Ask again next time instead of approving this for the session",
+                partial(self.revoke_grant, key, scope),
+            )
+
+    def _policy(self) -> Any:
+        session = self.runner.session if self.runner is not None else None
+        policy = getattr(getattr(session, "engine", None), "policy", None)
+        return policy if hasattr(policy, "session_scopes") else None
+
+    def revoke_grant(self, key: str, scope: str) -> None:
+        policy = self._policy()
+        if policy is not None and policy.revoke(key):
+            self.query_one(ChatView).notice(f"session grant revoked: {scope}")
 
 
 def default_factory(settings: Settings) -> SessionFactory:

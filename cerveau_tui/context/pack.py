@@ -24,7 +24,24 @@ def estimate_tokens(text: str) -> int:
     return max(1, int(len(text.encode("utf-8", errors="replace")) / 3.5))
 
 
+_COSTS: dict[tuple[int, int], tuple[dict[str, Any], int]] = {}
+
+
 def message_tokens(msg: dict[str, Any], count: Callable[[str], int]) -> int:
+    """Tokens of one message, memoised per (message, counter): history messages never change
+    once appended, and recounting the whole history every round was the loop's largest cost."""
+    key = (id(msg), id(count))
+    hit = _COSTS.get(key)
+    if hit is not None and hit[0] is msg:
+        return hit[1]
+    n = _message_tokens(msg, count)
+    if len(_COSTS) > 50_000:
+        _COSTS.clear()
+    _COSTS[key] = (msg, n)
+    return n
+
+
+def _message_tokens(msg: dict[str, Any], count: Callable[[str], int]) -> int:
     n = 4
     content = msg.get("content")
     if isinstance(content, str):
@@ -69,6 +86,11 @@ def pack(
     recent rounds as fit; what was dropped is replaced by one resume brief.
     """
     sys_msg = {"role": "system", "content": system}
+    # Exact counts cost a /tokenize round trip per new message; they only matter near the limit.
+    # Far below it (by a generous estimate), pack without asking.
+    rough = sum(message_tokens(m, estimate_tokens) for m in (sys_msg, *history))
+    if rough * 1.5 < budget:
+        return [sys_msg, *history], rough, 0
     costs = [message_tokens(m, count) for m in history]
     total = message_tokens(sys_msg, count) + sum(costs)
     if total <= budget:

@@ -29,9 +29,22 @@ _PRE_PATTERNS = {
     "smollm": r"""\p{N}|'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+(?![^\s\p{N}])|\s+""",
     "gpt-2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
 }
-_PRE_ALIASES = {"codeshell": "smollm", "exaone": "smollm", "minerva-7b": "smollm", "gpt2": "gpt-2", "mpt": "gpt-2", "olmo": "gpt-2"}
+_PRE_ALIASES = {
+    "codeshell": "smollm",
+    "exaone": "smollm",
+    "minerva-7b": "smollm",
+    "gpt2": "gpt-2",
+    "mpt": "gpt-2",
+    "olmo": "gpt-2",
+}
 
-_TOKENIZER_KEYS = {"tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type"}
+_TOKENIZER_KEYS = {
+    "tokenizer.ggml.model",
+    "tokenizer.ggml.pre",
+    "tokenizer.ggml.tokens",
+    "tokenizer.ggml.merges",
+    "tokenizer.ggml.token_type",
+}
 _NORMAL, _CONTROL, _USER_DEFINED = 1, 3, 4
 
 ESTIMATE_CHARS_PER_TOKEN = 4
@@ -39,7 +52,11 @@ ESTIMATE_CHARS_PER_TOKEN = 4
 
 def _byte_decoder() -> dict[str, int]:
     """GPT-2's byte <-> printable character table, inverted: vocabularies store bytes this way."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     chars = printable[:]
     extra = 0
     for b in range(256):
@@ -93,7 +110,9 @@ def encoding_from_metadata(meta: dict[str, Any], name: str = "gguf") -> tiktoken
     top = max(ranks.values(), default=0) + len(tokens) + 1
     for b in range(256):  # bytes the vocabulary lacks (never valid UTF-8): tiktoken needs them all
         ranks.setdefault(bytes([b]), top + b)
-    return tiktoken.Encoding(name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
+    return tiktoken.Encoding(
+        name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=special
+    )
 
 
 def _merge_bytes(merge: str, decode: dict[str, int]) -> bytes:
@@ -130,7 +149,9 @@ def estimate(text: str) -> int:
 class TokenCounter:
     """`count(text)`; also callable, so it can be passed wherever a `Callable[[str], int]` is."""
 
-    def __init__(self, provider: Provider | None, gguf_path: str | None = None, *, cache_size: int = 4096) -> None:
+    def __init__(
+        self, provider: Provider | None, gguf_path: str | None = None, *, cache_size: int = 4096
+    ) -> None:
         self._provider = provider
         self._encoding = encoding_for_gguf(gguf_path) if gguf_path else None
         self._server_ok: bool | None = None if provider is not None else False
@@ -179,4 +200,8 @@ class TokenCounter:
 
     def encode(self, text: str) -> list[int] | None:
         """Token ids from the local tokenizer, None without one (for checks and benchmarks)."""
-        return self._encoding.encode(text, allowed_special="all") if self._encoding is not None else None
+        return (
+            self._encoding.encode(text, allowed_special="all")
+            if self._encoding is not None
+            else None
+        )

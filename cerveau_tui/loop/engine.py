@@ -106,7 +106,8 @@ class Engine:
         self._system = system_prompt([s for h in self.hooks for s in h.system_sections()])
         self._dispatch = Dispatcher(self)
         self._task = ""
-        self.tool_extra: dict[str, Any] = {}  # per-session state tools share (the plan)
+        self.tool_extra: dict[str, Any] = {}
+        self.squeeze = 1.0  # shrinks when the server says our packed prompt did not fit  # per-session state tools share (the plan)
 
     # --- public API (thread-safe where noted) ------------------------------------------------
 

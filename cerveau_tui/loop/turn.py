@@ -159,8 +159,10 @@ def run_turn(e: Engine, task: str) -> Outcome:
     return Outcome(turn_id, reason, ctx.iteration, usage, context_tokens, message)
 
 
-def _call_model(e: Engine, ctx: TurnContext) -> Completion:
-    budget = max(256, e.n_ctx - ctx.max_tokens - 64)
+def _call_model(e: Engine, ctx: TurnContext, attempt: int = 0) -> Completion:
+    schemas = e.registry.schemas()
+    fixed = e.count_tokens(json.dumps(schemas)) if schemas else 0
+    budget = max(256, int((e.n_ctx - ctx.max_tokens - fixed - 64) * e.squeeze))
     messages, _, dropped = pack(
         e.system, e.history, budget=budget, count=e.count_tokens, brief=lambda n: _resume_brief(e, n)
     )
@@ -173,9 +175,17 @@ def _call_model(e: Engine, ctx: TurnContext) -> Completion:
         if d.reasoning:
             e.bus.emit(EventType.REASONING, {"text": d.reasoning})
 
-    return e.provider.complete(
-        messages, e.registry.schemas(), max_tokens=ctx.max_tokens, on_delta=on_delta, cancel=e._cancel
-    )
+    try:
+        return e.provider.complete(messages, schemas, max_tokens=ctx.max_tokens, on_delta=on_delta, cancel=e._cancel)
+    except ProviderError as exc:
+        # Our count is the model's own tokenizer, but the server's template adds its own tokens;
+        # on overflow, pack tighter and try again rather than ending the turn.
+        # The squeeze is remembered for the session, so the next round does not overflow again.
+        if exc.error_class == ErrorClass.CONTEXT_OVERFLOW and attempt < 3:
+            e.squeeze *= 0.8
+            e.bus.emit(EventType.NOTICE, {"text": "the prompt did not fit the server's context; compacting and retrying"})
+            return _call_model(e, ctx, attempt + 1)
+        raise
 
 
 def _resume_brief(e: Engine, dropped: int) -> str:

@@ -13,13 +13,16 @@ from .models import PlanStep
 
 _NUMBERED = re.compile(r"^(?P<indent>\s*)(?P<num>\d{1,3})[.)]\s+(?P<text>\S.*)$")
 _CHECKBOX = re.compile(r"^(?P<indent>\s*)[-*+]\s+\[(?P<mark>[ xX])\]\s+(?P<text>\S.*)$")
-_STEP_HEADING = re.compile(r"^#{1,6}\s+(?:step|phase|stage)\s+(?P<num>\d{1,3})\s*[:.)\-–—]?\s*(?P<text>.*)$", re.I)
+_STEP_HEADING = re.compile(
+    r"^#{1,6}\s+(?:step|phase|stage)\s+(?P<num>\d{1,3})\s*[:.)\-–—]?\s*(?P<text>.*)$", re.I
+)
 _HEADING = re.compile(r"^#{1,6}\s+(?P<text>.+)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 # A backticked token is a file when it has no spaces and looks like a path with an extension or a
 # directory: `src/app.py`, `README.md`, `tests/`. Commands (`pytest -q`) and calls (`main()`) are not.
 _FILEISH = re.compile(r"^(?:\.{0,2}/)?[\w.@+-]+(?:/[\w.@+-]+)*(?:\.[A-Za-z0-9]{1,8}|/)$")
+_BARE_FILES = frozenset({"Makefile", "Dockerfile", "Justfile", "Procfile", "Gemfile", "LICENSE"})
 _PLAN_NAME = re.compile(r"(plan|todo|tasks?|steps|roadmap|milestones?)", re.I)
 _PLAN_HEADING = re.compile(r"\b(plan|steps|todo|to-do|tasks|roadmap|milestones)\b", re.I)
 
@@ -31,7 +34,10 @@ def files_in(text: str) -> list[str]:
     out: list[str] = []
     for tok in _BACKTICKED.findall(text):
         tok = tok.strip()
-        if _FILEISH.match(tok) and not tok.replace(".", "").isdigit() and tok not in out:
+        fileish = tok.split("/")[-1] in _BARE_FILES or (
+            _FILEISH.match(tok) and not tok.replace(".", "").isdigit()
+        )
+        if fileish and tok not in out:
             out.append(tok[2:] if tok.startswith("./") else tok)
     return out
 
@@ -88,7 +94,9 @@ def plan_from_markdown(text: str) -> list[PlanStep] | None:
     steps: list[PlanStep] = []
     for i, (title, details) in enumerate(items):
         body = "\n".join(details)
-        steps.append(PlanStep(id=str(i + 1), title=_title(title), files=files_in(title + "\n" + body)))
+        steps.append(
+            PlanStep(id=str(i + 1), title=_title(title), files=files_in(title + "\n" + body))
+        )
     return steps
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from ..loop.hooks import CallRecord, Hook, Stop, TurnContext
 from ..protocol import Event, EventType
 from .detect import looks_like_plan_file, plan_from_markdown
 from .drift import drift_for_write
-from .models import FINISHED, PlanReport, PlanStep, StepStatus
+from .models import FINISHED, PlanReport, PlanStep, StepReport, StepStatus
 from .paths import norm_rel
 from .report import build_report_at
 from .state import PlanState, state_for_bus
@@ -38,7 +39,9 @@ _MARK = {
 
 
 def plan_guidance(report: PlanReport) -> str:
-    lines = [f"Plan (guidance, adapt as needed; r{report.revision}, {report.done_count}/{report.total} done):"]
+    lines = [
+        f"Plan (guidance, adapt as needed; r{report.revision}, {report.done_count}/{report.total} done):"
+    ]
     for s in report.steps:
         files = f" [{', '.join(s.files)}]" if s.files else ""
         lines.append(f"[{_MARK[s.status]}] {s.id}. {s.title}{files}")
@@ -46,7 +49,7 @@ def plan_guidance(report: PlanReport) -> str:
     return "\n".join(lines)
 
 
-def _same_steps(a: list[PlanStep], b: list[PlanStep]) -> bool:
+def _same_steps(a: Sequence[PlanStep | StepReport], b: Sequence[PlanStep | StepReport]) -> bool:
     return [(s.title, s.files) for s in a] == [(s.title, s.files) for s in b]
 
 
@@ -118,16 +121,25 @@ class PlanHook(Hook):
         if steps is None:
             return None
         current = self.state.report()
+        if current.source == "tool" and current.steps:
+            # The model already committed a structured plan; a Markdown copy is documentation, and
+            # re-reading it (ids renumbered, files only where backticked) would degrade the plan.
+            return ""
         if rel in current.plan_files and _same_steps(steps, current.steps):
             return ""  # the same plan rewritten (a typo fixed, a box ticked): nothing new to commit
         revision = current.revision + 1
         self._emit(
             ctx,
             EventType.PLAN_COMMITTED,
-            {"source": "file", "path": rel, "revision": revision, "steps": [s.model_dump() for s in steps]},
+            {
+                "source": "file",
+                "path": rel,
+                "revision": revision,
+                "steps": [s.model_dump() for s in steps],
+            },
         )
         message = f"{rel} looks like a plan: committed it as the session plan (r{revision}, {len(steps)} steps)"
-        self._emit(ctx, EventType.NOTICE, {"message": message, "source": "plan"})
+        self._emit(ctx, EventType.NOTICE, {"text": message, "source": "plan"})
         return f"{message}. Track it with update_plan (step ids 1-{len(steps)}); the file was written as asked."
 
     def _drift(self, ctx: TurnContext, rel: str) -> str | None:

@@ -8,12 +8,33 @@ from __future__ import annotations
 
 import os
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import Path
 
 _GLOB_CHARS = frozenset("*?[")
 
 
 def norm_rel(raw: str, workspace: Path | None = None) -> str:
+    # Fast path: paths tools report are already clean, and build_report_at normalises thousands
+    # of them per call (the report must stay under 20 ms to run after every iteration).
+    if (
+        raw
+        and raw[0] not in _UNCLEAN_START
+        and raw[-1] not in _UNCLEAN_END
+        and "\\" not in raw
+        and "//" not in raw
+        and "/./" not in raw
+    ):
+        return raw
+    return _norm_rel(raw, None if workspace is None else str(workspace))
+
+
+_UNCLEAN_START = frozenset(" \t\n`'\"./")
+_UNCLEAN_END = frozenset(" \t\n`'\".")
+
+
+@lru_cache(maxsize=16384)
+def _norm_rel(raw: str, workspace: str | None) -> str:
     p = raw.strip().strip("`'\"").replace("\\", "/")
     trailing = p.endswith("/")
     if workspace is not None and p.startswith("/"):

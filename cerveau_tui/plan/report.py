@@ -48,7 +48,11 @@ def parse_steps(raw: Any) -> list[PlanStep]:
         if sid in seen:
             continue
         seen.add(sid)
-        steps.append(step.model_copy(update={"id": sid, "files": [norm_rel(f) for f in step.files if norm_rel(f)]}))
+        steps.append(
+            step.model_copy(
+                update={"id": sid, "files": [norm_rel(f) for f in step.files if norm_rel(f)]}
+            )
+        )
     return steps
 
 
@@ -134,10 +138,12 @@ def written_paths(events: Iterable[Event]) -> dict[str, int]:
     """rel path -> seq of the last successful tool_result that wrote it (payload `wrote`)."""
     out: dict[str, int] = {}
     for ev in events:
-        if ev.type == EventType.TOOL_RESULT and ev.payload.get("ok", True):
-            for raw in ev.payload.get("wrote") or ev.payload.get("paths") or ():
-                if isinstance(raw, str):
-                    out[norm_rel(raw)] = ev.seq
+        if ev.type == EventType.TOOL_RESULT:
+            p = ev.payload
+            if p.get("ok", True):
+                for raw in p.get("wrote") or p.get("paths") or ():
+                    if isinstance(raw, str):
+                        out[norm_rel(raw)] = ev.seq
     return out
 
 
@@ -163,7 +169,7 @@ def build_report_at(
     settled: dict[str, int] = {}
     for ev in events:
         if ev.type == EventType.CHECKPOINT:
-            for rel in (ev.payload.get("hashes") or {}):
+            for rel in ev.payload.get("hashes") or {}:
                 settled[norm_rel(rel)] = ev.seq
     steps = [_reconcile(s, fp, writes, settled, workspace) for s in report.steps]
     return report.model_copy(update={"steps": steps})
@@ -197,7 +203,9 @@ def _reconcile(
     found: list[str] = []
     for declared in (norm_rel(f, workspace) for f in step.files):
         if is_pattern(declared):
-            hits = [w for w, seq in writes.items() if covers(declared, w) and seq > settled.get(w, 0)]
+            hits = [
+                w for w, seq in writes.items() if covers(declared, w) and seq > settled.get(w, 0)
+            ]
             if not hits or not any(fp.hash_file(h) is not None for h in hits):
                 return step
             found.extend(sorted(hits))
@@ -221,5 +229,10 @@ def sorted_plan(steps: Iterable[T]) -> list[T]:
     compared naturally ("2" before "10"), so steps gathered from events in any order render alike.
     Items without `order` keep their input position."""
     indexed = list(enumerate(steps))
-    indexed.sort(key=lambda pair: (getattr(pair[1], "order", pair[0]), _natural(str(getattr(pair[1], "id", "")))))
+    indexed.sort(
+        key=lambda pair: (
+            getattr(pair[1], "order", pair[0]),
+            _natural(str(getattr(pair[1], "id", ""))),
+        )
+    )
     return [item for _, item in indexed]

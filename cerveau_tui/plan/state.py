@@ -16,7 +16,9 @@ from ..protocol import Event, EventType
 from .models import PlanReport
 from .report import build_report
 
-PLAN_EVENT_TYPES = frozenset({EventType.PLAN_COMMITTED, EventType.PLAN_UPDATED, EventType.CHECKPOINT})
+PLAN_EVENT_TYPES = frozenset(
+    {EventType.PLAN_COMMITTED, EventType.PLAN_UPDATED, EventType.CHECKPOINT}
+)
 
 
 class PlanState:

@@ -14,7 +14,9 @@ _SAFE_WORDS = frozenset(
     "ls cat pwd echo head tail wc grep rg stat file which whoami uname date true tree du df "
     "basename dirname realpath readlink id env printenv nl cut tr uniq".split()
 )
-_SAFE_GIT = frozenset("status log diff show branch rev-parse ls-files blame remote describe".split())
+_SAFE_GIT = frozenset(
+    "status log diff show branch rev-parse ls-files blame remote describe".split()
+)
 # Options that make a reader write or run something.
 _UNSAFE_FLAGS = {"find": ("-exec", "-execdir", "-delete", "-fprint", "-fprintf", "-fls", "-ok")}
 
@@ -65,6 +67,7 @@ _DENIAL_PATTERNS: tuple[tuple[str, str], ...] = (
     ("write", r"read-only file system"),
     ("write", r"permission denied"),
     ("write", r"operation not permitted"),
+    ("write", r"insufficient permission"),
     ("network", r"network is unreachable"),
     ("network", r"temporary failure in name resolution"),
     ("network", r"could not resolve host"),
@@ -75,7 +78,17 @@ _DENIAL_PATTERNS: tuple[tuple[str, str], ...] = (
 
 # `touch: cannot touch '/etc/x': Read-only file system`, `bash: /etc/x: Permission denied`,
 # `OSError: [Errno 30] Read-only file system: '/etc/x'`
-_PATH_IN_ERROR = re.compile(r"""['"‘’`]?(/[^\s'"‘’`:]+)['"‘’`]?(?=:\s*(?:read-only|permission denied|operation not permitted))|(?:read-only file system|permission denied|operation not permitted)\S*:?\s*['"‘’`](/[^'"‘’`]+)['"‘’`]""", re.IGNORECASE)
+_Q = "'\"‘’`"
+_DENIED = r"(?:read-only file system|permission denied|operation not permitted)"
+_PATH_IN_ERROR = re.compile(
+    # `touch: cannot touch '/etc/a': Read-only file system`, `cannot create a.txt: Read-only ...`
+    rf"[{_Q}]?([^\s{_Q}:]+)[{_Q}]?(?=:\s*{_DENIED})"
+    # `OSError: [Errno 30] Read-only file system: '/etc/c'`
+    rf"|{_DENIED}:?\s*[{_Q}]([^{_Q}]+)[{_Q}]"
+    # git: `insufficient permission for adding an object to repository database .git/objects`
+    r"|repository database (\S+)",
+    re.IGNORECASE,
+)
 
 
 def denial_kinds(output: str) -> set[str]:
@@ -86,10 +99,11 @@ def denial_kinds(output: str) -> set[str]:
 
 
 def denied_paths(output: str) -> list[str]:
-    """Absolute paths named next to a denial in the output, in order, without duplicates."""
+    """Paths named next to a denial in the output (absolute, or relative to the command's working
+    directory, the workspace), in order, without duplicates."""
     found: list[str] = []
     for m in _PATH_IN_ERROR.finditer(output):
-        p = m.group(1) or m.group(2)
+        p = m.group(1) or m.group(2) or m.group(3)
         if p and p not in found:
             found.append(p)
     return found

@@ -66,40 +66,74 @@ class Policy:
         denied = self._rule_hits(("deny",), reads, writes)
         if denied:
             pattern, path, verb = denied[0]
-            return Verdict("deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it")
+            return Verdict(
+                "deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it"
+            )
 
         allowed = {p for _, p, _ in self._rule_hits(("allow",), reads, writes) if p in writes}
         crossings = self._crossings(is_cmd, writes, allowed, declared)
         asks = [
-            _Crossing(f"{verb} {self.boundary.show(p)} (the rule `{pat}` asks first)", sandboxable=False)
+            _Crossing(
+                f"{verb} {self.boundary.show(p)} (the rule `{pat}` asks first)", sandboxable=False
+            )
             for pat, p, verb in self._rule_hits(("ask",), reads, writes)
         ]
         network_on = bool(self.network_grant())
         base = Grant(
-            extra_writable=tuple(r for p in sorted(allowed) if is_cmd and (r := self._needs_room(p))),
+            extra_writable=tuple(
+                r for p in sorted(allowed) if is_cmd and (r := self._needs_room(p))
+            ),
             network=network_on and is_cmd,
         )
         all_items = crossings + asks
-        if not all_items and self.approval == "untrusted" and not self._known_safe(tool, declared, is_cmd):
-            all_items = [_Crossing("approval policy `untrusted` asks before anything but known-safe reads", sandboxable=False)]
+        if (
+            not all_items
+            and self.approval == "untrusted"
+            and not self._known_safe(tool, declared, is_cmd)
+        ):
+            all_items = [
+                _Crossing(
+                    "approval policy `untrusted` asks before anything but known-safe reads",
+                    sandboxable=False,
+                )
+            ]
         if not all_items:
             return Verdict("allow", "inside the boundary", grant=base)
 
         scope, key = self._scope(tool, declared, is_cmd, writes, crossings, asks)
         room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
-        grant = Grant(extra_writable=room, network=base.network or any(c.network for c in all_items))
+        grant = Grant(
+            extra_writable=room, network=base.network or any(c.network for c in all_items)
+        )
         reason = "; ".join(c.reason for c in all_items)
         if key in self._session:
-            return Verdict("allow", f"{reason} — approved for this session ({scope})", grant, scope, key)
+            return Verdict(
+                "allow", f"{reason} — approved for this session ({scope})", grant, scope, key
+            )
         if self.approval == "never":
-            return Verdict("deny", f"{reason} — approval policy `never` denies crossings", None, scope, key)
-        if self.approval == "on-failure" and is_cmd and self.enforced and all(c.sandboxable for c in all_items):
+            return Verdict(
+                "deny", f"{reason} — approval policy `never` denies crossings", None, scope, key
+            )
+        if (
+            self.approval == "on-failure"
+            and is_cmd
+            and self.enforced
+            and all(c.sandboxable for c in all_items)
+        ):
             # Codex's on-failure: run it sandboxed without the extra room; if the kernel says no,
             # after_failure() offers a rerun with the room.
-            return Verdict("allow", f"runs sandboxed without extra room ({reason}); asks if it fails", base, scope, key)
+            return Verdict(
+                "allow",
+                f"runs sandboxed without extra room ({reason}); asks if it fails",
+                base,
+                scope,
+                key,
+            )
         return Verdict("ask", reason, grant, scope, key)
 
-    def after_failure(self, tool: str, declared: Declared, exit_code: int | None, output: str) -> Verdict | None:
+    def after_failure(
+        self, tool: str, declared: Declared, exit_code: int | None, output: str
+    ) -> Verdict | None:
         """Under `on-failure`: a command that failed inside the sandbox with a denial-looking error
         gets an ask to rerun with more room (the paths it was refused, or the network). None when
         there is nothing to offer."""
@@ -166,7 +200,9 @@ class Policy:
                 out.append(rp)
         return out
 
-    def _rule_hits(self, actions: tuple[str, ...], reads: list[Path], writes: list[Path]) -> list[tuple[str, Path, str]]:
+    def _rule_hits(
+        self, actions: tuple[str, ...], reads: list[Path], writes: list[Path]
+    ) -> list[tuple[str, Path, str]]:
         hits: list[tuple[str, Path, str]] = []
         for rule in self.rules:
             if rule.action not in actions:
@@ -183,7 +219,9 @@ class Policy:
                         hits.append((rule.pattern, p, verb))
         return hits
 
-    def _crossings(self, is_cmd: bool, writes: list[Path], allowed: set[Path], declared: Declared) -> list[_Crossing]:
+    def _crossings(
+        self, is_cmd: bool, writes: list[Path], allowed: set[Path], declared: Declared
+    ) -> list[_Crossing]:
         if self.mode == "full-access":
             return []
         out: list[_Crossing] = []
@@ -193,24 +231,37 @@ class Policy:
             where = self.boundary.where(p)
             shown = self.boundary.show(p)
             if self.mode == "read-only":
-                out.append(_Crossing(f"writes {shown} (sandbox mode is read-only)", self._needs_room(p)))
+                out.append(
+                    _Crossing(f"writes {shown} (sandbox mode is read-only)", self._needs_room(p))
+                )
             elif where == "outside":
                 out.append(_Crossing(f"writes {shown}, outside the workspace", self._needs_room(p)))
             elif where == "protected":
-                out.append(_Crossing(f"writes {shown}, a protected path (it can change what runs later with your rights)", self._needs_room(p)))
+                out.append(
+                    _Crossing(
+                        f"writes {shown}, a protected path (it can change what runs later with your rights)",
+                        self._needs_room(p),
+                    )
+                )
         if declared.network and not self.network_grant():
             out.append(_Crossing("uses the network, which is not granted", network=True))
         if is_cmd and not self.enforced:
-            out.append(_Crossing(
-                "the sandbox is NOT enforced on this machine, so the command would run with your full rights",
-                sandboxable=False,
-            ))
+            out.append(
+                _Crossing(
+                    "the sandbox is NOT enforced on this machine, so the command would run with your full rights",
+                    sandboxable=False,
+                )
+            )
         return out
 
     def _needs_room(self, path: Path) -> Path | None:
-        """The room a command needs to write `path`; None when the sandbox already allows it."""
+        """The room a command needs to write `path`; None when the sandbox already allows it.
+        Mirrors the runners: in workspace-write the workspace is writable except `.git` (bound
+        read-only whole: objects, refs and hooks alike) and the app's config."""
         if self.mode == "workspace-write" and self.boundary.where(path) == "inside":
-            return None
+            rel = self.boundary.rel(path) or ""
+            if not (rel == ".git" or rel.startswith(".git/") or rel == ".cerveau/config.toml"):
+                return None
         return room_for(path)
 
     def _known_safe(self, tool: str, declared: Declared, is_cmd: bool) -> bool:
@@ -220,21 +271,44 @@ class Policy:
             return True
         # A tool that declares no effect at all (update_plan, commit_plan) touches nothing outside
         # the app.
-        return not declared.writes and not declared.network and declared.command is None and not declared.reads
+        return (
+            not declared.writes
+            and not declared.network
+            and declared.command is None
+            and not declared.reads
+        )
 
-    def _scope(self, tool: str, declared: Declared, is_cmd: bool, writes: list[Path],
-               crossings: list[_Crossing], asks: list[_Crossing]) -> tuple[str, str]:
+    def _scope(
+        self,
+        tool: str,
+        declared: Declared,
+        is_cmd: bool,
+        writes: list[Path],
+        crossings: list[_Crossing],
+        asks: list[_Crossing],
+    ) -> tuple[str, str]:
         if is_cmd:
             prefix = command_prefix(declared.command or "")
             return f"commands starting with `{prefix}`", f"command:{prefix}"
         if asks and not crossings:
-            patterns = sorted({r.pattern for r in self.rules if r.action == "ask"
-                               and any(glob_match(_expand_home(r.pattern), self.boundary.match_name(p)) for p in writes)})
+            patterns = sorted(
+                {
+                    r.pattern
+                    for r in self.rules
+                    if r.action == "ask"
+                    and any(
+                        glob_match(_expand_home(r.pattern), self.boundary.match_name(p))
+                        for p in writes
+                    )
+                }
+            )
             if len(patterns) == 1:
                 return f"writes matching `{patterns[0]}`", f"rule:{patterns[0]}"
         if writes:
             shown = ", ".join(self.boundary.show(p) for p in sorted(writes))
-            return f"{tool} writing {shown}", "write:" + "|".join(p.as_posix() for p in sorted(writes))
+            return f"{tool} writing {shown}", "write:" + "|".join(
+                p.as_posix() for p in sorted(writes)
+            )
         return f"every `{tool}` call", f"tool:{tool}"
 
 

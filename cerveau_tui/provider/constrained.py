@@ -81,7 +81,12 @@ def rewrite_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for msg in messages:
         role = msg.get("role")
         if role == "system" and not instructed:
-            out.append({"role": "system", "content": f"{msg.get('content') or ''}\n\n{ACTION_INSTRUCTION}".lstrip()})
+            out.append(
+                {
+                    "role": "system",
+                    "content": f"{msg.get('content') or ''}\n\n{ACTION_INSTRUCTION}".lstrip(),
+                }
+            )
             instructed = True
         elif role == "assistant" and msg.get("tool_calls"):
             texts = []
@@ -93,11 +98,18 @@ def rewrite_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"role": "assistant", "content": "\n".join(texts)})
         elif role == "tool":
             name = msg.get("name") or names_by_id.get(msg.get("tool_call_id", ""), "tool")
-            out.append({"role": "user", "content": f"Result of {name}:\n{msg.get('content') or ''}"})
+            out.append(
+                {"role": "user", "content": f"Result of {name}:\n{msg.get('content') or ''}"}
+            )
         elif role == "assistant":
             # A plain answer: it was produced as {"answer": ...}; replay it in the same shape so
             # the model sees one consistent format.
-            out.append({"role": "assistant", "content": json.dumps({"answer": msg.get("content") or ""}, ensure_ascii=False)})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": json.dumps({"answer": msg.get("content") or ""}, ensure_ascii=False),
+                }
+            )
         else:
             out.append({"role": role, "content": msg.get("content") or ""})
     if not instructed:
@@ -133,19 +145,25 @@ def parse_action(
         return _parse_cut(body, finish_reason, new_id) if finish_reason == "length" else (text, [])
     if isinstance(value, dict) and isinstance(value.get("tool"), str):
         args = value.get("arguments", {})
-        return "", [ToolCall(id=new_id(), name=value["tool"], arguments=json.dumps(args, ensure_ascii=False))]
+        return "", [
+            ToolCall(
+                id=new_id(), name=value["tool"], arguments=json.dumps(args, ensure_ascii=False)
+            )
+        ]
     if isinstance(value, dict) and "answer" in value:
         answer = value["answer"]
         return (answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)), []
     return text, []
 
 
-def _parse_cut(body: str, finish_reason: str | None, new_id: Callable[[], str]) -> tuple[str, list[ToolCall]]:
+def _parse_cut(
+    body: str, finish_reason: str | None, new_id: Callable[[], str]
+) -> tuple[str, list[ToolCall]]:
     named = _TOOL_NAME.match(body)
     if named:
         name = json.loads(f'"{named.group(1)}"')
         start = _ARGS_START.search(body, named.end())
-        raw_args = body[start.end():] if start else ""
+        raw_args = body[start.end() :] if start else ""
         return "", [ToolCall(id=new_id(), name=name, arguments=raw_args)]
     if _ANSWER_START.match(body):
         return AnswerStream().feed(body), []
@@ -169,9 +187,9 @@ class AnswerStream:
         head = _ANSWER_START.match(self._buf)
         if not head:
             return ""
-        decoded, closed = _decode_prefix(self._buf[head.end():])
+        decoded, closed = _decode_prefix(self._buf[head.end() :])
         self._closed = closed
-        new = decoded[self._emitted:]
+        new = decoded[self._emitted :]
         self._emitted = len(decoded)
         return new
 

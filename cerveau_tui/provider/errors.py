@@ -34,8 +34,19 @@ _CONTEXT_HINTS = (
     "maximum context length",
 )
 
-_CONNECTION_HINTS = ("connection refused", "errno 111", "name or service not known", "all connection attempts failed")
-_TRANSIENT_HINTS = ("connection reset", "errno 104", "server disconnected", "broken pipe", "timed out")
+_CONNECTION_HINTS = (
+    "connection refused",
+    "errno 111",
+    "name or service not known",
+    "all connection attempts failed",
+)
+_TRANSIENT_HINTS = (
+    "connection reset",
+    "errno 104",
+    "server disconnected",
+    "broken pipe",
+    "timed out",
+)
 
 _ACTION: dict[ErrorClass, str] = {
     ErrorClass.TRUNCATED_ARGS: "the tool call was cut off at the token cap; split it into smaller calls",
@@ -55,7 +66,9 @@ def classify_error(status: int | None, body_text: str) -> ErrorClass:
     """The retry class of a failure. `status` is None when no HTTP answer arrived (connection
     failures); `body_text` is the raw body or the exception text."""
     text = body_text.lower()
-    if "failed to parse tool call arguments as json" in text and any(h in text for h in _TRUNCATION_HINTS):
+    if "failed to parse tool call arguments as json" in text and any(
+        h in text for h in _TRUNCATION_HINTS
+    ):
         return ErrorClass.TRUNCATED_ARGS
     if any(h in text for h in _PARSE_FAILURE_HINTS):
         return ErrorClass.PARSE_FAILURE
@@ -94,11 +107,16 @@ def server_message(body_text: str) -> str:
     return _squash(body_text)
 
 
-def describe(error_class: ErrorClass, status: int | None, body_text: str) -> str:
-    """A message a person can act on: what to do, then what the server said."""
+def describe(error_class: ErrorClass, status: int | None, body_text: str, url: str = "") -> str:
+    """A message a person can act on: what to do, then who said what (the URL matters when a
+    config points at the wrong server)."""
     said = server_message(body_text)
     where = f"HTTP {status}" if status is not None else "no HTTP answer"
-    return f"{_ACTION[error_class]} ({where}: {said})" if said else f"{_ACTION[error_class]} ({where})"
+    if url:
+        where += f" from {url}"
+    return (
+        f"{_ACTION[error_class]} ({where}: {said})" if said else f"{_ACTION[error_class]} ({where})"
+    )
 
 
 def backoff_delay(attempt: int, *, base: float = 0.5, cap: float = 8.0) -> float:

@@ -68,6 +68,9 @@ class LlamaProvider:
             r = self._client.get("/props")
         except httpx.HTTPError:
             return ServerProps()
+        if r.status_code == 404:
+            self._props = ServerProps()  # definitive: this server has no /props; do not ask again
+            return self._props
         if r.status_code != 200:
             return ServerProps()
         try:
@@ -107,10 +110,14 @@ class LlamaProvider:
             tokens = r.json().get("tokens")
         except (ValueError, AttributeError):
             return None
-        return [t if isinstance(t, int) else t.get("id", 0) for t in tokens] if isinstance(tokens, list) else None
+        return (
+            [t if isinstance(t, int) else t.get("id", 0) for t in tokens]
+            if isinstance(tokens, list)
+            else None
+        )
 
     def resolved_mode(self) -> str:
-        """"native" or "constrained". Auto trusts `/props`: without a template that supports
+        """ "native" or "constrained". Auto trusts `/props`: without a template that supports
         tools, the server would drop them silently, so only a clear yes means native."""
         if self.action_mode != "auto":
             return self.action_mode
@@ -136,11 +143,14 @@ class LlamaProvider:
         attempt = 0
         while True:
             try:
-                return self._stream_once(body, mode, on_delta, cancel)
+                return self._stream_once(body, on_delta, cancel)
             except ProviderError as err:
                 attempt += 1
                 if not err.retryable or attempt > self.max_retries:
                     raise
+                shown = err.partial
+                if shown is not None and (shown.content or shown.reasoning or shown.tool_calls):
+                    raise  # a retry would show the person the same text twice
                 delay = backoff_delay(attempt)
                 # The timeout bounds the whole call, retries included: a person waiting on a
                 # turn should not sit through minutes of backoff against a dead server.
@@ -151,7 +161,12 @@ class LlamaProvider:
                 self._sleep(delay)
 
     def request_body(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, max_tokens: int, mode: str
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        mode: str,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "stream": True,
@@ -177,7 +192,6 @@ class LlamaProvider:
     def _stream_once(
         self,
         body: dict[str, Any],
-        mode: str,
         on_delta: Callable[[Delta], None] | None,
         cancel: threading.Event | None,
     ) -> Completion:
@@ -192,7 +206,9 @@ class LlamaProvider:
                 if r.status_code != 200:
                     text = r.read().decode("utf-8", errors="replace")
                     cls = classify_error(r.status_code, text)
-                    raise ProviderError(describe(cls, r.status_code, text), cls, r.status_code)
+                    raise ProviderError(
+                        describe(cls, r.status_code, text, self.base_url), cls, r.status_code
+                    )
                 if "text/event-stream" not in r.headers.get("content-type", ""):
                     # A server that ignored stream=true answered with one body.
                     asm.feed(parse_chunk(r.read().decode("utf-8", errors="replace")))
@@ -201,7 +217,9 @@ class LlamaProvider:
                     for data in iter_sse_data(r.iter_lines()):
                         if cancel is not None and cancel.is_set():
                             raise ProviderError(
-                                "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
+                                "cancelled",
+                                ErrorClass.CANCELLED,
+                                partial=self._finish(asm, via, partial=True),
                             )
                         if data.strip() == DONE:
                             saw_done = True
@@ -209,7 +227,9 @@ class LlamaProvider:
                         delta = asm.feed(parse_chunk(data))
                         if delta is not None and on_delta is not None:
                             if answer is not None:
-                                delta = Delta(content=answer.feed(delta.content), reasoning=delta.reasoning)
+                                delta = Delta(
+                                    content=answer.feed(delta.content), reasoning=delta.reasoning
+                                )
                             if delta.content or delta.reasoning:
                                 on_delta(delta)
         except MalformedChunk as exc:
@@ -218,24 +238,33 @@ class LlamaProvider:
             text = json.dumps({"error": exc.error})
             cls = classify_error(_status_of(exc.error), text)
             raise ProviderError(
-                describe(cls, _status_of(exc.error), text), cls, _status_of(exc.error),
+                describe(cls, _status_of(exc.error), text, self.base_url),
+                cls,
+                _status_of(exc.error),
                 partial=self._finish(asm, via, partial=True),
             ) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise ProviderError(describe(ErrorClass.CONNECTION, None, str(exc)), ErrorClass.CONNECTION) from exc
+            raise ProviderError(
+                describe(ErrorClass.CONNECTION, None, str(exc), self.base_url),
+                ErrorClass.CONNECTION,
+            ) from exc
         except httpx.ReadTimeout as exc:
             raise ProviderError(
-                f"no answer from the server within {self.timeout_s:g}s; the model may be too slow for this prompt",
-                ErrorClass.FATAL, partial=self._finish(asm, via, partial=True),
+                f"no answer from {self.base_url} within {self.timeout_s:g}s; the model may be too slow for this prompt (raise the request timeout or shorten the context)",
+                ErrorClass.FATAL,
+                partial=self._finish(asm, via, partial=True),
             ) from exc
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             if asm.chunks == 0:
                 # Nothing received yet: the server dropped the connection, retrying is safe.
-                raise ProviderError(describe(ErrorClass.TRANSIENT, None, str(exc)), ErrorClass.TRANSIENT) from exc
+                raise ProviderError(
+                    describe(ErrorClass.TRANSIENT, None, str(exc), self.base_url),
+                    ErrorClass.TRANSIENT,
+                ) from exc
             raise self._bad_stream(f"the stream ended early ({exc})", asm, via) from exc
         except httpx.HTTPError as exc:
             cls = classify_error(None, str(exc))
-            raise ProviderError(describe(cls, None, str(exc)), cls) from exc
+            raise ProviderError(describe(cls, None, str(exc), self.base_url), cls) from exc
         if not saw_done:
             raise self._bad_stream("the stream ended without [DONE]", asm, via)
         return self._finish(asm, via)
@@ -245,7 +274,9 @@ class LlamaProvider:
         if via == "constrained":
             # A partial reply is read as a cut-off one: a recognisable call keeps its raw text.
             reason = "length" if partial else done.finish_reason
-            done.content, done.tool_calls = constrained.parse_action(done.content, reason, self._new_id)
+            done.content, done.tool_calls = constrained.parse_action(
+                done.content, reason, self._new_id
+            )
         for call in done.tool_calls:
             if not call.id:
                 call.id = self._new_id()
@@ -254,7 +285,7 @@ class LlamaProvider:
     def _bad_stream(self, what: str, asm: StreamAssembler, via: str) -> ProviderError:
         got = f"{asm.chunks} chunk(s), {sum(map(len, asm.content))} characters of content"
         return ProviderError(
-            f"{what}; received {got} before that (kept)",
+            f"{what} ({self.base_url}); received {got} before that (kept)",
             ErrorClass.BAD_STREAM,
             partial=self._finish(asm, via, partial=True),
         )

@@ -106,7 +106,9 @@ class StreamAssembler:
         fn = frag.get("function") or {}
         if fn.get("name"):
             # The name arrives whole in one fragment; a server that repeats it must not double it.
-            call.name = fn["name"] if not call.name or call.name == fn["name"] else call.name + fn["name"]
+            call.name = (
+                fn["name"] if not call.name or call.name == fn["name"] else call.name + fn["name"]
+            )
         args = fn.get("arguments")
         if isinstance(args, str):
             call.arguments.append(args)

@@ -1,0 +1,1 @@
+"""Enforcement backends (bubblewrap, landlock, none) and the start-up self-check that picks one."""

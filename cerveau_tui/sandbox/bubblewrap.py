@@ -30,7 +30,9 @@ PROTECTED_REL = (".git/hooks", ".git/config", ".cerveau/config.toml")
 def find_bwrap(exclude_under: Path | None = None) -> str | None:
     for candidate in BWRAP_PATHS:
         real = os.path.realpath(candidate)
-        if exclude_under is not None and _is_under(Path(real), Path(os.path.realpath(exclude_under))):
+        if exclude_under is not None and _is_under(
+            Path(real), Path(os.path.realpath(exclude_under))
+        ):
             continue
         if os.path.isfile(real) and os.access(real, os.X_OK):
             return candidate
@@ -52,7 +54,9 @@ class BubblewrapRunner:
         "full-access mode runs commands without the sandbox (nothing crosses, by definition)",
     ]
 
-    def __init__(self, bwrap: str | None = None, env_allow: tuple[str, ...] | list[str] = ()) -> None:
+    def __init__(
+        self, bwrap: str | None = None, env_allow: tuple[str, ...] | list[str] = ()
+    ) -> None:
         found = bwrap or find_bwrap()
         if found is None:
             raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
@@ -72,13 +76,39 @@ class BubblewrapRunner:
     ) -> list[str]:
         ws = Path(os.path.realpath(workspace))
         grant = grant or Grant()
-        a = [self.bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        a = [
+            self.bwrap,
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
         if not grant.network:
             a.append("--unshare-net")
-        a += ["--disable-userns", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv"]
+        a += [
+            "--disable-userns",
+            "--cap-drop",
+            "ALL",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+        ]
         for key, value in sorted(self.command_env(ws, env).items()):
             a += ["--setenv", key, value]
-        a += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+        a += [
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--dir",
+            SANDBOX_HOME,
+        ]
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
         # the private /tmp (pytest's tmp_path is).
         a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
@@ -88,12 +118,18 @@ class BubblewrapRunner:
         for e in extras:
             if e not in in_protected:
                 a += ["--bind-try", str(e), str(e)]
-        if mode != "read-only":
-            for p in protected:
-                a += ["--ro-bind-try", str(p), str(p)]
-        # A grant that names a protected path itself (approved by the person) goes on top.
-        for e in in_protected:
+        # Always, in read-only mode too: a grant of the workspace itself (or of a folder holding
+        # it) must not make .git writable along with it.
+        for p in protected:
+            a += ["--ro-bind-try", str(p), str(p)]
+        # A grant that names a protected path itself (approved by the person) goes on top, and the
+        # protected paths beneath it are made read-only again: granting `.git/objects` for a
+        # commit is not granting `.git/hooks`.
+        for e in sorted(in_protected, key=lambda x: len(x.parts)):
             a += ["--bind-try", str(e), str(e)]
+            for p in protected:
+                if p != e and _is_under(p, e) and p not in in_protected:
+                    a += ["--ro-bind-try", str(p), str(p)]
         a += ["--chdir", str(ws)]
         if seccomp_fd is not None:
             a += ["--seccomp", str(seccomp_fd)]
@@ -119,8 +155,16 @@ class BubblewrapRunner:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         if mode == "full-access":
-            result = self._plain.run(command, workspace=workspace, mode=mode, timeout=timeout,
-                                     output_cap=output_cap, grant=grant, cancel=cancel, env=env)
+            result = self._plain.run(
+                command,
+                workspace=workspace,
+                mode=mode,
+                timeout=timeout,
+                output_cap=output_cap,
+                grant=grant,
+                cancel=cancel,
+                env=env,
+            )
             result.notes.append("full-access: ran without the sandbox")
             return result
         ws = Path(os.path.realpath(workspace))
@@ -150,7 +194,13 @@ def bwrap_version(bwrap: str) -> str:
     import subprocess
 
     try:
-        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [bwrap, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
         return out.stdout.strip() or out.stderr.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"

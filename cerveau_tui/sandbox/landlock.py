@@ -17,17 +17,15 @@ from pathlib import Path
 
 from .base import CommandResult, Grant
 from .none import NoSandbox, _killpg, minimal_env, run_process
+from .seccomp_filter import bpf_fd
+
+HELPER = Path(__file__).with_name("landlock_exec.py")
 
 
 def landlock_abi() -> int:
-    try:
-        import landlockpy
-    except ImportError:
-        return 0
-    try:
-        return int(landlockpy.abi_version())
-    except OSError:
-        return 0
+    from .landlock_exec import abi_version
+
+    return abi_version()
 
 
 def landlock_gaps(abi: int) -> list[str]:
@@ -49,7 +47,9 @@ class LandlockRunner:
     backend = "landlock"
     enforced = True
 
-    def __init__(self, env_allow: tuple[str, ...] | list[str] = (), python: str | None = None) -> None:
+    def __init__(
+        self, env_allow: tuple[str, ...] | list[str] = (), python: str | None = None
+    ) -> None:
         self.abi = landlock_abi()
         if self.abi < 1:
             raise OSError("Landlock is not available in this kernel")
@@ -61,9 +61,21 @@ class LandlockRunner:
         self._groups: list[int] = []
         self._lock = threading.Lock()
 
-    def argv(self, command: str, *, workspace: Path, mode: str, grant: Grant | None, tmp: Path) -> list[str]:
+    def argv(
+        self,
+        command: str,
+        *,
+        workspace: Path,
+        mode: str,
+        grant: Grant | None,
+        tmp: Path,
+        seccomp_fd: int | None = None,
+    ) -> list[str]:
         grant = grant or Grant()
-        a = [self.python, "-E", "-m", "cerveau_tui.sandbox.landlock_exec", "--workspace", str(workspace), "--mode", mode]
+        # -I -S: isolated, no site: the helper is stdlib-only and starts on every command.
+        a = [self.python, "-I", "-S", str(HELPER), "--workspace", str(workspace), "--mode", mode]
+        if seccomp_fd is not None:
+            a += ["--seccomp-fd", str(seccomp_fd)]
         for p in (*grant.extra_writable, tmp):
             a += ["--writable", str(p)]
         if grant.network:
@@ -83,20 +95,35 @@ class LandlockRunner:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         if mode == "full-access":
-            result = self._plain.run(command, workspace=workspace, mode=mode, timeout=timeout,
-                                     output_cap=output_cap, grant=grant, cancel=cancel, env=env)
+            result = self._plain.run(
+                command,
+                workspace=workspace,
+                mode=mode,
+                timeout=timeout,
+                output_cap=output_cap,
+                grant=grant,
+                cancel=cancel,
+                env=env,
+            )
             result.notes.append("full-access: ran without the sandbox")
             return result
         ws = Path(os.path.realpath(workspace))
         tmp = Path(tempfile.mkdtemp(prefix="cerveau-cmd-"))
+        fd = bpf_fd()
         try:
             cmd_env = minimal_env(ws, self.env_allow, env)
             cmd_env["TMPDIR"] = str(tmp)
             result = run_process(
-                self.argv(command, workspace=ws, mode=mode, grant=grant, tmp=tmp),
-                cwd=ws, env=cmd_env, timeout=timeout, output_cap=output_cap, cancel=cancel,
+                self.argv(command, workspace=ws, mode=mode, grant=grant, tmp=tmp, seccomp_fd=fd),
+                cwd=ws,
+                env=cmd_env,
+                timeout=timeout,
+                output_cap=output_cap,
+                cancel=cancel,
+                pass_fds=(fd,),
             )
         finally:
+            os.close(fd)
             shutil.rmtree(tmp, ignore_errors=True)
         if result.background_pgid is not None:
             with self._lock:

@@ -1,31 +1,58 @@
-"""The Landlock helper, exec'd (never run as a preexec_fn: that is unsafe in a threaded parent).
+"""The Landlock helper, exec'd (never a preexec_fn: that is unsafe in a threaded parent).
 
-    python -E -m cerveau_tui.sandbox.landlock_exec --workspace WS --mode MODE [--writable P]...
-           [--network] -- /bin/sh -c CMD
+    python -I -S landlock_exec.py --workspace WS --mode MODE [--writable P]... [--network]
+           --seccomp-fd N -- /bin/sh -c CMD
+
+Standalone on purpose (stdlib + ctypes only, run with -I -S): it starts once per command, and
+importing the package, landlockpy and pyseccomp cost ~80 ms on every command.
 
 In this order, because each step needs the previous one: a new session (no controlling terminal),
-drop every capability including the bounding set (root re-gains capabilities on execve from the
+drop every capability including the bounding set (root regains capabilities on execve from the
 bounding set), no_new_privs, a Landlock domain (read+exec on /, full access to the workspace and
 the granted paths, TCP denied unless granted, signals and abstract sockets scoped), the seccomp
-filter, then execve. Exit 126 with a message on stderr if any step fails: a helper that could not
-confine must never run the command anyway.
+filter the parent built (classic BPF read from an fd), then execve. Exit 126 with a message on
+stderr if any step fails: a helper that could not confine never runs the command anyway.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
-import ctypes.util
 import os
 import sys
 
+SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on every architecture that has Landlock
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
+# LANDLOCK_ACCESS_FS_*
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+TRUNCATE, IOCTL_DEV = 1 << 14, 1 << 15
+READ = READ_FILE | READ_DIR | EXECUTE
+
 # Character devices every shell script writes to (`2>/dev/null`).
 DEV_WRITABLE = ("/dev/null", "/dev/zero", "/dev/full")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
 class _CapHeader(ctypes.Structure):
@@ -33,47 +60,121 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _check(ret: int, what: str) -> int:
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return ret
+
+
+def abi_version() -> int:
+    """The kernel's Landlock ABI, 0 when unavailable (too old, or disabled at boot)."""
+    ret = _libc.syscall(
+        SYS_LANDLOCK_CREATE_RULESET,
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION),
+    )
+    return int(ret) if ret > 0 else 0
+
+
+def fs_rights(abi: int) -> int:
+    rights = (1 << 13) - 1  # ABI 1: EXECUTE .. MAKE_SYM
+    if abi >= 2:
+        rights |= 1 << 13  # REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    if abi >= 5:
+        rights |= IOCTL_DEV
+    return rights
+
+
+def net_rights(abi: int) -> int:
+    rights = 0
+    if abi >= 4:
+        rights |= 1 | 2  # BIND_TCP, CONNECT_TCP
+    if abi >= 10:
+        rights |= 4 | 8  # BIND_UDP, CONNECT_SEND_UDP
+    return rights
 
 
 def drop_capabilities() -> None:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
     try:
-        last = int(open("/proc/sys/kernel/cap_last_cap").read().strip())
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read().strip())
     except OSError:
         last = 40
     for cap in range(last + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM when not privileged: nothing to drop
-    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM when unprivileged: nothing to drop
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
-    if libc.capset(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+def _allow(ruleset_fd: int, path: str, rights: int) -> None:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        attr = _PathBeneath(rights, fd)
+        _check(
+            _libc.syscall(
+                SYS_LANDLOCK_ADD_RULE, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(attr), 0
+            ),
+            f"landlock_add_rule {path}",
+        )
+    finally:
+        os.close(fd)
 
 
 def apply_landlock(workspace: str, mode: str, writable: list[str], network: bool) -> None:
-    import landlockpy as ll
-
-    abi = ll.abi_version()
+    abi = abi_version()
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
-    everything = ll.fs_for_abi(abi)
-    read = ll.AccessFS.READ_FILE | ll.AccessFS.READ_DIR | ll.AccessFS.EXECUTE
-    handled_net = ll.AccessNet.NONE if network else ll.net_for_abi(abi)
-    scoped = ll.scope_for_abi(abi)  # abstract unix sockets and signals stay inside the domain
-    with ll.Ruleset(handled_fs=everything, handled_net=handled_net, scoped=scoped) as rs:
-        # A rule on a file (not a directory) may only carry file rights, or the kernel says EINVAL.
-        file_rights = everything & (ll.AccessFS.WRITE_FILE | ll.AccessFS.READ_FILE | ll.AccessFS.EXECUTE
-                                    | ll.AccessFS.TRUNCATE | ll.AccessFS.IOCTL_DEV)
-        rs.allow_path("/", read)
+    everything = fs_rights(abi)
+    # A rule on a file (not a directory) may only carry file rights, or the kernel says EINVAL.
+    file_rights = everything & (WRITE_FILE | READ_FILE | EXECUTE | TRUNCATE | IOCTL_DEV)
+    attr = _RulesetAttr(everything, 0 if network else net_rights(abi), 3 if abi >= 6 else 0)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24  # older kernels reject fields they do not know
+    ruleset = _check(
+        _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0),
+        "landlock_create_ruleset",
+    )
+    try:
+        _allow(ruleset, "/", READ)
         for dev in DEV_WRITABLE:
             if os.path.exists(dev):
-                rs.allow_path(dev, file_rights)
-        paths = ([workspace] if mode != "read-only" else []) + writable
-        for p in paths:
+                _allow(ruleset, dev, file_rights)
+        for p in ([workspace] if mode != "read-only" else []) + writable:
             if os.path.exists(p):
-                rs.allow_path(p, everything if os.path.isdir(p) else file_rights)
-        rs.restrict(no_new_privs=True)
+                _allow(ruleset, p, everything if os.path.isdir(p) else file_rights)
+        _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _check(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def load_seccomp(fd: int) -> None:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    os.close(fd)
+    program = b"".join(chunks)
+    if not program or len(program) % 8:
+        raise OSError("the seccomp filter is empty or malformed")
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.addressof(buf))
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -82,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", default="workspace-write")
     parser.add_argument("--writable", action="append", default=[])
     parser.add_argument("--network", action="store_true")
+    parser.add_argument("--seccomp-fd", type=int, default=-1)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -93,12 +195,18 @@ def main(argv: list[str] | None = None) -> None:
         except PermissionError:
             pass  # already a session leader (the parent started us with start_new_session)
         drop_capabilities()
-        apply_landlock(os.path.realpath(args.workspace), args.mode, [os.path.realpath(p) for p in args.writable], args.network)
-        from cerveau_tui.sandbox.seccomp_filter import load_in_process
-
-        load_in_process()
+        apply_landlock(
+            os.path.realpath(args.workspace),
+            args.mode,
+            [os.path.realpath(p) for p in args.writable],
+            args.network,
+        )
+        if args.seccomp_fd < 0:
+            raise OSError("no seccomp filter was passed")
+        load_seccomp(args.seccomp_fd)
     except Exception as exc:  # noqa: BLE001 - any failure means: do not run unconfined
         sys.stderr.write(f"cerveau landlock helper: could not confine the command: {exc}\n")
+        sys.stderr.flush()
         os._exit(126)
     os.execv(command[0], command)
 

@@ -20,7 +20,9 @@ from .base import CommandResult, Grant
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "USER", "LOGNAME")
 
 
-def minimal_env(workspace: Path, allow: tuple[str, ...] = (), extra: dict[str, str] | None = None) -> dict[str, str]:
+def minimal_env(
+    workspace: Path, allow: tuple[str, ...] = (), extra: dict[str, str] | None = None
+) -> dict[str, str]:
     env = {k: os.environ[k] for k in (*SAFE_ENV_KEYS, *allow) if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env["HOME"] = str(workspace)
@@ -70,7 +72,9 @@ class _Sink:
         if not self.tail:
             return cap_output(self.head.decode("utf-8", errors="replace"), cap)
         head = self.head.decode("utf-8", errors="replace")[: cap * 2 // 3]
-        tail = bytes(self.tail[-self.keep :]).decode("utf-8", errors="replace")[-(cap - cap * 2 // 3) :]
+        tail = bytes(self.tail[-self.keep :]).decode("utf-8", errors="replace")[
+            -(cap - cap * 2 // 3) :
+        ]
         cut = self.total - len(head.encode()) - len(tail.encode())
         return f"{head}\n[... about {cut} bytes cut ...]\n{tail}", True
 
@@ -153,7 +157,9 @@ def run_process(
                 timed_out = True
             elif sink.total > flood_bytes:
                 flooded = True
-                notes.append(f"output flood: killed after {sink.total // (1024 * 1024)} MiB of output")
+                notes.append(
+                    f"output flood: killed after {sink.total // (1024 * 1024)} MiB of output"
+                )
             if timed_out or interrupted or flooded:
                 _killpg(proc.pid)
                 proc.wait()
@@ -197,6 +203,11 @@ def _group_alive(pgid: int) -> bool:
 class NoSandbox:
     backend = "none"
     enforced = False
+    gaps: list[str] = [
+        "commands run with your full rights: the policy asks before every command in read-only "
+        "and workspace-write modes"
+    ]
+    notes: list[str] = []
 
     def __init__(self, env_allow: tuple[str, ...] = ()) -> None:
         self.env_allow = env_allow

@@ -43,12 +43,14 @@ class SandboxStatus:
 
 def cache_key() -> str:
     bwrap = find_bwrap()
-    return "|".join([
-        f"v{CHECK_VERSION}",
-        platform.release(),
-        bwrap_version(bwrap) if bwrap else "no-bwrap",
-        f"landlock{landlock_abi()}",
-    ])
+    return "|".join(
+        [
+            f"v{CHECK_VERSION}",
+            platform.release(),
+            bwrap_version(bwrap) if bwrap else "no-bwrap",
+            f"landlock{landlock_abi()}",
+        ]
+    )
 
 
 def _make(backend: str, env_allow: Sequence[str] = ()) -> Runner:
@@ -56,14 +58,16 @@ def _make(backend: str, env_allow: Sequence[str] = ()) -> Runner:
         return BubblewrapRunner(env_allow=tuple(env_allow))
     if backend == "landlock":
         return LandlockRunner(env_allow=tuple(env_allow))
-    return NoSandbox(tuple(env_allow))
+    if backend == "none":
+        return NoSandbox(tuple(env_allow))
+    raise ValueError(f"unknown sandbox backend {backend!r}")
 
 
 def probe(backend: str, scratch: Path) -> str | None:
     """Run the backend for real; None when it confines, else what went wrong."""
     try:
         runner = _make(backend)
-    except (OSError, RuntimeError) as exc:
+    except (OSError, RuntimeError, ValueError) as exc:
         return f"unavailable: {exc}"
     ws = scratch / "ws"
     outside = scratch / "outside"
@@ -87,7 +91,9 @@ def probe(backend: str, scratch: Path) -> str | None:
     return None
 
 
-def self_check(cache_dir: Path | None = None, *, backends: Sequence[str] = BACKENDS, use_cache: bool = True) -> SandboxStatus:
+def self_check(
+    cache_dir: Path | None = None, *, backends: Sequence[str] = BACKENDS, use_cache: bool = True
+) -> SandboxStatus:
     key = cache_key()
     cache_file = cache_dir / CACHE_NAME if cache_dir else None
     if use_cache and cache_file is not None and tuple(backends) == BACKENDS:
@@ -107,15 +113,25 @@ def self_check(cache_dir: Path | None = None, *, backends: Sequence[str] = BACKE
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         if problem is None:
-            gaps = landlock_gaps(landlock_abi()) if backend == "landlock" else list(BubblewrapRunner.gaps)
+            gaps = (
+                landlock_gaps(landlock_abi())
+                if backend == "landlock"
+                else list(BubblewrapRunner.gaps)
+            )
             status = SandboxStatus(backend, True, [*notes, f"{backend}: self-check passed"], gaps)
             break
         notes.append(f"{backend}: {problem}")
     if status is None:
         status = SandboxStatus(
-            "none", False,
-            [*notes, "no backend confines commands: every command in read-only and workspace-write mode is asked"],
-            ["commands run with your full rights; only the approval policy stands between them and your files"],
+            "none",
+            False,
+            [
+                *notes,
+                "no backend confines commands: every command in read-only and workspace-write mode is asked",
+            ],
+            [
+                "commands run with your full rights; only the approval policy stands between them and your files"
+            ],
         )
     if cache_file is not None and tuple(backends) == BACKENDS:
         _write_cache(cache_file, key, status)

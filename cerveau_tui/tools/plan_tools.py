@@ -50,7 +50,9 @@ def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | Non
     written = [display_path(ctx.workspace, p) for p in ctx.state.written]
     for raw in files:
         declared = norm_rel(raw, ctx.workspace)
-        targets = [w for w in written if covers(declared, w)] if is_pattern(declared) else [declared]
+        targets = (
+            [w for w in written if covers(declared, w)] if is_pattern(declared) else [declared]
+        )
         for rel in targets:
             if rel and not rel.startswith(("../", "/")) and rel != ".." and rel not in rels:
                 rels.append(rel)
@@ -69,10 +71,14 @@ def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | Non
 
 class CommitPlan(Tool):
     name = "commit_plan"
-    description = "Record your plan: ordered steps {id, title, files, check?}. Call again to revise it."
+    description = (
+        "Record your plan: ordered steps {id, title, files, check?}. Call again to revise it."
+    )
 
     class Args(BaseModel):
-        steps: list[PlanStep] = Field(description="steps in order; files = paths the step will write")
+        steps: list[PlanStep] = Field(
+            description="steps in order; files = paths the step will write"
+        )
 
     @classmethod
     def schema(cls) -> dict[str, Any]:
@@ -83,12 +89,23 @@ class CommitPlan(Tool):
             "properties": {
                 "id": {"type": "string"},
                 "title": {"type": "string"},
-                "files": {"type": "array", "items": {"type": "string"}, "description": "paths it will write"},
-                "check": {"type": "string", "description": "optional command proving the step works"},
+                "files": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "paths it will write",
+                },
+                "check": {
+                    "type": "string",
+                    "description": "optional command proving the step works",
+                },
             },
             "required": ["id", "title", "files"],
         }
-        params = {"type": "object", "properties": {"steps": {"type": "array", "items": step}}, "required": ["steps"]}
+        params = {
+            "type": "object",
+            "properties": {"steps": {"type": "array", "items": step}},
+            "required": ["steps"],
+        }
         return {"name": cls.name, "description": cls.description, "parameters": params}
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
@@ -97,7 +114,11 @@ class CommitPlan(Tool):
             sid = s.id.strip() or str(i + 1)
             if any(t.id == sid for t in steps):
                 raise ToolError(f"two steps have id {sid!r}; give each step its own id")
-            steps.append(s.model_copy(update={"id": sid, "files": [norm_rel(f, ctx.workspace) for f in s.files]}))
+            steps.append(
+                s.model_copy(
+                    update={"id": sid, "files": [norm_rel(f, ctx.workspace) for f in s.files]}
+                )
+            )
         state = plan_state(ctx)
         revision = state.revision + 1
         _publish(
@@ -152,14 +173,24 @@ class UpdatePlan(Tool):
         state = plan_state(ctx)
         step = self._step(args, ctx)
         if args.status == "in_progress":
-            _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "in_progress", "note": args.note})
+            _publish(
+                ctx,
+                state,
+                EventType.PLAN_UPDATED,
+                {"step_id": step.id, "status": "in_progress", "note": args.note},
+            )
             return ToolResult(True, f"step {step.id} in progress")
         check_line = ""
         if step.check:
             if ctx.runner is None:
                 # Degrade honestly: a check that could not run is "unavailable", never "passed".
                 note = f"check `{step.check}` unavailable (no runner); not checkpointed"
-                _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "done", "note": note})
+                _publish(
+                    ctx,
+                    state,
+                    EventType.PLAN_UPDATED,
+                    {"step_id": step.id, "status": "done", "note": note},
+                )
                 return ToolResult(True, f"step {step.id} marked done; {note}")
             res = ctx.runner.run(
                 step.check,
@@ -173,7 +204,12 @@ class UpdatePlan(Tool):
             if res.exit_code != 0:
                 why = "timed out" if res.timed_out else f"exit {res.exit_code}"
                 note = f"check `{step.check}` failed ({why})"
-                _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "in_progress", "note": note})
+                _publish(
+                    ctx,
+                    state,
+                    EventType.PLAN_UPDATED,
+                    {"step_id": step.id, "status": "in_progress", "note": note},
+                )
                 tail = res.output[-CHECK_TAIL:]
                 return ToolResult(
                     False,
@@ -183,14 +219,21 @@ class UpdatePlan(Tool):
                 )
             check_line = f"; check `{step.check}` passed"
         hashes = checkpoint_hashes(ctx, step.files)
-        _publish(ctx, state, EventType.PLAN_UPDATED, {"step_id": step.id, "status": "done", "note": args.note})
+        _publish(
+            ctx,
+            state,
+            EventType.PLAN_UPDATED,
+            {"step_id": step.id, "status": "done", "note": args.note},
+        )
         payload: dict[str, Any] = {"step_id": step.id, "hashes": hashes}
         if step.check:
             payload["check"] = step.check
         _publish(ctx, state, EventType.CHECKPOINT, payload)
         nxt = state.report().current
         after = f" Next: step {nxt.id} ({nxt.title})." if nxt is not None else " All steps done."
-        return ToolResult(True, f"step {step.id} done{check_line}; checkpoint of {len(hashes)} files.{after}")
+        return ToolResult(
+            True, f"step {step.id} done{check_line}; checkpoint of {len(hashes)} files.{after}"
+        )
 
 
 PLAN_TOOLS: tuple[type[Tool], ...] = (CommitPlan, UpdatePlan)

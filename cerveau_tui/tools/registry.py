@@ -16,6 +16,7 @@ class Registry:
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
+        self._schemas: list[dict[str, Any]] | None = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -24,7 +25,11 @@ class Registry:
         return list(self._tools)
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [t.schema() for t in self._tools.values()]
+        # Built once: the schemas are part of the stable prompt prefix, and rebuilding them
+        # from pydantic every round cost milliseconds for nothing.
+        if getattr(self, "_schemas", None) is None:
+            self._schemas = [t.schema() for t in self._tools.values()]
+        return self._schemas  # type: ignore[return-value]
 
     def without(self, *names: str) -> Registry:
         """A narrower registry: how read-only modes are made structural (the tool is absent)."""

@@ -84,13 +84,9 @@ class Snapshot(Mapping[str, str]):
         different listings can serialise to the same stream.
         """
         if self._digest is None:
-            h = blake3.blake3()
-            for rel, digest in self._entries.items():
-                h.update(rel.encode("utf-8", "surrogateescape"))
-                h.update(b"\0")
-                h.update(digest.encode("ascii"))
-                h.update(b"\0")
-            self._digest = h.hexdigest()
+            # One join and one update: 10,000 small update() calls cost more than the hashing.
+            stream = "".join(f"{rel}\0{digest}\0" for rel, digest in self._entries.items())
+            self._digest = blake3.blake3(stream.encode("utf-8", "surrogateescape")).hexdigest()
         return self._digest
 
 
@@ -118,11 +114,12 @@ class Fingerprinter:
         hasher: Callable[[Path, int], str] = hash_path,
     ) -> None:
         self.root = Path(os.path.realpath(root))
+        self._root_s = str(self.root)
         self.ignore_dirs = frozenset(ignore_dirs)
         self._clock = clock
         self._hasher = hasher
         self._cache: dict[str, _Entry] = {}
-        self._specs: dict[str, tuple[int, int, pathspec.PathSpec | None]] = {}
+        self._specs: dict[str, tuple[int, int, pathspec.GitIgnoreSpec | None]] = {}
         self._lock = threading.RLock()
         self.hash_count = 0  # files actually read and hashed; tests and benchmarks watch it
         self.last: Snapshot | None = None
@@ -149,7 +146,7 @@ class Fingerprinter:
         while rel.startswith("./"):
             rel = rel[2:]
         try:
-            st = os.lstat(self.root / rel)
+            st = os.lstat(os.path.join(self._root_s, rel))
         except (FileNotFoundError, NotADirectoryError):
             with self._lock:
                 self._cache.pop(rel, None)
@@ -175,7 +172,7 @@ class Fingerprinter:
         ):
             return cached.digest
         now = self._clock()  # taken before reading: a write during the read counts as racy
-        path = self.root / rel
+        path = Path(self._root_s, rel)
         try:
             if stat.S_ISLNK(st.st_mode):
                 digest = hash_bytes(b"symlink\0" + os.fsencode(os.readlink(path)))
@@ -192,7 +189,7 @@ class Fingerprinter:
         self._cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, now)
         return digest
 
-    def _spec_for(self, dir_abs: str, rel_dir: str) -> pathspec.PathSpec | None:
+    def _spec_for(self, dir_abs: str, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         gi = os.path.join(dir_abs, ".gitignore")
         try:
             st = os.stat(gi)
@@ -204,7 +201,9 @@ class Fingerprinter:
             return cached[2]
         try:
             with open(gi, encoding="utf-8", errors="replace") as f:
-                spec: pathspec.PathSpec | None = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+                spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(
+                    f.read().splitlines()
+                )
         except OSError:
             spec = None
         self._specs[rel_dir] = (st.st_mtime_ns, st.st_size, spec)
@@ -213,7 +212,7 @@ class Fingerprinter:
     def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
         # Each level carries the .gitignore specs in force: (directory they live in, spec). A
         # nested .gitignore's patterns are relative to its own directory, as git reads them.
-        stack: list[tuple[str, str, tuple[tuple[str, pathspec.PathSpec], ...]]] = [
+        stack: list[tuple[str, str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [
             (str(self.root), "", ())
         ]
         while stack:
@@ -247,7 +246,7 @@ class Fingerprinter:
                     yield rel, st
 
 
-def _ignored(specs: tuple[tuple[str, pathspec.PathSpec], ...], rel: str, is_dir: bool) -> bool:
+def _ignored(specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...], rel: str, is_dir: bool) -> bool:
     """Git's rule: the deepest .gitignore with a matching pattern decides (negations included)."""
     for base, spec in reversed(specs):
         sub = rel[len(base) + 1 :] if base else rel

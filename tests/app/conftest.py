@@ -30,3 +30,19 @@ def _no_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     # A theme switched in a test must never land in the developer's real config.
     cfg = tmp_path_factory.mktemp("cfg") / "config.toml"
     monkeypatch.setenv("CERVEAU_CONFIG", str(cfg))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Pilot tests are coroutines; anyio's plugin (installed with httpx) runs them on asyncio.
+    import inspect
+
+    here = Path(__file__).parent
+    for item in items:
+        fn = getattr(item, "function", None)
+        if fn is not None and inspect.iscoroutinefunction(fn) and here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.anyio)

@@ -56,21 +56,20 @@ class AskInThread:
     """Ask the app's approver from another thread, as the engine does, and keep the answer."""
 
     def __init__(self, app: CerveauApp, summary: str = "rm -rf build", **fields: Any) -> None:
-        self.req = ApprovalRequest(call_id=fields.pop("call_id", "c1"), tool=fields.pop("tool", "bash"),
-                                   summary=summary, reason=fields.pop("reason", "writes outside the workspace"),
-                                   **fields)
+        self.req = ApprovalRequest(
+            call_id=fields.pop("call_id", "c1"),
+            tool=fields.pop("tool", "bash"),
+            summary=summary,
+            reason=fields.pop("reason", "writes outside the workspace"),
+            **fields,
+        )
         self.decision: ApprovalDecision | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
+        approver = app.approver
+        self.thread = threading.Thread(target=lambda: self._ask(approver), daemon=True)
         self.thread.start()
-        self._app = app
 
-    def _run(self) -> None:
-        self.decision = self._app_approver().approve(self.req)
-
-    def _app_approver(self) -> Any:
-        while not hasattr(self, "_app"):
-            pass
-        return self._app.approver
+    def _ask(self, approver: Any) -> None:
+        self.decision = approver.approve(self.req)
 
 
 def child_pids() -> set[int]:

@@ -69,7 +69,7 @@ def test_a_stalled_model_climbs_the_rungs_in_order_then_parks_with_a_handoff(pro
         caps = [r["max_tokens"] for r in srv.requests]
     assert [e["rung"] for e in of(events, "escalation")] == ["R1", "R2", "R3"]
     # R2 gives more room: every request after it carries a doubled cap.
-    assert caps[:5] == [caps[0]] * 5 and caps[5:] == [caps[0] * 2] * 3
+    assert caps[:4] == [caps[0]] * 4 and caps[4:] == [caps[0] * 2] * 4
     parked = of(events, "parked")
     assert len(parked) == 1 and parked[0]["unmet"] == ["tests"]
     assert "## What is unmet\n- tests" in parked[0]["handoff"]

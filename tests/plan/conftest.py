@@ -35,8 +35,6 @@ class Session:
         )
 
 
-
-
 @pytest.fixture
 def session() -> Session:
     return Session()

@@ -75,3 +75,8 @@ def test_a_readme_with_a_plan_heading_or_checkboxes_is() -> None:
 
 def test_only_markdown_files_are_plan_files() -> None:
     assert not looks_like_plan_file("plan.txt", "1. a\n2. b\n")
+
+
+def test_well_known_extensionless_files_count() -> None:
+    steps = plan_from_markdown("1. add a `Makefile`\n2. add `docker/Dockerfile`\n")
+    assert steps is not None and [s.files for s in steps] == [["Makefile"], ["docker/Dockerfile"]]

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cerveau_tui.plan import build_report, drift_for_write
+
 if TYPE_CHECKING:
     from conftest import Session
-
-from cerveau_tui.plan import build_report, drift_for_write
 
 STEPS = (
     {"id": "1", "title": "parser", "files": ["src/parser.py"]},

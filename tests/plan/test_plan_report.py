@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from conftest import Session
-
 from cerveau_tui.plan import StepStatus, build_report, sorted_plan
 from cerveau_tui.plan.models import StepReport
+
+if TYPE_CHECKING:
+    from conftest import Session
 
 A = {"id": "1", "title": "parser", "files": ["src/parser.py"]}
 B = {"id": "2", "title": "cli", "files": ["src/cli.py"]}

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from conftest import Session
 
 from cerveau_tui.plan import StepStatus, build_report, build_report_at
 from cerveau_tui.workspace.fingerprint import Fingerprinter, hash_bytes
+
+if TYPE_CHECKING:
+    from conftest import Session
 
 PARSER = {"id": "1", "title": "parser", "files": ["src/parser.py"]}
 CLI = {"id": "2", "title": "cli", "files": ["src/cli.py", "tests/test_cli.py"]}
@@ -29,7 +28,9 @@ def _status(session: Session, ws: Path, step_id: str) -> StepStatus:
     return step.status
 
 
-def test_guard_denied_step_with_its_files_on_disk_is_done_unconfirmed(session: Session, tmp_path: Path) -> None:
+def test_guard_denied_step_with_its_files_on_disk_is_done_unconfirmed(
+    session: Session, tmp_path: Path
+) -> None:
     # The step was worked on, the files were written, then a guard ended the turn before
     # update_plan(done): no completion event, but the work is plainly there.
     session.commit(PARSER, CLI)
@@ -47,14 +48,18 @@ def test_guard_denied_step_with_its_files_on_disk_is_done_unconfirmed(session: S
     assert report.done_count == 1
 
 
-def test_a_step_with_only_some_files_written_stays_pending(session: Session, tmp_path: Path) -> None:
+def test_a_step_with_only_some_files_written_stays_pending(
+    session: Session, tmp_path: Path
+) -> None:
     session.commit(PARSER, CLI)
     _write(tmp_path, "src/cli.py", "cli")
     session.wrote("src/cli.py")
     assert _status(session, tmp_path, "2") == StepStatus.PENDING
 
 
-def test_files_that_existed_before_and_were_not_written_are_not_evidence(session: Session, tmp_path: Path) -> None:
+def test_files_that_existed_before_and_were_not_written_are_not_evidence(
+    session: Session, tmp_path: Path
+) -> None:
     _write(tmp_path, "src/parser.py", "from before the session")
     session.commit(PARSER)
     assert _status(session, tmp_path, "1") == StepStatus.PENDING
@@ -75,7 +80,9 @@ def test_a_written_file_deleted_again_is_not_done(session: Session, tmp_path: Pa
     assert _status(session, tmp_path, "1") == StepStatus.PENDING
 
 
-def test_an_earlier_steps_writes_to_a_shared_file_do_not_finish_a_later_step(session: Session, tmp_path: Path) -> None:
+def test_an_earlier_steps_writes_to_a_shared_file_do_not_finish_a_later_step(
+    session: Session, tmp_path: Path
+) -> None:
     session.commit(PARSER, {"id": "2", "title": "error handling", "files": ["src/parser.py"]})
     digest = _write(tmp_path, "src/parser.py", "v1")
     session.wrote("src/parser.py")
@@ -97,7 +104,9 @@ def test_a_checkpointed_file_that_changed_shows_changed(session: Session, tmp_pa
     assert "src/parser.py: changed since checkpoint" in report.steps[0].evidence
 
 
-def test_a_checkpointed_file_that_was_deleted_shows_missing(session: Session, tmp_path: Path) -> None:
+def test_a_checkpointed_file_that_was_deleted_shows_missing(
+    session: Session, tmp_path: Path
+) -> None:
     session.commit(CLI)
     d1 = _write(tmp_path, "src/cli.py", "cli")
     d2 = _write(tmp_path, "tests/test_cli.py", "t")
@@ -108,7 +117,9 @@ def test_a_checkpointed_file_that_was_deleted_shows_missing(session: Session, tm
     assert step.status == StepStatus.MISSING  # the stronger claim wins over "changed"
 
 
-def test_a_file_absent_at_checkpoint_that_appears_later_is_a_change(session: Session, tmp_path: Path) -> None:
+def test_a_file_absent_at_checkpoint_that_appears_later_is_a_change(
+    session: Session, tmp_path: Path
+) -> None:
     session.commit({"id": "1", "title": "remove legacy", "files": ["legacy.py"]})
     session.checkpoint("1", {"legacy.py": None})
     assert _status(session, tmp_path, "1") == StepStatus.DONE
@@ -116,7 +127,9 @@ def test_a_file_absent_at_checkpoint_that_appears_later_is_a_change(session: Ses
     assert _status(session, tmp_path, "1") == StepStatus.CHANGED
 
 
-def test_recommitted_plan_keeps_a_done_step_and_checks_its_files(session: Session, tmp_path: Path) -> None:
+def test_recommitted_plan_keeps_a_done_step_and_checks_its_files(
+    session: Session, tmp_path: Path
+) -> None:
     session.commit(PARSER)
     digest = _write(tmp_path, "src/parser.py", "v1")
     session.checkpoint("1", {"src/parser.py": digest})
@@ -147,7 +160,9 @@ def test_an_empty_plan_reports_nothing(session: Session, tmp_path: Path) -> None
     assert report.total == 0 and report.current is None
 
 
-def test_a_directory_declared_is_satisfied_by_a_write_under_it(session: Session, tmp_path: Path) -> None:
+def test_a_directory_declared_is_satisfied_by_a_write_under_it(
+    session: Session, tmp_path: Path
+) -> None:
     session.commit({"id": "1", "title": "docs", "files": ["docs/"]})
     _write(tmp_path, "docs/index.md", "x")
     session.wrote("docs/index.md")

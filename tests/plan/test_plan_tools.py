@@ -27,16 +27,23 @@ def _commit(ctx: ToolContext, steps: list[dict[str, object]]) -> str:
 
 def _update(ctx: ToolContext, step_id: object, status: str, note: str | None = None):  # type: ignore[no-untyped-def]
     tool = UpdatePlan()
-    return tool.run(tool.Args.model_validate({"step_id": step_id, "status": status, "note": note}), ctx)
+    return tool.run(
+        tool.Args.model_validate({"step_id": step_id, "status": status, "note": note}), ctx
+    )
 
 
 def test_commit_publishes_the_plan_and_keeps_state(ctx: ToolContext) -> None:
     rec = Recorder(ctx.bus)
-    out = _commit(ctx, [{"id": 1, "title": "parser", "files": "src/p.py, src/q.py"}, {"title": "cli"}])
+    out = _commit(
+        ctx, [{"id": 1, "title": "parser", "files": "src/p.py, src/q.py"}, {"title": "cli"}]
+    )
     assert "r1" in out
     [ev] = rec.of("plan_committed")
     assert ev.payload["source"] == "tool" and ev.payload["revision"] == 1
-    assert [(s["id"], s["files"]) for s in ev.payload["steps"]] == [("1", ["src/p.py", "src/q.py"]), ("2", [])]
+    assert [(s["id"], s["files"]) for s in ev.payload["steps"]] == [
+        ("1", ["src/p.py", "src/q.py"]),
+        ("2", []),
+    ]
     assert isinstance(ctx.extra["plan"], PlanState)
 
 
@@ -63,13 +70,22 @@ def test_update_of_an_unknown_step_lists_the_real_ids(ctx: ToolContext) -> None:
 
 def test_done_checkpoints_the_blake3_of_the_step_files(ctx: ToolContext, tmp_path: Path) -> None:
     rec = Recorder(ctx.bus)
-    _commit(ctx, [{"id": "1", "title": "p", "files": ["src/p.py", "src/gone.py"]}, {"id": "2", "title": "q"}])
+    _commit(
+        ctx,
+        [
+            {"id": "1", "title": "p", "files": ["src/p.py", "src/gone.py"]},
+            {"id": "2", "title": "q"},
+        ],
+    )
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "p.py").write_text("code")
     res = _update(ctx, 1, "done")
     assert res.ok and "Next: step 2" in res.output
     [cp] = rec.of("checkpoint")
-    assert cp.payload == {"step_id": "1", "hashes": {"src/p.py": hash_bytes(b"code"), "src/gone.py": None}}
+    assert cp.payload == {
+        "step_id": "1",
+        "hashes": {"src/p.py": hash_bytes(b"code"), "src/gone.py": None},
+    }
     assert [e.payload["status"] for e in rec.of("plan_updated")] == ["done"]
 
 
@@ -125,3 +141,19 @@ def test_schemas_are_flat_and_short() -> None:
     for tool in (CommitPlan, UpdatePlan):
         schema = tool.schema()
         assert "$defs" not in str(schema) and len(schema["description"]) < 100
+
+
+def test_a_check_that_cannot_run_is_unavailable_not_passed(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, state=ToolState(), runner=None, bus=Emitter("t"))
+    rec = Recorder(ctx.bus)
+    _commit(ctx, [{"id": "1", "title": "p", "check": "pytest -q"}])
+    res = _update(ctx, "1", "done")
+    assert "unavailable" in res.output and rec.of("checkpoint") == []
+
+
+def test_plan_state_applies_each_event_once(ctx: ToolContext) -> None:
+    state = PlanState()
+    ctx.extra["plan"] = state
+    ctx.bus.subscribe(state)  # subscribed AND fed directly by the tool
+    _commit(ctx, [{"id": "1", "title": "p"}])
+    assert len(state.events) == 1 and state.revision == 1

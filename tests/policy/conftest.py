@@ -42,8 +42,12 @@ def make_policy(ws: Path) -> PolicyFactory:
         workspace: Path | None = None,
     ) -> Policy:
         return Policy(
-            workspace or ws, mode, approval, rules or [],  # type: ignore[arg-type]
-            network_grant=lambda: network, enforced=enforced,
+            workspace or ws,
+            mode,
+            approval,
+            rules or [],  # type: ignore[arg-type]
+            network_grant=lambda: network,
+            enforced=enforced,
         )
 
     return make

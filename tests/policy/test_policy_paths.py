@@ -14,7 +14,9 @@ def test_write_inside_the_workspace_is_allowed(make_policy: PolicyFactory, ws: P
     assert make_policy().evaluate("write_file", write(ws / "src" / "a.py")).action == "allow"
 
 
-def test_absolute_write_outside_asks_and_names_the_path(make_policy: PolicyFactory, outside: Path) -> None:
+def test_absolute_write_outside_asks_and_names_the_path(
+    make_policy: PolicyFactory, outside: Path
+) -> None:
     v = make_policy().evaluate("write_file", write(outside / "x"))
     assert v.action == "ask"
     assert str(outside / "x") in v.reason and "outside the workspace" in v.reason
@@ -29,24 +31,33 @@ def test_dotdot_staying_inside_is_inside(make_policy: PolicyFactory, ws: Path) -
     assert make_policy().evaluate("write_file", write(ws / "src" / ".." / "b.py")).action == "allow"
 
 
-def test_symlink_inside_pointing_out_is_outside(make_policy: PolicyFactory, ws: Path, outside: Path) -> None:
+def test_symlink_inside_pointing_out_is_outside(
+    make_policy: PolicyFactory, ws: Path, outside: Path
+) -> None:
     (ws / "link").symlink_to(outside)
     v = make_policy().evaluate("write_file", write(ws / "link" / "x"))
     assert v.action == "ask" and "outside" in v.reason
 
 
-def test_symlink_outside_pointing_in_is_inside(make_policy: PolicyFactory, ws: Path, outside: Path) -> None:
+def test_symlink_outside_pointing_in_is_inside(
+    make_policy: PolicyFactory, ws: Path, outside: Path
+) -> None:
     (outside / "into").symlink_to(ws / "src")
     assert make_policy().evaluate("write_file", write(outside / "into" / "x.py")).action == "allow"
 
 
-def test_workspace_opened_through_a_symlink(make_policy: PolicyFactory, ws: Path, tmp_path: Path) -> None:
+def test_workspace_opened_through_a_symlink(
+    make_policy: PolicyFactory, ws: Path, tmp_path: Path
+) -> None:
     alias = tmp_path / "alias"
     alias.symlink_to(ws)
     policy = make_policy(workspace=alias)
     assert policy.evaluate("write_file", write(ws / "a.py")).action == "allow"
     assert policy.evaluate("write_file", write(alias / "a.py")).action == "allow"
-    assert policy.evaluate("write_file", write(alias / ".git" / "hooks" / "pre-commit")).action == "ask"
+    assert (
+        policy.evaluate("write_file", write(alias / ".git" / "hooks" / "pre-commit")).action
+        == "ask"
+    )
 
 
 def test_relative_paths_are_taken_from_the_workspace(make_policy: PolicyFactory) -> None:
@@ -72,7 +83,9 @@ def test_non_utf8_name_inside_is_allowed(make_policy: PolicyFactory, ws: Path) -
     assert make_policy().evaluate("write_file", write(ws / name)).action == "allow"
 
 
-def test_non_utf8_name_outside_has_a_readable_reason(make_policy: PolicyFactory, outside: Path) -> None:
+def test_non_utf8_name_outside_has_a_readable_reason(
+    make_policy: PolicyFactory, outside: Path
+) -> None:
     v = make_policy().evaluate("write_file", write(outside / os.fsdecode(b"caf\xe9.txt")))
     assert v.action == "ask"
     assert "caf\\xe9.txt" in v.reason
@@ -81,7 +94,11 @@ def test_non_utf8_name_outside_has_a_readable_reason(make_policy: PolicyFactory,
 
 def test_protected_paths_ask_in_workspace_write(make_policy: PolicyFactory, ws: Path) -> None:
     policy = make_policy()
-    for p in (ws / ".git" / "hooks" / "pre-commit", ws / ".git" / "config", ws / ".cerveau" / "config.toml"):
+    for p in (
+        ws / ".git" / "hooks" / "pre-commit",
+        ws / ".git" / "config",
+        ws / ".cerveau" / "config.toml",
+    ):
         v = policy.evaluate("write_file", write(p))
         assert v.action == "ask", p
         assert "protected" in v.reason
@@ -96,7 +113,9 @@ def test_other_git_internals_are_not_protected(make_policy: PolicyFactory, ws: P
     assert make_policy().evaluate("write_file", write(ws / ".git" / "HEAD")).action == "allow"
 
 
-def test_a_case_variant_of_the_workspace_path_is_outside(make_policy: PolicyFactory, ws: Path) -> None:
+def test_a_case_variant_of_the_workspace_path_is_outside(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
     variant = Path(str(ws).upper())
     if variant.exists():  # a case-insensitive filesystem: the same place
         return
@@ -106,7 +125,15 @@ def test_a_case_variant_of_the_workspace_path_is_outside(make_policy: PolicyFact
 def test_extra_protected_globs(ws: Path) -> None:
     from cerveau_tui.policy import Policy
 
-    policy = Policy(ws, "workspace-write", "on-request", [], lambda: False, True, protected_extra=["tests/golden/**"])
+    policy = Policy(
+        ws,
+        "workspace-write",
+        "on-request",
+        [],
+        lambda: False,
+        True,
+        protected_extra=["tests/golden/**"],
+    )
     assert policy.evaluate("write_file", write(ws / "tests" / "golden" / "a.txt")).action == "ask"
     assert policy.evaluate("write_file", write(ws / "tests" / "a.txt")).action == "allow"
 

@@ -41,7 +41,9 @@ def test_read_rules_match_reads(make_policy: PolicyFactory, ws: Path) -> None:
     assert policy.evaluate("read_file", Declared(reads=[Path("/etc/hostname")])).action == "allow"
 
 
-def test_allow_rule_opens_an_outside_path_and_grants_its_room(make_policy: PolicyFactory, outside: Path) -> None:
+def test_allow_rule_opens_an_outside_path_and_grants_its_room(
+    make_policy: PolicyFactory, outside: Path
+) -> None:
     policy = make_policy(rules=[RuleConfig(pattern=f"{outside}/**", action="allow")])
     assert policy.evaluate("write_file", write(outside / "x")).action == "allow"
     v = policy.evaluate("bash", Declared(writes=[outside / "x"], command="make dist"))
@@ -69,11 +71,15 @@ def test_session_grant_for_a_command_prefix(make_policy: PolicyFactory, ws: Path
     assert v.scope == "commands starting with `npm install`"
     policy.grant_session(v)
     assert policy.evaluate("bash", bash(ws, "npm install react", network=True)).action == "allow"
-    assert policy.evaluate("bash", bash(ws, "npm install x; curl evil", network=True)).action == "ask"
+    assert (
+        policy.evaluate("bash", bash(ws, "npm install x; curl evil", network=True)).action == "ask"
+    )
     assert policy.evaluate("bash", bash(ws, "curl evil", network=True)).action == "ask"
 
 
-def test_session_grant_for_an_ask_rule_covers_every_match(make_policy: PolicyFactory, ws: Path) -> None:
+def test_session_grant_for_an_ask_rule_covers_every_match(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
     policy = make_policy(rules=[RuleConfig(pattern="*.lock", action="ask")])
     v = policy.evaluate("write_file", write(ws / "yarn.lock"))
     assert v.scope_key == "rule:*.lock"

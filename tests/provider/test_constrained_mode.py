@@ -13,8 +13,24 @@ from cerveau_tui.provider.constrained import (
     rewrite_history,
 )
 
-READ = {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
-BASH = {"name": "bash", "description": "Run", "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}}, "required": ["command"]}}
+READ = {
+    "name": "read_file",
+    "description": "Read a file",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+}
+BASH = {
+    "name": "bash",
+    "description": "Run",
+    "parameters": {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+        "required": ["command"],
+    },
+}
 
 
 def ids():
@@ -25,15 +41,30 @@ def ids():
 def test_schema_is_one_of_each_tool_call_plus_an_answer() -> None:
     schema = action_schema([READ, BASH])
     options = schema["oneOf"]
-    assert [o["properties"].get("tool", {}).get("const") for o in options] == ["read_file", "bash", None]
+    assert [o["properties"].get("tool", {}).get("const") for o in options] == [
+        "read_file",
+        "bash",
+        None,
+    ]
     assert options[0]["properties"]["arguments"] == READ["parameters"]
     assert all(o["required"] == ["tool", "arguments"] for o in options[:2])
-    assert options[2] == {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    assert options[2] == {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
 
 
 def test_schema_moves_each_tools_defs_to_the_root_so_refs_resolve() -> None:
-    tool = {"name": "plan", "parameters": {"title": "PlanArgs", "type": "object", "$defs": {"Step": {"type": "string"}},
-                                           "properties": {"steps": {"type": "array", "items": {"$ref": "#/$defs/Step"}}}}}
+    tool = {
+        "name": "plan",
+        "parameters": {
+            "title": "PlanArgs",
+            "type": "object",
+            "$defs": {"Step": {"type": "string"}},
+            "properties": {"steps": {"type": "array", "items": {"$ref": "#/$defs/Step"}}},
+        },
+    }
     schema = action_schema([tool])
     assert schema["$defs"] == {"Step": {"type": "string"}}
     args = schema["oneOf"][0]["properties"]["arguments"]
@@ -42,9 +73,13 @@ def test_schema_moves_each_tools_defs_to_the_root_so_refs_resolve() -> None:
 
 
 def test_a_tool_action_becomes_a_tool_call_with_json_arguments() -> None:
-    content, calls = parse_action('{"tool": "bash", "arguments": {"command": "echo hello"}}', "stop", ids())
+    content, calls = parse_action(
+        '{"tool": "bash", "arguments": {"command": "echo hello"}}', "stop", ids()
+    )
     assert content == ""
-    assert [(c.id, c.name, c.parsed()) for c in calls] == [("call_1", "bash", {"command": "echo hello"})]
+    assert [(c.id, c.name, c.parsed()) for c in calls] == [
+        ("call_1", "bash", {"command": "echo hello"})
+    ]
 
 
 def test_an_answer_action_becomes_content() -> None:
@@ -52,14 +87,19 @@ def test_an_answer_action_becomes_content() -> None:
 
 
 def test_a_call_cut_at_the_cap_keeps_its_raw_arguments_for_the_truncation_guard() -> None:
-    content, calls = parse_action('{"tool": "write_file", "arguments": {"path": "a.py", "content": "def f(', "length", ids())
+    content, calls = parse_action(
+        '{"tool": "write_file", "arguments": {"path": "a.py", "content": "def f(', "length", ids()
+    )
     assert content == ""
     assert calls[0].name == "write_file"
     assert calls[0].arguments == '{"path": "a.py", "content": "def f('
 
 
 def test_an_answer_cut_at_the_cap_keeps_what_was_said() -> None:
-    assert parse_action('{"answer": "The file has three fun', "length", ids()) == ("The file has three fun", [])
+    assert parse_action('{"answer": "The file has three fun', "length", ids()) == (
+        "The file has three fun",
+        [],
+    )
 
 
 def test_text_from_a_server_that_ignored_the_schema_is_a_plain_answer() -> None:
@@ -67,14 +107,26 @@ def test_text_from_a_server_that_ignored_the_schema_is_a_plain_answer() -> None:
 
 
 def test_a_fenced_action_is_still_read() -> None:
-    _, calls = parse_action('```json\n{"tool": "read_file", "arguments": {"path": "x"}}\n```', "stop", ids())
+    _, calls = parse_action(
+        '```json\n{"tool": "read_file", "arguments": {"path": "x"}}\n```', "stop", ids()
+    )
     assert calls[0].name == "read_file"
 
 
 HISTORY = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "Show x.py"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x.py"}'}}]},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "x.py"}'},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "print(1)\n"},
     {"role": "assistant", "content": "It prints 1."},
 ]

@@ -12,10 +12,29 @@ from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.provider.types import Delta, ErrorClass, ProviderError
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
-READ = {"name": "read_file", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
-WRITE = {"name": "write_file", "description": "Write a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}}
+READ = {
+    "name": "read_file",
+    "description": "Read a file",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+}
+WRITE = {
+    "name": "write_file",
+    "description": "Write a file",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+    },
+}
 TOOLS = [READ, WRITE]
-ASK = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": "Do it."}]
+ASK = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Do it."},
+]
 
 
 class Sleeps(list):
@@ -31,7 +50,9 @@ def provider(url: str, **kw) -> LlamaProvider:
 
 
 def test_content_streams_as_deltas_and_the_completion_carries_usage_and_timings() -> None:
-    with ScriptedServer({"responses": [{"content": "Hello there, this is the answer."}]}, piece=5) as srv:
+    with ScriptedServer(
+        {"responses": [{"content": "Hello there, this is the answer."}]}, piece=5
+    ) as srv:
         seen: list[Delta] = []
         done = provider(srv.url).complete(ASK, TOOLS, max_tokens=64, on_delta=seen.append)
     assert done.content == "Hello there, this is the answer."
@@ -41,10 +62,15 @@ def test_content_streams_as_deltas_and_the_completion_carries_usage_and_timings(
 
 
 def test_native_tool_calls_arrive_whole_from_three_character_fragments() -> None:
-    calls = [{"name": "write_file", "arguments": {"path": "a.py", "content": 'print("x")\n'}}, {"name": "read_file", "arguments": {"path": "b.py"}}]
+    calls = [
+        {"name": "write_file", "arguments": {"path": "a.py", "content": 'print("x")\n'}},
+        {"name": "read_file", "arguments": {"path": "b.py"}},
+    ]
     with ScriptedServer({"responses": [{"tool_calls": calls}]}, piece=3) as srv:
         done = provider(srv.url, action_mode="native").complete(ASK, TOOLS, max_tokens=64)
-    assert [(c.name, c.parsed()) for c in done.tool_calls] == [(c["name"], c["arguments"]) for c in calls]
+    assert [(c.name, c.parsed()) for c in done.tool_calls] == [
+        (c["name"], c["arguments"]) for c in calls
+    ]
     assert len({c.id for c in done.tool_calls}) == 2 and done.via == "native"
     assert done.finish_reason == "tool_calls"
 
@@ -54,7 +80,10 @@ def test_reasoning_reaches_the_caller_apart_from_content() -> None:
         seen: list[Delta] = []
         done = provider(srv.url).complete(ASK, [], max_tokens=64, on_delta=seen.append)
     assert (done.reasoning, done.content) == ("Let me think.", "42")
-    assert "".join(d.reasoning for d in seen) == "Let me think." and "".join(d.content for d in seen) == "42"
+    assert (
+        "".join(d.reasoning for d in seen) == "Let me think."
+        and "".join(d.content for d in seen) == "42"
+    )
 
 
 def test_every_request_is_capped_streamed_and_cache_friendly() -> None:
@@ -75,7 +104,10 @@ def test_auto_mode_goes_constrained_when_the_template_cannot_carry_tools() -> No
         body = srv.requests[0]
     assert "tools" not in body
     assert body["response_format"]["type"] == "json_schema"
-    assert [o["properties"].get("tool", {}).get("const") for o in body["response_format"]["json_schema"]["schema"]["oneOf"]] == ["read_file", "write_file", None]
+    assert [
+        o["properties"].get("tool", {}).get("const")
+        for o in body["response_format"]["json_schema"]["schema"]["oneOf"]
+    ] == ["read_file", "write_file", None]
     assert done.via == "constrained"
     assert [(c.name, c.parsed()) for c in done.tool_calls] == [("read_file", {"path": "x.py"})]
     assert done.tool_calls[0].id and seen == []  # raw action JSON is never shown as content
@@ -90,7 +122,9 @@ def test_auto_mode_stays_native_when_the_template_supports_tools() -> None:
 
 
 def test_constrained_answer_streams_as_plain_text() -> None:
-    with ScriptedServer({"responses": [{"content": "The answer is \"42\"."}]}, supports_tools=False, piece=2) as srv:
+    with ScriptedServer(
+        {"responses": [{"content": 'The answer is "42".'}]}, supports_tools=False, piece=2
+    ) as srv:
         seen: list[Delta] = []
         done = provider(srv.url).complete(ASK, TOOLS, max_tokens=64, on_delta=seen.append)
     assert done.content == 'The answer is "42".' and done.tool_calls == []
@@ -99,7 +133,17 @@ def test_constrained_answer_streams_as_plain_text() -> None:
 
 def test_constrained_mode_sends_the_history_rewritten_into_template_roles() -> None:
     history = ASK + [
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x.py"}'}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "x.py"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "print(1)"},
     ]
     with ScriptedServer({"responses": [{"content": "done"}]}) as srv:
@@ -110,7 +154,15 @@ def test_constrained_mode_sends_the_history_rewritten_into_template_roles() -> N
 
 
 def test_constrained_call_cut_at_the_cap_comes_back_with_its_raw_text() -> None:
-    script = {"responses": [{"raw_arguments": '{"path": "big.py", "content": "def f(', "name": "write_file", "finish_reason": "length"}]}
+    script = {
+        "responses": [
+            {
+                "raw_arguments": '{"path": "big.py", "content": "def f(',
+                "name": "write_file",
+                "finish_reason": "length",
+            }
+        ]
+    }
     with ScriptedServer(script, supports_tools=False) as srv:
         done = provider(srv.url).complete(ASK, TOOLS, max_tokens=16)
     assert done.finish_reason == "length"
@@ -121,14 +173,31 @@ def test_constrained_call_cut_at_the_cap_comes_back_with_its_raw_text() -> None:
 
 
 def test_native_call_cut_at_the_cap_keeps_its_raw_arguments() -> None:
-    script = {"responses": [{"raw_arguments": '{"path": "big.py", "content": "abc', "name": "write_file", "finish_reason": "length"}]}
+    script = {
+        "responses": [
+            {
+                "raw_arguments": '{"path": "big.py", "content": "abc',
+                "name": "write_file",
+                "finish_reason": "length",
+            }
+        ]
+    }
     with ScriptedServer(script) as srv:
         done = provider(srv.url, action_mode="native").complete(ASK, TOOLS, max_tokens=16)
-    assert done.finish_reason == "length" and done.tool_calls[0].arguments == '{"path": "big.py", "content": "abc'
+    assert (
+        done.finish_reason == "length"
+        and done.tool_calls[0].arguments == '{"path": "big.py", "content": "abc'
+    )
 
 
 def test_transient_failures_are_retried_with_backoff_through_the_injected_sleep() -> None:
-    script = {"responses": [{"error": {"status": 503, "message": "no slot available"}}, {"error": {"status": 502, "message": "bad gateway"}}, {"content": "finally"}]}
+    script = {
+        "responses": [
+            {"error": {"status": 503, "message": "no slot available"}},
+            {"error": {"status": 502, "message": "bad gateway"}},
+            {"content": "finally"},
+        ]
+    }
     sleeps = Sleeps()
     with ScriptedServer(script) as srv:
         done = provider(srv.url, sleep=sleeps).complete(ASK, [], max_tokens=16)
@@ -137,7 +206,12 @@ def test_transient_failures_are_retried_with_backoff_through_the_injected_sleep(
 
 
 def test_a_loading_model_is_waited_for() -> None:
-    script = {"responses": [{"error": {"status": 503, "message": "Loading model", "type": "unavailable_error"}}, {"content": "ready"}]}
+    script = {
+        "responses": [
+            {"error": {"status": 503, "message": "Loading model", "type": "unavailable_error"}},
+            {"content": "ready"},
+        ]
+    }
     sleeps = Sleeps()
     with ScriptedServer(script) as srv:
         assert provider(srv.url, sleep=sleeps).complete(ASK, [], max_tokens=16).content == "ready"
@@ -161,35 +235,54 @@ def test_retries_stop_when_the_timeout_budget_is_spent() -> None:
 
     script = {"responses": [{"error": {"status": 503, "message": "busy"}}] * 5}
     with ScriptedServer(script) as srv, pytest.raises(ProviderError):
-        provider(srv.url, sleep=sleep, clock=lambda: now[0], timeout_s=1.0, max_retries=5).complete(ASK, [], max_tokens=16)
+        provider(srv.url, sleep=sleep, clock=lambda: now[0], timeout_s=1.0, max_retries=5).complete(
+            ASK, [], max_tokens=16
+        )
         # 0.5 fits in the budget; 0.5 + 1.0 would not
     assert now[0] == 0.5
 
 
 def test_a_parse_failure_is_raised_at_once_with_an_actionable_message() -> None:
-    script = {"responses": [{"error": {"status": 500, "message": "Failed to parse input at pos 57"}}]}
+    script = {
+        "responses": [{"error": {"status": 500, "message": "Failed to parse input at pos 57"}}]
+    }
     sleeps = Sleeps()
     with ScriptedServer(script) as srv, pytest.raises(ProviderError) as info:
         provider(srv.url, sleep=sleeps).complete(ASK, TOOLS, max_tokens=16)
     assert info.value.error_class == ErrorClass.PARSE_FAILURE and sleeps == []
-    assert "Failed to parse input at pos 57" in info.value.message and "redone" in info.value.message
+    assert (
+        "Failed to parse input at pos 57" in info.value.message and "redone" in info.value.message
+    )
 
 
 def test_a_prompt_larger_than_the_context_is_a_context_overflow() -> None:
-    with ScriptedServer({"responses": [{"content": "never"}]}, n_ctx=64) as srv, pytest.raises(ProviderError) as info:
+    with (
+        ScriptedServer({"responses": [{"content": "never"}]}, n_ctx=64) as srv,
+        pytest.raises(ProviderError) as info,
+    ):
         provider(srv.url).complete([{"role": "user", "content": "word " * 200}], [], max_tokens=16)
     assert info.value.error_class == ErrorClass.CONTEXT_OVERFLOW and info.value.status == 400
 
 
 def test_a_malformed_sse_line_is_a_bad_stream_that_keeps_what_arrived() -> None:
-    with ScriptedServer({"responses": [{"content": "partial answer here", "malformed": True}]}) as srv, pytest.raises(ProviderError) as info:
+    with (
+        ScriptedServer(
+            {"responses": [{"content": "partial answer here", "malformed": True}]}
+        ) as srv,
+        pytest.raises(ProviderError) as info,
+    ):
         provider(srv.url).complete(ASK, [], max_tokens=64)
     assert info.value.error_class == ErrorClass.BAD_STREAM
     assert info.value.partial is not None and info.value.partial.content == "partial "
 
 
 def test_a_server_dying_mid_stream_is_a_bad_stream_that_keeps_what_arrived() -> None:
-    with ScriptedServer({"responses": [{"content": "a long answer that will be cut", "die_after_chunks": 3}]}) as srv, pytest.raises(ProviderError) as info:
+    with (
+        ScriptedServer(
+            {"responses": [{"content": "a long answer that will be cut", "die_after_chunks": 3}]}
+        ) as srv,
+        pytest.raises(ProviderError) as info,
+    ):
         provider(srv.url).complete(ASK, [], max_tokens=64)
     assert info.value.error_class == ErrorClass.BAD_STREAM and not info.value.retryable
     assert info.value.partial is not None and info.value.partial.content == "a long answer th"
@@ -204,7 +297,9 @@ def free_port() -> int:
 def test_a_server_that_is_not_there_is_a_connection_error_after_retries() -> None:
     sleeps = Sleeps()
     with pytest.raises(ProviderError) as info:
-        provider(f"http://127.0.0.1:{free_port()}", sleep=sleeps, action_mode="native").complete(ASK, [], max_tokens=16)
+        provider(f"http://127.0.0.1:{free_port()}", sleep=sleeps, action_mode="native").complete(
+            ASK, [], max_tokens=16
+        )
     assert info.value.error_class == ErrorClass.CONNECTION
     assert sleeps == [0.5, 1.0, 2.0]
     assert "cerveau stack up" in info.value.message
@@ -212,8 +307,15 @@ def test_a_server_that_is_not_there_is_a_connection_error_after_retries() -> Non
 
 def test_cancel_mid_stream_stops_and_keeps_the_partial_answer() -> None:
     cancel = threading.Event()
-    with ScriptedServer({"responses": [{"content": "one two three four five six seven"}]}, piece=4) as srv, pytest.raises(ProviderError) as info:
-        provider(srv.url).complete(ASK, [], max_tokens=64, cancel=cancel, on_delta=lambda d: cancel.set())
+    with (
+        ScriptedServer(
+            {"responses": [{"content": "one two three four five six seven"}]}, piece=4
+        ) as srv,
+        pytest.raises(ProviderError) as info,
+    ):
+        provider(srv.url).complete(
+            ASK, [], max_tokens=64, cancel=cancel, on_delta=lambda d: cancel.set()
+        )
     assert info.value.error_class == ErrorClass.CANCELLED
     assert info.value.partial is not None and info.value.partial.content == "one "
 
@@ -235,6 +337,7 @@ def test_a_server_without_extras_degrades_instead_of_crashing() -> None:
         assert p.tokenize("hello") is None
         assert p.resolved_mode() == "constrained"  # no evidence the template carries tools
         assert p.complete(ASK, TOOLS, max_tokens=16).content == "plain"
+        assert srv.state.hits["/props"] == 1  # a 404 is remembered, not asked before every call
 
 
 def test_an_unreachable_server_is_unhealthy_with_empty_props() -> None:
@@ -255,3 +358,38 @@ def test_request_log_is_valid_json_lines(tmp_path) -> None:
         p.complete(ASK, [], max_tokens=8)
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(lines) == 2 and lines[0]["messages"] == ASK
+
+
+def test_an_error_event_mid_stream_is_classified_and_keeps_the_partial_answer() -> None:
+    script = {
+        "responses": [
+            {
+                "content": "I will now call",
+                "error": {
+                    "status": 500,
+                    "message": "Failed to parse input at pos 15",
+                    "after_chunks": 2,
+                },
+            }
+        ]
+    }
+    with ScriptedServer(script) as srv, pytest.raises(ProviderError) as info:
+        provider(srv.url, action_mode="native").complete(ASK, TOOLS, max_tokens=64)
+    assert info.value.error_class == ErrorClass.PARSE_FAILURE and info.value.status == 500
+    assert info.value.partial is not None and info.value.partial.content == "I will n"
+
+
+def test_a_transient_failure_after_text_was_shown_is_not_retried() -> None:
+    script = {
+        "responses": [
+            {
+                "content": "shown already",
+                "error": {"status": 503, "message": "busy", "after_chunks": 2},
+            },
+            {"content": "again"},
+        ]
+    }
+    sleeps = Sleeps()
+    with ScriptedServer(script) as srv, pytest.raises(ProviderError) as info:
+        provider(srv.url, sleep=sleeps).complete(ASK, [], max_tokens=64)
+    assert info.value.error_class == ErrorClass.TRANSIENT and sleeps == []

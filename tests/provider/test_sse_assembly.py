@@ -17,10 +17,15 @@ from cerveau_tui.provider.sse import (
 
 
 def chunk(delta: dict, finish: str | None = None) -> dict:
-    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "object": "chat.completion.chunk"}
+    return {
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "object": "chat.completion.chunk",
+    }
 
 
-def call_frag(index: int, *, id: str | None = None, name: str | None = None, args: str | None = None) -> dict:
+def call_frag(
+    index: int, *, id: str | None = None, name: str | None = None, args: str | None = None
+) -> dict:
     fn: dict = {}
     if name is not None:
         fn["name"] = name
@@ -61,7 +66,10 @@ def test_argument_fragments_split_inside_an_escape_join_exactly() -> None:
 
 def test_reasoning_is_kept_apart_from_content() -> None:
     asm = StreamAssembler()
-    shown = [asm.feed(chunk({"reasoning_content": "think "})), asm.feed(chunk({"content": "answer"}))]
+    shown = [
+        asm.feed(chunk({"reasoning_content": "think "})),
+        asm.feed(chunk({"content": "answer"})),
+    ]
     done = asm.completion()
     assert (done.reasoning, done.content) == ("think ", "answer")
     assert [(d.reasoning, d.content) for d in shown if d] == [("think ", ""), ("", "answer")]
@@ -77,8 +85,18 @@ def test_usage_and_timings_come_from_the_choiceless_last_chunk() -> None:
     asm = StreamAssembler()
     asm.feed(chunk({"content": "x"}))
     asm.feed(chunk({}, "stop"))
-    asm.feed({"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 2},
-              "timings": {"cache_n": 25, "prompt_n": 5, "predicted_n": 2, "predicted_per_second": 61.5}})
+    asm.feed(
+        {
+            "choices": [],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 2},
+            "timings": {
+                "cache_n": 25,
+                "prompt_n": 5,
+                "predicted_n": 2,
+                "predicted_per_second": 61.5,
+            },
+        }
+    )
     done = asm.completion()
     assert (done.usage.prompt_tokens, done.usage.completion_tokens) == (30, 2)
     assert done.timings is not None and (done.timings.cache_n, done.timings.prompt_n) == (25, 5)
@@ -86,7 +104,7 @@ def test_usage_and_timings_come_from_the_choiceless_last_chunk() -> None:
 
 
 def test_sse_comments_pings_and_blank_lines_are_skipped() -> None:
-    lines = [": ping", "", "event: message", "data: {\"a\": 1}", "", "data:[DONE]"]
+    lines = [": ping", "", "event: message", 'data: {"a": 1}', "", "data:[DONE]"]
     assert list(iter_sse_data(lines)) == ['{"a": 1}', "[DONE]"]
 
 
@@ -103,10 +121,24 @@ def test_an_error_event_inside_the_stream_is_raised_with_its_payload() -> None:
 
 def test_a_non_streaming_body_assembles_the_same_way() -> None:
     body = {
-        "choices": [{"finish_reason": "tool_calls", "index": 0, "message": {
-            "role": "assistant", "content": None, "reasoning_content": "hm",
-            "tool_calls": [{"type": "function", "id": "z", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}],
-        }}],
+        "choices": [
+            {
+                "finish_reason": "tool_calls",
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "reasoning_content": "hm",
+                    "tool_calls": [
+                        {
+                            "type": "function",
+                            "id": "z",
+                            "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+                        }
+                    ],
+                },
+            }
+        ],
         "usage": {"prompt_tokens": 3, "completion_tokens": 4},
     }
     done = completion_from_body(body)

@@ -67,7 +67,9 @@ class ScenarioRun:
             if e["type"] == "iteration_started":
                 current = e["payload"]["iteration"]
             elif e["type"] == "usage" and current <= iteration:
-                total += e["payload"].get("prompt_tokens", 0) + e["payload"].get("completion_tokens", 0)
+                total += e["payload"].get("prompt_tokens", 0) + e["payload"].get(
+                    "completion_tokens", 0
+                )
         return total
 
     @property
@@ -111,14 +113,31 @@ def run_scenario(
     env = {k: v for k, v in os.environ.items() if not k.startswith("CERVEAU_")}
     env["CERVEAU_CONFIG"] = str(workspace.parent / f"{workspace.name}.no-user-config.toml")
     env["CERVEAU_LIMITS__MAX_ITERATIONS"] = "40"
+    # A scenario's command that blocks (a server run in the foreground) costs this, not 120 s.
+    env["CERVEAU_BASH_TIMEOUT_S"] = "15"
     if not guards:
         env.update(GUARDS_OFF)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     with ScriptedServer({"responses": doc["responses"]}, port=port) as srv:
         proc = subprocess.run(
-            [sys.executable, "-m", "cerveau_tui.cli", "run", "--json", "--workspace", str(workspace),
-             "--server", srv.url, meta["task"]],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "cerveau_tui.cli",
+                "run",
+                "--json",
+                "--workspace",
+                str(workspace),
+                "--server",
+                srv.url,
+                meta["task"],
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
         )
         requests = list(srv.requests)
     events = []
@@ -129,4 +148,6 @@ def run_scenario(
                 events.append(json.loads(line))
             except ValueError:
                 continue
-    return ScenarioRun(script.stem, doc, events, requests, workspace, proc.returncode, proc.stderr, port)
+    return ScenarioRun(
+        script.stem, doc, events, requests, workspace, proc.returncode, proc.stderr, port
+    )

@@ -29,8 +29,11 @@ def _add(tf: tarfile.TarFile, name: str, data: bytes) -> None:
 def make_downloads(d: Path, model_bytes: bytes = b"GGUF-fake-model") -> Path:
     d.mkdir(parents=True, exist_ok=True)
     with tarfile.open(d / b.SDIST_NAME, "w:gz") as tf:
-        _add(tf, f"{b.SDIST_SOURCE_SUBDIR}/CMakeLists.txt", b"project(llama.cpp)\n")
-        _add(tf, f"{b.SDIST_SOURCE_SUBDIR}/tools/server/server.cpp", b"int main(){}\n")
+        src = f"{b.SDIST_TOP}/{b.SDIST_SOURCE_SUBDIR}"
+        _add(tf, f"{src}/CMakeLists.txt", b"project(llama.cpp)\n")
+        _add(tf, f"{src}/tools/server/server.cpp", b"int main(){}\n")
+        _add(tf, f"{src}/.git", b"gitdir: ../../.git/modules/vendor/llama.cpp\n")
+        _add(tf, f"{b.SDIST_TOP}/.git/modules/vendor/llama.cpp/HEAD", b"0c1e570\n")
         _add(tf, "llama_cpp_python-0.3.36/llama_cpp/__init__.py", b"# bindings, not wanted\n")
     with zipfile.ZipFile(d / b.SMOLLM2_WHEEL_NAME, "w") as zf:
         zf.writestr(b.MODEL_MEMBER, model_bytes)

@@ -65,3 +65,21 @@ def test_up_status_down_round_trip_on_the_real_server(
         down = _stack(tmp_path, "down", extra_env=env)
     assert down["stopped"] == [up["pid"]] and pid_gone(up["pid"])
     assert "server_url" not in _stack(tmp_path, "status", extra_env=env)
+
+
+@pytest.mark.e2e
+def test_down_leaves_an_app_owned_server_alone_unless_all(
+    real_parts: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.server import managed_for
+
+    binary, model = real_parts
+    app_server = managed_for(stack_paths(tmp_path / "cache"), binary, model, n_ctx=1024)
+    app_server.start(timeout_s=120)
+    try:
+        assert _stack(tmp_path, "down")["stopped"] == []
+        assert app_server.running()
+        assert _stack(tmp_path, "down", "--all")["stopped"] == [app_server.pid]
+    finally:
+        app_server.stop()

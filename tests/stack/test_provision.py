@@ -41,16 +41,23 @@ def test_cold_cache_builds_the_server_and_extracts_the_model(
     assert info["flags"] == list(b.PORTABLE_FLAGS) and "0.0.0-test" in info["version_text"]
 
 
-def test_configure_runs_on_the_extracted_vendored_tree_only(
+def test_configure_runs_on_the_vendored_tree_with_its_git_link_and_without_bindings(
     tmp_path: Path, downloads: Path, no_system_server: Which
 ) -> None:
-    seen: list[list[str]] = []
+    sdist_root = stack_paths(tmp_path / "cache").work_dir / "sdist"
+    seen: list[str] = []
     runner = FakeCmake()
-    runner.before_build = lambda: seen.extend(sorted(p.name for p in src.iterdir()) for _ in [0])
-    src = stack_paths(tmp_path / "cache").work_dir / "src"
+    runner.before_build = lambda: seen.extend(
+        str(p.relative_to(sdist_root)) for p in sorted(sdist_root.rglob("*")) if p.is_file()
+    )
     _provision(tmp_path, downloads, runner, no_system_server)
-    assert runner.calls[0][4] == str(src)
-    assert seen == [["CMakeLists.txt", "tools"]]  # no Python bindings from the sdist
+    assert runner.calls[0][4] == str(sdist_root / "vendor" / "llama.cpp")
+    assert seen == [
+        ".git/modules/vendor/llama.cpp/HEAD",
+        "vendor/llama.cpp/.git",
+        "vendor/llama.cpp/CMakeLists.txt",
+        "vendor/llama.cpp/tools/server/server.cpp",
+    ]
 
 
 def test_build_tree_is_removed_after_a_successful_install(
@@ -242,3 +249,14 @@ def test_cache_layout_is_keyed_by_version_and_flags(tmp_path: Path) -> None:
     assert paths.server_binary == tmp_path / "llama-server" / b.build_key() / "llama-server"
     assert paths.default_model == tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert os.path.basename(paths.server_dir) == f"0.3.36-{b.flags_digest()}"
+
+
+def test_missing_cmake_is_a_clear_error_naming_the_packages(
+    tmp_path: Path, downloads: Path, no_system_server: Which, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cerveau_tui.stack.provision import run_streaming
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # the real runner, finding no cmake
+    with pytest.raises(ProvisionError, match="cmake is not installed.*apt-get install cmake"):
+        provision(tmp_path / "cache", runner=run_streaming, downloads_from=[downloads],
+                  which=no_system_server)  # fmt: skip

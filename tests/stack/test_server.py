@@ -15,6 +15,7 @@ import pytest
 from cerveau_tui.config import Settings
 from cerveau_tui.stack.server import (
     ManagedServer,
+    PortTakenError,
     ServerStartError,
     ensure_server,
     free_port,
@@ -185,3 +186,49 @@ def test_ensure_server_starts_the_embedded_stack_when_nothing_is_configured(
     finally:
         if managed:
             managed.stop()
+
+
+def test_loopback_probe_ignores_proxy_settings(
+    live_llama_like: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead_proxy = f"http://127.0.0.1:{free_port()}"
+    for var in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(var, dead_proxy)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert probe(live_llama_like)
+
+
+def test_probe_of_a_malformed_url_is_false_not_a_crash() -> None:
+    assert not probe("http://[not-a-host", timeout_s=0.5)
+
+
+@pytest.mark.e2e
+def test_a_taken_explicit_port_is_reported_as_such(
+    real_parts: tuple[Path, Path], tmp_path: Path
+) -> None:
+    binary, model = real_parts
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        server = ManagedServer(binary, model, n_ctx=512, port=port, log_path=tmp_path / "log")
+        with pytest.raises(PortTakenError):
+            server.start(timeout_s=60)
+
+
+@pytest.mark.e2e
+def test_an_auto_port_taken_meanwhile_is_replaced_by_another(
+    real_parts: tuple[Path, Path], tmp_path: Path
+) -> None:
+    binary, model = real_parts
+    server = ManagedServer(binary, model, n_ctx=512, log_path=tmp_path / "log")
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", server.port))  # someone grabs the port we were handed
+        squatter.listen()
+        taken = server.port
+        try:
+            server.start(timeout_s=60)
+            assert server.port != taken and probe(server.url)
+        finally:
+            server.stop()

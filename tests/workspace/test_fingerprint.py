@@ -32,7 +32,10 @@ def test_byte_identical_workspaces_in_different_places_agree(tmp_path: Path) -> 
     (tmp_path / "two").mkdir()
     _tree(tmp_path / "one")
     _tree(tmp_path / "two")
-    assert Fingerprinter(tmp_path / "one").scan().digest == Fingerprinter(tmp_path / "two").scan().digest
+    assert (
+        Fingerprinter(tmp_path / "one").scan().digest
+        == Fingerprinter(tmp_path / "two").scan().digest
+    )
 
 
 def test_file_digest_is_blake3_of_its_bytes(tmp_path: Path) -> None:

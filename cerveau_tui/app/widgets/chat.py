@@ -154,4 +154,4 @@ class ChatView(VerticalScroll):
             self._provision_line = NoticeLine(text)
             self.add(self._provision_line)
         else:
-            line.update(text)
+            line.set_text(text)

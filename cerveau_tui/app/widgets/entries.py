@@ -33,3 +33,7 @@ class NoticeLine(Static):
     def __init__(self, text: str, level: str = "info") -> None:
         super().__init__(Content(text), markup=False, classes=f"notice -{level}")
         self.text = text
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self.update(Content(text))

@@ -107,6 +107,8 @@ class ToolCard(Collapsible):
             status = "failed"
         self.set_status(status)
         contents = self.query_one("Contents")
+        if not contents.is_attached:
+            return  # the card is being pruned or the app is closing
         diff = payload.get("diff")
         if diff:
             contents.mount(DiffView(str(diff)))

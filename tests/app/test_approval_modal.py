@@ -1,0 +1,123 @@
+"""The approval modal's keys, grace period, timeout and queue, against the real BusApprover
+(asked from another thread, as the engine asks it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cerveau_tui.app.screens.approval import ApprovalScreen
+
+from .helpers import AskInThread, FakeClock, viewer_app, wait_until
+
+
+async def test_y_approves_once_after_the_grace_period(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app)
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.advance(0.6)
+        await pilot.press("y")
+        ask.thread.join(5)
+        assert ask.decision is not None and ask.decision.decision == "approved"
+        assert await wait_until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))
+
+
+async def test_a_approves_for_the_session_and_spells_out_the_scope(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app, summary="npm install", scope="commands starting with `npm install`")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        keys = str(app.screen.query_one("#keys").render())
+        assert "approve for this session: commands starting with `npm install`" in keys
+        clock.advance(0.6)
+        await pilot.press("a")
+        ask.thread.join(5)
+        assert ask.decision is not None and ask.decision.decision == "approved_session"
+
+
+async def test_keys_are_ignored_during_the_grace_period(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app)
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.advance(0.3)
+        await pilot.press("y", "a", "n", "escape")
+        await pilot.pause()
+        assert ask.decision is None and isinstance(app.screen, ApprovalScreen)
+        assert app.approver.pending == [ask.req.request_id]
+        clock.advance(0.3)
+        await pilot.press("y")
+        ask.thread.join(5)
+        assert ask.decision is not None and ask.decision.decision == "approved"
+
+
+async def test_n_denies_with_the_reason_typed_before_enter(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app)
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.advance(1)
+        await pilot.press("n", *"not yet, a y", "enter")
+        ask.thread.join(5)
+        assert ask.decision is not None
+        assert (ask.decision.decision, ask.decision.reason) == ("denied", "not yet, a y")
+
+
+async def test_escape_denies_and_stops(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app)
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.advance(1)
+        await pilot.press("escape")
+        ask.thread.join(5)
+        assert ask.decision is not None and ask.decision.decision == "stopped"
+
+
+async def test_it_denies_when_the_countdown_runs_out(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock, approval_timeout_s=30)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app)
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        assert "denies automatically in 30 s" in str(screen.query_one("#countdown").render())
+        clock.advance(31)
+        screen.tick()
+        ask.thread.join(5)
+        assert ask.decision is not None
+        assert (ask.decision.decision, ask.decision.by) == ("denied", "timeout")
+        assert await wait_until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))
+
+
+async def test_two_pending_requests_queue_and_both_are_answered(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        first = AskInThread(app, summary="make build", call_id="c1")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        second = AskInThread(app, summary="make deploy", call_id="c2")
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        assert await wait_until(pilot, lambda: len(screen.queue) == 2)
+        assert "(1 of 2)" in str(screen.query_one("#head").render())
+        clock.advance(1)
+        await pilot.press("y")
+        first.thread.join(5)
+        # the grace period re-arms for the second request: the same key repeated does nothing
+        await pilot.press("n")
+        await pilot.pause()
+        assert second.decision is None
+        assert "make deploy" in str(screen.query_one("#subject").render())
+        clock.advance(1)
+        await pilot.press("n", "enter")
+        second.thread.join(5)
+        assert first.decision is not None and first.decision.decision == "approved"
+        assert second.decision is not None and second.decision.decision == "denied"
+        assert await wait_until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
+from cerveau_tui.sandbox.none import NoSandbox
+
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+
+
+@dataclass
+class Box:
+    root: Path
+    ws: Path
+    outside: Path
+
+
+@pytest.fixture
+def box() -> Iterator[Box]:
+    # Not under /tmp: bubblewrap gives commands a private /tmp, so a target there would "not land"
+    # on the host even without any boundary, and the test could not fail.
+    root = Path(tempfile.mkdtemp(prefix="cerveau-escape-", dir="/var/tmp"))
+    ws = root / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("[core]\n")
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("original\n")
+    try:
+        yield Box(root, ws, outside)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+needs_landlock = pytest.mark.skipif(
+    landlock_abi() < 1, reason="Landlock is not available in this kernel"
+)
+
+
+# ESCAPE_SUITE_CONTROL=1 adds the unconfined runner as a control: the probes must then FAIL (that is
+# how we know they can detect an escape at all).
+_BACKENDS = [pytest.param("bubblewrap"), pytest.param("landlock", marks=needs_landlock)]
+
+
+def require_bwrap() -> None:
+    """Skip without bubblewrap, but FAIL under CI (CERVEAU_REQUIRE_E2E=1): an escape suite that
+    silently skips proves nothing, and scripts/setup.sh installs bubblewrap."""
+    if find_bwrap() is not None:
+        return
+    msg = "bubblewrap is not installed (apt-get install bubblewrap)"
+    if os.environ.get("CERVEAU_REQUIRE_E2E") == "1":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+if os.environ.get("ESCAPE_SUITE_CONTROL") == "1":
+    _BACKENDS.append(pytest.param("none"))
+
+
+@pytest.fixture(params=_BACKENDS)
+def runner(request: pytest.FixtureRequest) -> BubblewrapRunner | LandlockRunner | NoSandbox:
+    if request.param == "none":
+        return NoSandbox()
+    if request.param == "bubblewrap":
+        require_bwrap()
+        return BubblewrapRunner()
+    return LandlockRunner()
+
+
+@pytest.fixture
+def bwrap_runner() -> BubblewrapRunner:
+    require_bwrap()
+    return BubblewrapRunner()
+
+
+@pytest.fixture
+def landlock_runner() -> LandlockRunner:
+    if landlock_abi() < 1:
+        pytest.skip("Landlock is not available")
+    return LandlockRunner()

@@ -1,0 +1,78 @@
+"""The Landlock fallback's known gaps, asserted AS gaps: the probe lands, and the runner says so in
+`gaps` (which the UI and `cerveau doctor` show). If a kernel closes one, its test fails and the
+gap text must be updated, so the UI never claims a weakness that is gone or hides one that is not."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+
+from .conftest import PY, Box
+from .test_escapes import _alive_with_marker, _wait_gone
+
+
+def test_gap_git_hooks_are_writable_and_said_so(landlock_runner, box: Box) -> None:
+    landlock_runner.run("echo hook > .git/hooks/pre-commit", workspace=box.ws)
+    assert (box.ws / ".git" / "hooks" / "pre-commit").exists()
+    assert any(".git" in g for g in landlock_runner.gaps)
+
+
+def test_gap_background_process_outlives_and_said_so(landlock_runner, box: Box) -> None:
+    marker = f"cerveau-llbg-{uuid.uuid4().hex[:8]}"
+    landlock_runner.run(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", workspace=box.ws)
+    try:
+        assert _alive_with_marker(marker)
+        assert any("PID namespace" in g for g in landlock_runner.gaps)
+    finally:
+        for pid in _alive_with_marker(marker):
+            os.kill(pid, 9)
+        _wait_gone(marker)
+
+
+def test_gap_udp_reaches_the_host_below_abi_10_and_said_so(landlock_runner, box: Box) -> None:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.settimeout(2)
+    try:
+        landlock_runner.run(
+            f"{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))\"",
+            workspace=box.ws,
+        )
+        if landlock_runner.abi >= 10:
+            assert not any("UDP" in g for g in landlock_runner.gaps)
+            return
+        data, _ = s.recvfrom(16)
+        assert data == b"x"
+        assert any("UDP" in g for g in landlock_runner.gaps)
+    finally:
+        s.close()
+
+
+def test_landlock_still_protects_outside_the_workspace(landlock_runner, box: Box) -> None:
+    res = landlock_runner.run(f"echo x > {box.outside}/escaped", workspace=box.ws)
+    assert res.exit_code != 0 and not (box.outside / "escaped").exists()
+
+
+def test_landlock_helper_refuses_to_run_unconfined_when_a_step_fails(box: Box) -> None:
+    import subprocess
+    import sys
+
+    marker = box.ws / "ran-unconfined"
+    code = (
+        "import cerveau_tui.sandbox.landlock_exec as m\n"
+        "def boom(*a, **k): raise OSError('landlock refused')\n"
+        "m.apply_landlock = boom\n"
+        f"m.main(['--workspace', {str(box.ws)!r}, '--', '/bin/sh', '-c', 'echo x > {marker}'])\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        start_new_session=True,
+    )
+    assert res.returncode == 126
+    assert "could not confine" in res.stderr
+    assert not marker.exists()
