@@ -53,7 +53,7 @@ def collect(settings: Settings) -> dict[str, Any]:
     try:
         from .sandbox.select import doctor_info as sandbox_info
 
-        info["sandbox"] = sandbox_info(settings.resolved_cache_dir())
+        info["sandbox"] = sandbox_info(settings)
     except ImportError:
         info["sandbox"] = {"backend": "none", "enforced": False, "notes": ["no backend available"]}
     return info

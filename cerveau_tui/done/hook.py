@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..adapters.base import Adapter
 from ..loop.hooks import CallRecord, Hook, Reenter, Stop, TurnContext
 from .criteria import (
     CriterionRunner,
@@ -37,8 +38,9 @@ from .ladder import (
 )
 from .messages import focus_file, reenter_message, tried_calls
 from .near_green import NearGreen, Store
+from .protected import changed_paths, protected_state
 
-AdapterLookup = Callable[[Path], Any]  # workspace -> adapters.base.Adapter
+AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
 
 
 class GateHook(Hook):
@@ -74,7 +76,7 @@ class GateHook(Hook):
         self._checked_seq: int | None = None
         self._baseline_seq: int | None = None
         self._first_turn = True
-        self._adapter: Any = None
+        self._adapter: Adapter | None = None
         self._stale_shown = False
         self._new_turn_state("")
 
@@ -130,6 +132,7 @@ class GateHook(Hook):
         self.ages = ErrorAges()
         self.near: NearGreen | None = None
         self.touched: list[str] = []
+        self._protected: dict[str, str] = {}
         self.last_decision: Decision | None = None
 
     def _seq(self, ctx: TurnContext) -> int:
@@ -159,7 +162,7 @@ class GateHook(Hook):
         report.touched_protected = sorted(self.touched)
         self.report, self._checked_seq = report, seq
         self._stale_shown = False
-        errors = errors_of(report, self._adapter)
+        errors = errors_of(report, self._adapter) if self._adapter is not None else []
         self.ages.update(errors)
         ctx.emit(
             "check",
@@ -195,6 +198,7 @@ class GateHook(Hook):
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         self._new_turn_state(task)
+        self._protected = protected_state(ctx.workspace, self.done)
         if self._baseline_seq is None:
             self._baseline_seq = self._seq(ctx)
         if self._first_turn:
@@ -237,7 +241,12 @@ class GateHook(Hook):
                 # "passed" on screen while the model rewrites the file is the false confidence.
                 self._stale_shown = True
                 ctx.emit("verification", {"state": "stale", "unmet": self.report.unmet()})
-        hits = [p for p in self.done.touched_protected(record.wrote) if p not in self.touched]
+        wrote = list(record.wrote)
+        if record.command is not None and self.done.protected:
+            after = protected_state(ctx.workspace, self.done)
+            wrote += changed_paths(self._protected, after)
+            self._protected = after
+        hits = [p for p in self.done.touched_protected(wrote) if p not in self.touched]
         if hits:
             self.touched += hits
             text = (
@@ -254,6 +263,11 @@ class GateHook(Hook):
 
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
         if not self.active:
+            return None
+        if ctx.settings.discuss or ctx.settings.sandbox == "read-only":
+            # A turn that cannot write cannot make a criterion pass: re-entering would spend the
+            # ladder asking for the impossible. The report still goes to turn_ended.
+            self._check(ctx)
             return None
         fixes = self._autofix(ctx)
         report, errors = self._check(ctx, force=bool(fixes))

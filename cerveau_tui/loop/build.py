@@ -15,6 +15,8 @@ from ..config import Settings
 from ..protocol import EventType
 from ..provider.llama import LlamaProvider
 from ..tools.registry import Registry, default_tools
+from ..workspace.fingerprint import Fingerprinter
+from ..workspace.store import BlobStore
 from .approver import Approver, DenyAll
 from .engine import Engine
 from .hooks import Hook
@@ -116,7 +118,9 @@ def build_session(
     registry = Registry(default_tools() + _plan_tools())
     if settings.discuss:
         registry = Registry(t for n in DISCUSS_TOOLS if (t := registry.get(n)) is not None)
-    hooks = _hooks(settings, url, runner)
+    fp = Fingerprinter(settings.workspace)
+    store = BlobStore(settings.workspace)
+    hooks = _hooks(settings, url, runner, fp, store)
     count, token_source = _token_counter(provider, props)
     engine = Engine(
         provider=provider,
@@ -131,6 +135,7 @@ def build_session(
         model=(props.model_path if props else None) or settings.model_name or "",
         count_tokens=count,
     )
+    engine.tool_extra.update(fingerprinter=fp, store=store)
     log = _session_log(settings, bus)
     bus.emit(
         EventType.SESSION_STARTED,
@@ -144,7 +149,7 @@ def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
         from ..sandbox.select import select_runner, self_check
 
         status = self_check(settings.resolved_cache_dir())
-        runner = select_runner(settings)
+        runner = select_runner(settings, status)
         info = {"backend": status.backend, "enforced": status.enforced, "notes": list(status.notes), "gaps": list(getattr(status, "gaps", []))}
         return runner, info
     except ImportError:
@@ -169,40 +174,26 @@ def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
 
 
 def _plan_tools() -> list[Any]:
-    try:
-        from ..tools.plan_tools import CommitPlan, UpdatePlan
-    except ImportError:
-        return []
+    from ..tools.plan_tools import CommitPlan, UpdatePlan
+
     return [CommitPlan(), UpdatePlan()]
 
 
-def _hooks(settings: Settings, url: str, runner: Any) -> list[Hook]:
-    hooks: list[Hook] = []
+def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore) -> list[Hook]:
+    from ..plan.hook import PlanHook
+    from .guards.hooks import BreakerHook, PortHook, ProgressHook
+
     lim = settings.limits
-    try:
-        from .guards.hooks import BreakerHook, PortHook, ProgressHook
-
-        hooks.append(PortHook(_reserved_ports(settings, url)))
-        hooks.append(BreakerHook(lim.breaker_threshold))
-        from ..workspace.fingerprint import Fingerprinter
-
-        fp = Fingerprinter(settings.workspace)
-        hooks.append(ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit))
-    except ImportError:
-        pass
-    try:
-        from ..plan.hook import PlanHook
-
-        hooks.append(PlanHook(settings.workspace))
-    except ImportError:
-        pass
+    hooks: list[Hook] = [
+        PortHook(_reserved_ports(settings, url)),
+        BreakerHook(lim.breaker_threshold),
+        ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
+        PlanHook(settings.workspace, fingerprinter=fp),
+    ]
     if settings.done.enabled and settings.done.criteria:
-        try:
-            from ..done.hook import GateHook
+        from ..done.hook import GateHook
 
-            hooks.append(GateHook.from_settings(settings, runner))
-        except ImportError:
-            pass
+        hooks.append(GateHook.from_settings(settings, runner))
     return hooks
 
 
@@ -219,12 +210,8 @@ def _token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str
 
 
 def _session_log(settings: Settings, bus: Emitter) -> Any:
-    try:
-        from ..plan.persist import SessionLog
-    except ImportError:
-        from ..bus import Recorder
+    from ..plan.persist import SessionLog
 
-        return Recorder(bus)
     log = SessionLog(settings.workspace, bus.session_id)
     bus.subscribe(log)
     return log

@@ -108,7 +108,7 @@ class Policy:
         reason = "; ".join(c.reason for c in all_items)
         if key in self._session:
             return Verdict(
-                "allow", f"{reason} — approved for this session ({scope})", grant, scope, key
+                "allow", f"{reason} — approved for this session ({scope})", grant, scope, key, True
             )
         if self.approval == "never":
             return Verdict(

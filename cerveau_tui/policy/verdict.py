@@ -25,6 +25,7 @@ class Verdict:
     grant: Grant | None = None
     scope: str = ""
     scope_key: str = ""
+    session: bool = False  # allowed because the person approved this scope for the session
 
     @property
     def allowed(self) -> bool:

@@ -51,6 +51,8 @@ class LlamaProvider:
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
             transport=transport,
+            # A proxy from HTTP_PROXY must never sit between us and a server on this machine.
+            trust_env=not _is_loopback(self.base_url),
         )
         self._props: ServerProps | None = None
         self._tokenize_missing = False
@@ -313,3 +315,10 @@ def props_from(raw: dict[str, Any]) -> ServerProps:
 def _status_of(error: Any) -> int | None:
     code = error.get("code") if isinstance(error, dict) else None
     return code if isinstance(code, int) else None
+
+
+def _is_loopback(url: str) -> bool:
+    from urllib.parse import urlparse
+
+    host = (urlparse(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")

@@ -185,3 +185,11 @@ def test_the_hook_is_built_from_the_done_section_of_the_settings(tmp_path: Path)
     assert (hook.max_stall_cycles, hook.escalation, hook.expert) == (3, False, None)
     settings.done.enabled = False
     assert GateHook.from_settings(settings, NoSandbox()).done.criteria == ()
+
+
+def test_a_turn_that_cannot_write_is_never_reentered(tmp_path: Path) -> None:
+    hook, ctx, rec = setup(tmp_path)
+    ctx.settings = Settings(workspace=tmp_path, discuss=True)
+    hook.on_turn_start(ctx, "how would you fix add?")
+    assert hook.on_answer(ctx, "change - to +") is None
+    assert hook.on_turn_end(ctx, "completed")["unmet"] == ["tests"]

@@ -24,7 +24,7 @@ def test_overflow_drops_oldest_rounds_keeps_task_and_pairs_calls_with_results():
     for i in range(10):
         hist.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]})
         hist.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 100})
-    msgs, _, dropped = pack("sys", hist, budget=800, count=count, brief=lambda n: f"brief {n}")
+    msgs, _, dropped = pack("sys", hist, budget=300, count=count, brief=lambda n: f"brief {n}")
     assert dropped > 0
     assert msgs[1]["content"] == "the task"
     assert msgs[2]["content"] == f"brief {dropped}"

@@ -208,3 +208,18 @@ def test_real_shell_failures_are_recognised(tmp_path: Path) -> None:
     assert shape_of("x", *run(f"{py} -m leftpadx")) == "No module named leftpadx"
     assert shape_of("x", *run("cat nothere.txt")) == "No such file or directory: nothere.txt"
     assert shape_of("x", *run("ls sub/nothere.txt")) == "No such file or directory: nothere.txt"
+
+
+def test_a_read_only_sandbox_mount_is_the_permission_wall() -> None:
+    out = "touch: cannot touch '/usr/x': Read-only file system"
+    assert shape_of("touch /usr/x", 1, out) == "Permission denied"
+
+
+def test_no_network_is_one_shape_whatever_the_host() -> None:
+    a = shape_of("curl https://a.example", 6, "curl: (6) Could not resolve host: a.example")
+    b = shape_of(
+        "git clone https://b.example/r",
+        128,
+        "fatal: unable to access: Could not resolve host: b.example",
+    )
+    assert a == b == "No network"

@@ -155,10 +155,18 @@ def test_a_loading_server_is_retried_not_fatal(cli, tmp_path):
     assert code == 0 and ended(events)["reason"] == "completed"
 
 
-def test_context_overflow_is_reported_with_its_class(cli, tmp_path):
-    script = {"responses": [
-        {"error": {"status": 400, "type": "exceed_context_size_error", "message": "the request exceeds the available context size, try increasing it"}},
-    ]}
+OVERFLOW = {"error": {"status": 400, "type": "exceed_context_size_error", "message": "the request exceeds the available context size, try increasing it"}}
+
+
+def test_context_overflow_compacts_and_retries(cli, tmp_path):
+    with ScriptedServer({"responses": [OVERFLOW, {"content": "fits now"}]}) as srv:
+        code, events, _ = cli(tmp_path, srv.url, "x")
+    assert code == 0 and ended(events)["reason"] == "completed"
+    assert any("compacting" in e["payload"].get("text", "") for e in events if e["type"] == "notice")
+
+
+def test_context_overflow_that_persists_is_reported_with_its_class(cli, tmp_path):
+    script = {"responses": [OVERFLOW] * 4}
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
     err = [e for e in events if e["type"] == "error"][0]["payload"]

@@ -322,7 +322,11 @@ def test_25_io_uring(runner, box: Box) -> None:
 def test_26_dev_shm_does_not_reach_the_host(runner, box: Box) -> None:
     name = f"cerveau-escape-{uuid.uuid4().hex[:8]}"
     run(runner, box, f"echo x > /dev/shm/{name}")
-    assert not Path("/dev/shm", name).exists()
+    landed = Path("/dev/shm", name)
+    try:
+        assert not landed.exists()
+    finally:
+        landed.unlink(missing_ok=True)
 
 
 # -- 27-31: the launcher itself ------------------------------------------------------------------

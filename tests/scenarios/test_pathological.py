@@ -121,7 +121,7 @@ def test_serving_on_the_model_port_is_refused_before_it_runs(run, name: str) -> 
     r = run(name)
     bash = [e for e in r.of("tool_result") if e["name"] == "bash"]
     assert bash and "Refused, not run" in bash[0]["output"]
-    assert bash[0]["duration_ms"] < 5_000  # it never ran (a served http.server blocks for 15 s)
+    assert "timed out" not in bash[0]["output"]  # it never ran (a served http.server blocks)
 
 
 def test_three_failures_of_different_shapes_reach_the_model_as_errors(run) -> None:

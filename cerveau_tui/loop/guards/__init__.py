@@ -9,6 +9,7 @@ from __future__ import annotations
 from .breaker import Breaker, Trip, shape_of
 from .ports import live_stack_section, serve_port_conflict
 from .progress import Stall, WorkTracker
+from .repeats import is_repeat_with_results
 from .text_calls import (
     TextCall,
     extract_text_tool_calls,
@@ -30,6 +31,7 @@ __all__ = [
     "WorkTracker",
     "extract_text_tool_calls",
     "how_to_call_tools_message",
+    "is_repeat_with_results",
     "is_truncated_tool_call",
     "live_stack_section",
     "looks_truncated",

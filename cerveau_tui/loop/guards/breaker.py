@@ -14,8 +14,8 @@ What "the same underlying failure" means here, decided once:
   `python3 ../config.yaml` circle one absent file; `ls a`, `ls b`, `ls c` are three different files,
   i.e. exploration, and do not trip.
 - A WALL is one thing whatever is thrown at it: "Connection refused" (nothing is listening: the
-  model trying port after port is still looking for one absent server) and "Permission denied"
-  (the sandbox says no, whichever path it is tried on).
+  model trying port after port is still looking for one absent server), "Permission denied"
+  (the sandbox says no, whichever path it is tried on) and "No network" (whichever host).
 - Anything else is its exit status, the program, and the last error-looking line of its output
   with numbers, paths, hex, timestamps and quoted literals stripped.
 - Exit 1 with no output at all is not a failure: it is grep/test/diff answering "no".
@@ -59,7 +59,15 @@ _FILE_PATTERNS = (
     re.compile(r"([^\s:'\"]+): No such file or directory"),  # cat: x: No such file
 )
 _REFUSED = re.compile(r"connection refused|ECONNREFUSED|Failed to connect to", re.I)
-_DENIED = re.compile(r"permission denied|operation not permitted|EACCES", re.I)
+# The sandbox's walls: bubblewrap mounts outside the workspace read-only (EROFS, not EACCES).
+_DENIED = re.compile(
+    r"permission denied|operation not permitted|read-only file system|EACCES", re.I
+)
+_OFFLINE = re.compile(
+    r"could not resolve host|temporary failure in name resolution|name or service not known|"
+    r"network is unreachable",
+    re.I,
+)
 _ERRORISH = re.compile(
     r"error|exception|fatal|failed|fail:|denied|invalid|cannot|can't|unable", re.I
 )
@@ -84,7 +92,7 @@ _WRAPPERS = {"sudo", "env", "nohup", "time", "exec", "command", "timeout", "stdb
 
 @dataclass(frozen=True)
 class _Shape:
-    kind: str  # dependency | file | refused | denied | timeout | exit
+    kind: str  # dependency | file | refused | denied | offline | timeout | exit
     text: str  # what shape_of returns
     subject: str | None = None  # the absent thing, for dependency and file kinds
 
@@ -176,6 +184,8 @@ def _classify(command: str, exit_code: int | None, output: str) -> _Shape | None
         return _Shape("refused", "Connection refused")
     if _DENIED.search(text):
         return _Shape("denied", "Permission denied")
+    if _OFFLINE.search(text):
+        return _Shape("offline", "No network")
     if exit_code is None:
         return None  # not run at all (refused by a hook, interrupted): not the program failing
     if exit_code == 1 and not text.strip():
@@ -327,6 +337,11 @@ def _question(shape: _Shape, streak: _Streak) -> str:
         body = (
             "this is not allowed here (sandbox or file permissions). Do the work inside the "
             "workspace instead, or ask the person for access, saying exactly what you need."
+        )
+    elif shape.kind == "offline":
+        body = (
+            "there is no network access from here. Work with what is already on this machine, or "
+            "ask the person to fetch what you need (or to allow network access), naming it."
         )
     elif shape.kind == "timeout":
         body = (
