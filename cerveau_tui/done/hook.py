@@ -78,6 +78,9 @@ class GateHook(Hook):
         self._first_turn = True
         self._adapter: Adapter | None = None
         self._stale_shown = False
+        # A command ran since the last check. The bash tool moves the write count too; this does
+        # not rely on it, since a command's effects are the ones nobody declared.
+        self._ran_command = False
         self._new_turn_state("")
 
     @classmethod
@@ -154,13 +157,22 @@ class GateHook(Hook):
         # Nothing written since the last check (every tool, bash included, moves the count): the
         # answer is the same, and a model that only keeps saying "done" must not buy a full test
         # run per claim. The precheck always runs: the person may have edited between turns.
-        reused = not (precheck or force) and self.report is not None and self._checked_seq == seq
+        reused = (
+            not (precheck or force or self._ran_command)
+            and self.report is not None
+            and self._checked_seq == seq
+        )
+        self._ran_command = False
         if reused and self.report is not None:
             report = Report(dict(self.report.states), [], dict(self.report.outputs))
         else:
             report = check(self.done, self.run)
         report.touched_protected = sorted(self.touched)
         self.report, self._checked_seq = report, seq
+        if self.done.protected:
+            # What the check (or the rollback before it) did to protected files is not the
+            # model's doing; the next command is compared with this state.
+            self._protected = protected_state(ctx.workspace, self.done)
         self._stale_shown = False
         errors = errors_of(report, self._adapter) if self._adapter is not None else []
         self.ages.update(errors)
@@ -242,6 +254,7 @@ class GateHook(Hook):
                 self._stale_shown = True
                 ctx.emit("verification", {"state": "stale", "unmet": self.report.unmet()})
         wrote = list(record.wrote)
+        self._ran_command = self._ran_command or record.command is not None
         if record.command is not None and self.done.protected:
             after = protected_state(ctx.workspace, self.done)
             wrote += changed_paths(self._protected, after)

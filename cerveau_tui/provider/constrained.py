@@ -67,7 +67,21 @@ def action_text(name: str, arguments: str) -> str:
     return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
 
 
-def rewrite_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def tool_list(tools: list[dict[str, Any]]) -> str:
+    """One line per tool, `name(arg, arg?): description`. The server drops `tools` for a template
+    that cannot carry them, so without this the model would choose among names it never saw."""
+    lines = []
+    for t in tools:
+        params = t.get("parameters") or {}
+        required = set(params.get("required") or [])
+        args = ", ".join(p if p in required else f"{p}?" for p in (params.get("properties") or {}))
+        lines.append(f"- {t['name']}({args}): {t.get('description', '')}")
+    return "Tools:\n" + "\n".join(lines)
+
+
+def rewrite_history(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """OpenAI-format history -> roles the template knows (system, user, assistant).
 
     An assistant message with tool calls becomes its action JSON; a `tool` result becomes a user
@@ -84,7 +98,9 @@ def rewrite_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(
                 {
                     "role": "system",
-                    "content": f"{msg.get('content') or ''}\n\n{ACTION_INSTRUCTION}".lstrip(),
+                    "content": "\n\n".join(
+                        x for x in (msg.get("content") or "", tool_list(tools) if tools else "", ACTION_INSTRUCTION) if x
+                    ),
                 }
             )
             instructed = True

@@ -183,7 +183,7 @@ class LlamaProvider:
         if self.model:
             body["model"] = self.model
         if tools and mode == "constrained":
-            body["messages"] = constrained.rewrite_history(messages)
+            body["messages"] = constrained.rewrite_history(messages, tools)
             body["response_format"] = constrained.response_format(tools)
         else:
             body["messages"] = messages

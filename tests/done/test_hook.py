@@ -193,3 +193,24 @@ def test_a_turn_that_cannot_write_is_never_reentered(tmp_path: Path) -> None:
     hook.on_turn_start(ctx, "how would you fix add?")
     assert hook.on_answer(ctx, "change - to +") is None
     assert hook.on_turn_end(ctx, "completed")["unmet"] == ["tests"]
+
+
+def test_a_protected_file_changed_by_a_shell_command_is_surfaced(tmp_path: Path) -> None:
+    hook, ctx, rec = setup(tmp_path)
+    hook.on_turn_start(ctx, "fix")
+    cmd = "sed -i 's/== 3/== -1/' tests/test_calc.py"
+    NoSandbox().run(cmd, workspace=tmp_path)
+    record = CallRecord(1, "c2", "bash", {"command": cmd}, True, "", exit_code=0, command=cmd)
+    hook.on_tool_result(ctx, record)
+    assert [e.payload["paths"] for e in rec.of("touched_protected")] == [["tests/test_calc.py"]]
+    assert hook.on_answer(ctx, "done") is None  # the weakened test passes: visible, not refused
+    assert hook.on_turn_end(ctx, "completed")["touched_protected"] == ["tests/test_calc.py"]
+
+
+def test_a_command_that_leaves_protected_files_alone_is_not_reported(tmp_path: Path) -> None:
+    hook, ctx, rec = setup(tmp_path)
+    hook.on_turn_start(ctx, "fix")
+    cmd = "echo x > notes.txt"
+    NoSandbox().run(cmd, workspace=tmp_path)
+    hook.on_tool_result(ctx, CallRecord(1, "c3", "bash", {"command": cmd}, True, "", command=cmd))
+    assert rec.of("touched_protected") == []

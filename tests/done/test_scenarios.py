@@ -132,3 +132,29 @@ def test_a_regression_after_near_green_is_rolled_back(project) -> None:
     after = of(events, "check")[3]
     assert after["errors"] == 2
     assert ended(events)["verification"] == "passed"
+
+
+def test_the_model_weakening_the_test_through_the_shell_is_surfaced_too(project) -> None:
+    ws = project()
+    cmd = "sed -i 's/== 3/== -1/' tests/test_calc.py"
+    script = [{"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}, {"content": "Passing."}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+    assert [t["paths"] for t in of(events, "touched_protected")] == [["tests/test_calc.py"]]
+    assert ended(events)["touched_protected"] == ["tests/test_calc.py"]
+
+
+def test_with_an_expert_configured_r4_consults_it_before_parking(project, tmp_path) -> None:
+    with ScriptedServer([{"content": "Change `a - b` to `a + b` in calc.add."}]) as expert:
+        ws = project()
+        config = ws / ".cerveau" / "config.toml"
+        config.write_text(config.read_text() + f'\n[expert]\nserver_url = "{expert.url}"\n')
+        script = [{"content": "done"}] * 8 + [edit("calc.py", "a - b", "a + b"), {"content": "Fixed."}]
+        with ScriptedServer(script) as srv:
+            _, events = run_cli(ws, srv.url, "make the tests pass")
+            told = [m["content"] for m in srv.requests[8]["messages"] if m["role"] == "user"][-1]
+        asked = expert.requests[0]["messages"][-1]["content"]
+    assert [e["rung"] for e in of(events, "escalation")] == ["R1", "R2", "R3", "R4"]
+    assert "## What is unmet\n- tests" in asked
+    assert "Change `a - b` to `a + b` in calc.add." in told
+    assert ended(events)["verification"] == "passed"
