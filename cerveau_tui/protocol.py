@@ -43,6 +43,8 @@ class EventType(StrEnum):
     ROLLBACK = "rollback"
     VERIFICATION = "verification"
     STACK_PROGRESS = "stack_progress"
+    UNDO = "undo"
+    DELEGATED = "delegated"
     TURN_ENDED = "turn_ended"
 
 

@@ -17,6 +17,7 @@ from ..provider.llama import LlamaProvider
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
+from ..workspace.undo import UndoLog
 from .approver import Approver, DenyAll
 from .engine import Engine
 from .hooks import Hook
@@ -136,6 +137,7 @@ def build_session(
         count_tokens=count,
     )
     engine.tool_extra.update(fingerprinter=fp, store=store)
+    engine.undo_log = UndoLog(store)
     log = _session_log(settings, bus)
     bus.emit(
         EventType.SESSION_STARTED,

@@ -119,6 +119,11 @@ class Dispatcher:
         tool = e.registry.get(ex.name)
         assert tool is not None
         ctx = e.tool_context(grant)
+        if tool.mutates and e.undo_log is not None and ex.declared is not None:
+            if ex.name == "bash":
+                e.undo_log.command_ran(e.bus.turn_id)
+            else:
+                e.undo_log.before_write(e.bus.turn_id, ex.declared.writes)
         e.emit_tool_status(ex, "running")
         started = time.monotonic()
         try:

@@ -107,7 +107,9 @@ class Engine:
         self._dispatch = Dispatcher(self)
         self._task = ""
         self.tool_extra: dict[str, Any] = {}
-        self.squeeze = 1.0  # shrinks when the server says our packed prompt did not fit  # per-session state tools share (the plan)
+        self.squeeze = 1.0  # shrinks when the server says our packed prompt did not fit
+        self.undo_log: Any = None  # workspace.undo.UndoLog, wired by build_session
+        self.turn_changes: dict[str, list[str]] = {}  # turn id -> paths the fingerprint saw change  # per-session state tools share (the plan)
 
     # --- public API (thread-safe where noted) ------------------------------------------------
 
@@ -177,6 +179,29 @@ class Engine:
                 {"role": "user", "content": f"I ran `{command}` myself:\n{done.result.output}"}
             )
             return done.result.output
+
+    def undo(self) -> Any:
+        """Put back what the last turn's file tools changed; report what a command changed
+        that cannot be put back. The model is told, so it does not build on vanished work."""
+        if self.undo_log is None or not self.undo_log.can_undo():
+            self.bus.emit(EventType.NOTICE, {"text": "nothing to undo"})
+            return None
+        last = list(self.turn_changes)[-1] if self.turn_changes else ""
+        result = self.undo_log.undo_last(self.turn_changes.get(last, []))
+        if result is None:
+            return None
+        self.state.record_write(self.workspace)  # the verification seal goes stale
+        self.bus.emit(
+            EventType.UNDO,
+            {"turn_id": result.turn_id, "restored": result.restored, "not_restorable": result.not_restorable},
+        )
+        text = "The person undid your last turn's file changes"
+        if result.restored:
+            text += ": " + ", ".join(result.restored[:20]) + " are back as they were"
+        if result.not_restorable:
+            text += ". Changed by a command and NOT restored: " + ", ".join(result.not_restorable[:20])
+        self.history.append({"role": "user", "content": f"[harness] {text}."})
+        return result
 
     # --- events --------------------------------------------------------------------------------
 

@@ -56,6 +56,8 @@ def run_turn(e: Engine, task: str) -> Outcome:
     )
     usage = Usage()
     context_tokens = 0
+    fp = e.tool_extra.get("fingerprinter")
+    before = fp.scan() if fp is not None else None
     reason, message, extra = P.TURN_COMPLETED, "", {}
     call_log: list[tuple[str, dict[str, Any]]] = []
     failures = 0
@@ -140,6 +142,11 @@ def run_turn(e: Engine, task: str) -> Outcome:
     except Exception as exc:  # a bug must end the turn with a reason, never hang the client
         reason, message = P.TURN_ERROR, f"internal error: {type(exc).__name__}: {exc}"
         e.bus.emit(EventType.ERROR, P.ErrorPayload(message=message, error_class="internal"))
+    if fp is not None and before is not None:
+        try:
+            e.turn_changes[turn_id] = fp.changed_since(before)
+        except OSError:
+            pass
     for h in e.hooks:
         try:
             extra = {**h.on_turn_end(ctx, reason), **extra}

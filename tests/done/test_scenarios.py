@@ -137,7 +137,10 @@ def test_a_regression_after_near_green_is_rolled_back(project) -> None:
 def test_the_model_weakening_the_test_through_the_shell_is_surfaced_too(project) -> None:
     ws = project()
     cmd = "sed -i 's/== 3/== -1/' tests/test_calc.py"
-    script = [{"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]}, {"content": "Passing."}]
+    script = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]},
+        {"content": "Passing."},
+    ]
     with ScriptedServer(script) as srv:
         _, events = run_cli(ws, srv.url, "make the tests pass")
     assert [t["paths"] for t in of(events, "touched_protected")] == [["tests/test_calc.py"]]
@@ -149,7 +152,10 @@ def test_with_an_expert_configured_r4_consults_it_before_parking(project, tmp_pa
         ws = project()
         config = ws / ".cerveau" / "config.toml"
         config.write_text(config.read_text() + f'\n[expert]\nserver_url = "{expert.url}"\n')
-        script = [{"content": "done"}] * 8 + [edit("calc.py", "a - b", "a + b"), {"content": "Fixed."}]
+        script = [{"content": "done"}] * 8 + [
+            edit("calc.py", "a - b", "a + b"),
+            {"content": "Fixed."},
+        ]
         with ScriptedServer(script) as srv:
             _, events = run_cli(ws, srv.url, "make the tests pass")
             told = [m["content"] for m in srv.requests[8]["messages"] if m["role"] == "user"][-1]

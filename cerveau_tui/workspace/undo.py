@@ -1,0 +1,71 @@
+"""Undo: put back what a turn's file tools changed.
+
+Before a file tool first touches a path in a turn, its content (or its absence) is put in the blob
+store. Undoing a turn restores those, atomically per file. A command (bash) can change anything,
+and copying the whole workspace before every command would cost more than it saves; so what a
+command changed is detected by fingerprint and REPORTED as not restorable, never silently skipped.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .store import BlobStore
+
+
+@dataclass
+class TurnChanges:
+    turn_id: str
+    before: dict[str, str | None] = field(default_factory=dict)  # rel path -> digest (None: absent)
+    by_command: bool = False  # a command ran this turn: it may have changed more
+
+
+@dataclass
+class UndoResult:
+    turn_id: str
+    restored: list[str]
+    not_restorable: list[str]  # changed by a command this turn, not by a file tool
+    conflicts: list[str] = field(default_factory=list)
+
+
+class UndoLog:
+    def __init__(self, store: BlobStore, depth: int = 20) -> None:
+        self.store = store
+        self.depth = depth
+        self._turns: list[TurnChanges] = []
+        self._lock = threading.Lock()
+
+    def _current(self, turn_id: str) -> TurnChanges:
+        if not self._turns or self._turns[-1].turn_id != turn_id:
+            self._turns.append(TurnChanges(turn_id))
+            del self._turns[: -self.depth]
+        return self._turns[-1]
+
+    def before_write(self, turn_id: str, paths: list[Path]) -> None:
+        with self._lock:
+            tc = self._current(turn_id)
+            fresh = [p for p in paths if self.store.rel(p) not in tc.before]
+            if fresh:
+                tc.before.update(self.store.snapshot_files(fresh))
+
+    def command_ran(self, turn_id: str) -> None:
+        with self._lock:
+            self._current(turn_id).by_command = True
+
+    def can_undo(self) -> bool:
+        with self._lock:
+            return bool(self._turns)
+
+    def undo_last(self, changed_since: list[str] | None = None) -> UndoResult | None:
+        """Restore the last recorded turn. `changed_since` lists paths the fingerprint says changed
+        during that turn; those not covered by a file tool are reported as not restorable."""
+        with self._lock:
+            if not self._turns:
+                return None
+            tc = self._turns.pop()
+        self.store.restore(tc.before)
+        covered = set(tc.before)
+        others = sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
+        return UndoResult(tc.turn_id, sorted(covered), others)

@@ -1,0 +1,62 @@
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.loop.build import build_session
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+
+def session_for(tmp_path, script):
+    srv = ScriptedServer(script).start()
+    settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "none.toml")
+    bus = Emitter()
+    rec = Recorder(bus)
+    return srv, build_session(settings, bus=bus, provider=LlamaProvider(srv.url)), rec
+
+
+def test_undo_restores_edited_and_removes_created_files(tmp_path):
+    (tmp_path / "a.txt").write_text("original\n")
+    script = {"responses": [
+        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "a.txt", "old": "original", "new": "changed"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "n"}}]},
+        {"content": "done"},
+    ]}
+    srv, s, rec = session_for(tmp_path, script)
+    try:
+        s.engine.run("change things")
+        assert (tmp_path / "a.txt").read_text() == "changed\n"
+        result = s.engine.undo()
+    finally:
+        s.close()
+        srv.stop()
+    assert (tmp_path / "a.txt").read_text() == "original\n"
+    assert not (tmp_path / "new.txt").exists()
+    assert sorted(result.restored) == ["a.txt", "new.txt"]
+    assert rec.of("undo")[0].payload["restored"] == ["a.txt", "new.txt"]
+    assert "undid" in s.engine.history[-1]["content"]
+
+
+def test_undo_reports_what_a_command_changed_as_not_restorable(tmp_path):
+    script = {"responses": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo x > made_by_shell.txt"}}]},
+        {"content": "done"},
+    ]}
+    srv, s, rec = session_for(tmp_path, script)
+    s.engine.policy = None  # this test is about undo, not the boundary: let the command run
+    try:
+        s.engine.run("shell")
+        result = s.engine.undo()
+    finally:
+        s.close()
+        srv.stop()
+    assert result.not_restorable == ["made_by_shell.txt"]
+    assert (tmp_path / "made_by_shell.txt").exists()
+
+
+def test_nothing_to_undo_says_so(tmp_path):
+    srv, s, rec = session_for(tmp_path, {"responses": []})
+    try:
+        assert s.engine.undo() is None
+    finally:
+        s.close()
+        srv.stop()
+    assert rec.of("notice")[-1].payload["text"] == "nothing to undo"
