@@ -100,6 +100,7 @@ class Settings(_Model):
     done: DoneConfig = Field(default_factory=DoneConfig)
     expert: ExpertConfig | None = None
     discuss: bool = False
+    delegate: bool = False  # offer the `explore` tool (a read-only child turn); costs prompt tokens
 
     # Where each layer came from, for `cerveau doctor`.
     sources: list[str] = Field(default_factory=list, exclude=True)

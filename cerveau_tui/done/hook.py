@@ -93,8 +93,10 @@ class GateHook(Hook):
         adapters: AdapterLookup | None = None,
         write_seq: Callable[[], int] | None = None,
         expert: Expert | None = None,
+        store: Store | None = None,
     ) -> GateHook:
-        """Wire from Settings.done and a sandbox runner (what loop/build.py calls)."""
+        """Wire from Settings.done and a sandbox runner (what loop/build.py calls). `store` is the
+        session's shared blob store when there is one; else one over the same directory."""
         from .expert import expert_from_settings
         from .runner import sandbox_runner
 
@@ -120,7 +122,7 @@ class GateHook(Hook):
             autofix=cfg.autofix,
             escalation=getattr(cfg, "escalation", True),
             expert=expert if expert is not None else expert_from_settings(settings),
-            store=_blob_store,
+            store=(lambda _ws: store) if store is not None else _blob_store,
         )
 
     # --- bookkeeping -------------------------------------------------------------------------

@@ -63,6 +63,12 @@ class Session:
         events = self.log.events if self.log is not None and hasattr(self.log, "events") else []
         return build_report_at(events, self.settings.workspace)
 
+    def set_network(self, on: bool) -> None:
+        """Grant or withdraw the network for the rest of the session. The policy looks the grant
+        up per call, so this takes effect even while a turn runs."""
+        self.settings.network = on
+        self.bus.emit(EventType.NOTICE, {"text": f"network {'granted' if on else 'withdrawn'} for this session"})
+
     def close(self) -> None:
         self.engine.interrupt()
         self.engine.close()
@@ -117,6 +123,10 @@ def build_session(
     runner, sandbox_status = _sandbox(settings)
     policy = _policy(settings, runner, sandbox_status)
     registry = Registry(default_tools() + _plan_tools())
+    if settings.delegate:
+        from ..tools.explore import Explore
+
+        registry.add(Explore())
     if settings.discuss:
         registry = Registry(t for n in DISCUSS_TOOLS if (t := registry.get(n)) is not None)
     fp = Fingerprinter(settings.workspace)
@@ -138,6 +148,10 @@ def build_session(
     )
     engine.tool_extra.update(fingerprinter=fp, store=store)
     engine.undo_log = UndoLog(store)
+    if settings.delegate:
+        from .delegate import delegate
+
+        engine.tool_extra["delegate"] = lambda task, path=".": delegate(engine, task, path)
     log = _session_log(settings, bus)
     bus.emit(
         EventType.SESSION_STARTED,

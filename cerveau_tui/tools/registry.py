@@ -35,6 +35,9 @@ class Registry:
         """A narrower registry: how read-only modes are made structural (the tool is absent)."""
         return Registry(t for n, t in self._tools.items() if n not in names)
 
+    def only(self, *names: str) -> Registry:
+        return Registry(t for n, t in self._tools.items() if n in names)
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 

@@ -1,0 +1,23 @@
+"""explore: hand one question to a read-only child turn (opt-in: `delegate = true`)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from .base import Tool, ToolContext, ToolError, ToolResult
+
+
+class Explore(Tool):
+    name = "explore"
+    description = "Ask a read-only helper to investigate one question in the workspace."
+
+    class Args(BaseModel):
+        task: str
+        path: str = "."
+
+    def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        run = ctx.extra.get("delegate")
+        if run is None:
+            raise ToolError("delegation is not available in this session")
+        result = run(args.task, args.path)
+        return ToolResult(ok=result.reason == "completed", output=str(result))

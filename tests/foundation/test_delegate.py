@@ -1,0 +1,43 @@
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.loop.build import build_session
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+
+def test_explore_runs_a_read_only_child_and_reports_what_it_read(tmp_path):
+    (tmp_path / "notes.txt").write_text("the answer is 42\n")
+    script = {"responses": [
+        {"tool_calls": [{"name": "explore", "arguments": {"task": "what is the answer?"}}]},
+        # the child's rounds: one read, one attempted write (not in its registry), then a conclusion
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}]},
+        {"content": "The answer is 42."},
+        # the parent again
+        {"content": "42"},
+    ]}
+    with ScriptedServer(script) as srv:
+        settings = load_settings(tmp_path, flags={"delegate": True}, environ={}, user_config=tmp_path / "n")
+        bus = Emitter()
+        rec = Recorder(bus)
+        s = build_session(settings, bus=bus, provider=LlamaProvider(srv.url))
+        try:
+            out = s.engine.run("use explore")
+        finally:
+            s.close()
+        child_tools = {t["function"]["name"] for t in srv.requests[1]["tools"]}
+    assert out.reason == "completed"
+    assert child_tools == {"read_file", "list_files", "search"}  # structural: no write, no nesting
+    assert not (tmp_path / "x.txt").exists()
+    result = [e.payload for e in rec.of("tool_result") if e.payload["name"] == "explore"][0]
+    assert "The answer is 42." in result["output"] and "Read: notes.txt" in result["output"]
+    finished = [e.payload for e in rec.of("delegated") if e.payload["state"] == "finished"][0]
+    assert finished["read"] == ["notes.txt"]
+
+
+def test_explore_is_not_offered_unless_enabled(tmp_path):
+    with ScriptedServer({"responses": [{"content": "x"}]}) as srv:
+        settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+        s = build_session(settings, provider=LlamaProvider(srv.url))
+        s.close()
+    assert "explore" not in s.engine.registry
