@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 from textual.binding import Binding  # noqa: E402
 
-from cerveau_tui.app.app import CerveauApp  # noqa: E402
+from cerveau_tui.app.app import CerveauApp, tune_gc  # noqa: E402
 from cerveau_tui.app.widgets.answer import StreamingAnswer  # noqa: E402
 from cerveau_tui.config import Settings  # noqa: E402
 
@@ -216,6 +216,7 @@ def bench_startup(runs: int = 5) -> None:
 
 
 if __name__ == "__main__":
+    tune_gc()  # as run_app does: measure what ships
     wanted = sys.argv[1:] or ["absorb", "latency", "memory", "startup"]
     for name in wanted:
         {"absorb": bench_absorb, "latency": bench_latency, "memory": bench_memory,

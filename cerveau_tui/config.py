@@ -100,6 +100,7 @@ class Settings(_Model):
     done: DoneConfig = Field(default_factory=DoneConfig)
     expert: ExpertConfig | None = None
     discuss: bool = False
+    turn_close: bool = False  # distil notes after each turn that wrote files (one extra model call)
     delegate: bool = False  # offer the `explore` tool (a read-only child turn); costs prompt tokens
 
     # Where each layer came from, for `cerveau doctor`.

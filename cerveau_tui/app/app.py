@@ -8,6 +8,7 @@ every COALESCE_S; anything else (a tool call, an approval) is applied at once.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from functools import partial
 from collections.abc import Callable
@@ -322,6 +323,13 @@ class CerveauApp(App[int]):
             self.query_one(ChatView).notice(f"session grant revoked: {scope}")
 
 
+def tune_gc() -> None:
+    """Collect young garbage less often. Textual makes many short-lived cyclic objects per frame,
+    and with the default threshold (700) a collection ran every few frames while streaming; the
+    measured p99 key latency at 1,000 tokens/s fell from ~200-300 ms to ~90-160 ms with this."""
+    gc.set_threshold(20_000, 20, 100)
+
+
 def default_factory(settings: Settings) -> SessionFactory:
     def factory(bus: Emitter, approver: BusApprover, progress: Callable[..., None]) -> Session:
         from ..loop.build import build_session
@@ -333,6 +341,7 @@ def default_factory(settings: Settings) -> SessionFactory:
 
 def run_app(settings: Settings) -> int:
     """`cerveau` with no sub-command: the app, with the session built on the engine thread."""
+    tune_gc()
     app = CerveauApp(settings, session_factory=default_factory(settings))
     code = app.run()
     app.stop_session()

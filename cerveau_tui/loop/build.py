@@ -132,6 +132,11 @@ def build_session(
     fp = Fingerprinter(settings.workspace)
     store = BlobStore(settings.workspace)
     hooks = _hooks(settings, url, runner, fp, store)
+    if settings.turn_close and hasattr(provider, "complete_json"):
+        from ..memory.store import MemoryStore
+        from ..memory.turn_close import TurnCloseHook
+
+        hooks.append(TurnCloseHook(provider, MemoryStore(settings.workspace)))
     count, token_source = _token_counter(provider, props)
     engine = Engine(
         provider=provider,
@@ -206,10 +211,11 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
         ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
         PlanHook(settings.workspace, fingerprinter=fp),
     ]
-    if settings.done.enabled and settings.done.criteria:
-        from ..done.hook import GateHook
+    # Always present: with no criteria it still reports the verification seal and protected
+    # paths; with criteria it runs the gate.
+    from ..done.hook import GateHook
 
-        hooks.append(GateHook.from_settings(settings, runner))
+    hooks.append(GateHook.from_settings(settings, runner, store=store))
     return hooks
 
 

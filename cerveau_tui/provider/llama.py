@@ -162,6 +162,26 @@ class LlamaProvider:
                     raise ProviderError("cancelled", ErrorClass.CANCELLED) from err
                 self._sleep(delay)
 
+    def complete_json(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, max_tokens: int) -> str:
+        """One non-streamed reply constrained by a JSON schema (turn close's distill). Returns
+        the raw text; the caller parses it and degrades on failure."""
+        if self.resolved_mode() == "constrained":
+            messages = constrained.rewrite_history(messages)
+        body = self.request_body(messages, [], max_tokens=max_tokens, mode="native")
+        body.update(stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}})
+        body.pop("stream_options", None)
+        try:
+            r = self._client.post("/v1/chat/completions", json=body)
+        except httpx.HTTPError as exc:
+            raise ProviderError(f"no answer from {self.base_url}: {exc}", ErrorClass.CONNECTION) from exc
+        if r.status_code != 200:
+            cls = classify_error(r.status_code, r.text)
+            raise ProviderError(describe(cls, r.status_code, r.text, self.base_url), cls, r.status_code)
+        try:
+            return str(r.json()["choices"][0]["message"].get("content") or "")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ProviderError(f"unreadable reply from {self.base_url}", ErrorClass.BAD_STREAM) from exc
+
     def request_body(
         self,
         messages: list[dict[str, Any]],

@@ -112,6 +112,16 @@ class ScriptState:
             return f"chatcmpl-scripted{self._ids:06d}"
 
 
+def _is_action_schema(body: dict[str, Any]) -> bool:
+    """A `response_format` built from the tool registry (a oneOf over actions) makes replies
+    action JSON; any other schema (turn close's distill) is answered with the entry's text as is."""
+    rf = body.get("response_format")
+    if not isinstance(rf, dict):
+        return False
+    schema = (rf.get("json_schema") or {}).get("schema") or rf.get("schema") or {}
+    return isinstance(schema, dict) and "oneOf" in schema
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # Small SSE writes on a keep-alive connection otherwise meet Nagle plus delayed ACK: ~40 ms
@@ -198,7 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
                 ),
             )
             return
-        reply = reply_for(st.next_entry(), constrained="response_format" in body)
+        reply = reply_for(st.next_entry(), constrained=_is_action_schema(body))
         if reply.error is not None:
             status = int(reply.error["status"])
             self._json(

@@ -92,7 +92,7 @@ def test_under_a_json_schema_calls_and_answers_come_back_as_action_text() -> Non
     body = {
         **CHAT,
         "stream": False,
-        "response_format": {"type": "json_schema", "json_schema": {"schema": {}}},
+        "response_format": {"type": "json_schema", "json_schema": {"schema": {"oneOf": []}}},
     }
     with ScriptedServer(script) as srv:
         first = httpx.post(srv.url + "/v1/chat/completions", json=body, timeout=10).json()[

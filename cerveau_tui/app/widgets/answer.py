@@ -43,7 +43,7 @@ def split_settled(text: str, min_tail: int = 0) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
-TAIL_STEP = 6
+TAIL_STEP = 12
 
 
 def tail_rows(text: str, width: int, step: int = TAIL_STEP) -> int:
