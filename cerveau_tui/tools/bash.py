@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field
 
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
@@ -31,6 +33,8 @@ class Bash(Tool):
             raise ToolError("no command runner is configured", RetryClass.TRANSIENT)
         timeout = float(args.timeout) if args.timeout else ctx.bash_timeout
         timeout = max(1.0, min(timeout, ctx.bash_timeout * 5))
+        fp = ctx.extra.get("fingerprinter")
+        before = fp.scan() if fp is not None else None
         res: CommandResult = ctx.runner.run(
             args.command,
             workspace=ctx.workspace,
@@ -40,9 +44,16 @@ class Bash(Tool):
             grant=ctx.grant,
             cancel=ctx.cancel,
         )
-        # A command may have changed anything in the workspace: the write sequence moves so the
-        # verification seal goes stale, whatever the command looked like.
-        ctx.state.record_write(ctx.workspace)
+        # A command may change anything in the workspace. With a fingerprinter we know exactly
+        # what it changed (and a read-only command leaves the verification seal alone); without
+        # one, assume it wrote, so a stale seal is never reported as fresh.
+        wrote: list[Path] = []
+        if fp is not None and before is not None:
+            wrote = [ctx.workspace / rel for rel in fp.changed_since(before)]
+            for p in wrote:
+                ctx.state.record_write(p)
+        else:
+            ctx.state.record_write(ctx.workspace)
         out = res.output.rstrip("\n")
         if res.timed_out:
             out += f"\n[killed: timed out after {timeout:g} s]"
@@ -57,5 +68,6 @@ class Bash(Tool):
             output=f"{body}\n[exit code {res.exit_code if res.exit_code is not None else 'none'}]",
             error_class=None if ok else RetryClass.TRANSIENT if res.timed_out else RetryClass.ARGS,
             exit_code=res.exit_code,
+            wrote=wrote,
             meta={"timed_out": res.timed_out, "truncated": res.truncated, "duration_ms": res.duration_ms},
         )
