@@ -191,3 +191,15 @@ def test_yes_is_refused_without_full_access(cli, tmp_path):
     with ScriptedServer({"responses": [{"content": "x"}]}) as srv:
         code, events, err = cli(tmp_path, srv.url, "x", "--yes")
     assert code == 2 and "full-access" in err
+
+
+def test_a_generic_openai_server_without_extras_still_runs_a_turn(cli, tmp_path):
+    script = {"responses": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "g.txt", "content": "g"}}]},
+        {"content": "done"},
+    ]}
+    with ScriptedServer(script, extras=False) as srv:
+        code, events, _ = cli(tmp_path, srv.url, "write g")
+        paths = [p for p, n in srv.state.hits.items() if n]
+    assert code == 0 and (tmp_path / "g.txt").read_text() == "g"
+    assert "/props" in paths  # it asked, got 404, and carried on with defaults
