@@ -83,9 +83,7 @@ def run_turn(e: Engine, task: str) -> Outcome:
                 failures = 0
             except ProviderError as exc:
                 failures += 1
-                if exc.error_class == ErrorClass.CANCELLED if hasattr(ErrorClass, "CANCELLED") else False:
-                    raise _End(P.TURN_INTERRUPTED, "interrupted by the person") from exc
-                if e.cancelled:
+                if exc.error_class == ErrorClass.CANCELLED or e.cancelled:
                     raise _End(P.TURN_INTERRUPTED, "interrupted by the person") from exc
                 _on_model_error(e, ctx, exc, failures)
                 continue
@@ -240,7 +238,10 @@ def _on_model_error(e: Engine, ctx: TurnContext, exc: ProviderError, failures: i
         e.bus.emit(EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls), retrying=True))
         ctx.tell(told)
     else:
-        e.bus.emit(EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls)))
+        # Whatever the stream delivered before it broke is kept in the event: nothing is lost.
+        partial = getattr(exc, "partial", None)
+        kept = {"partial": partial.content} if partial is not None and partial.content else {}
+        e.bus.emit(EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls), **kept))
         raise _End(P.TURN_ERROR, exc.message)
     if failures >= MAX_MODEL_FAILURES:
         raise _End(P.TURN_ERROR, f"{failures} model replies in a row could not be used: {exc.message}")

@@ -83,8 +83,9 @@ def test_a_server_dying_mid_stream_ends_the_turn_with_a_reason(cli, tmp_path):
         code, events, _ = cli(tmp_path, srv.url, "anything")
     assert code == 1
     assert ended(events)["reason"] == "error"
-    msg = [e for e in events if e["type"] == "error"][0]["payload"]["message"]
-    assert msg
+    err = [e for e in events if e["type"] == "error"][0]["payload"]
+    assert err["message"] and err["error_class"] == "bad_stream"
+    assert err["partial"] and "a long answer".startswith(err["partial"][:5])  # what arrived is kept
 
 
 def test_cut_off_arguments_never_enter_the_history(cli, tmp_path):
