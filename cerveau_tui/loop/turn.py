@@ -11,6 +11,7 @@ from ..context.pack import pack
 from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, ProviderError, ToolCall, Usage
 from ..tools.base import ToolError
+from .approver import ApprovalRequest, resolved_event
 from .dispatch import describe_validation, publish_result
 from .guards.text_calls import extract_text_tool_calls, how_to_call_tools_message, unknown_tool_message
 from .guards.truncation import (
@@ -124,11 +125,11 @@ def run_turn(e: Engine, task: str) -> Outcome:
                     "with identical arguments. Repeating it will not change the result."
                 )
                 e.guard(ctx, "repeat", f"{last.name} x{e.limits.max_identical_calls}", told)
-                _answer_unrun(e, execs, told)
-                if e.settings.limits.on_repeat == "stop":
+                if e.settings.limits.on_repeat == "ask" and _person_allows_repeat(e, last, told):
+                    call_log.clear()  # the person said go on: one more run, then count afresh
+                else:
+                    _answer_unrun(e, execs, told)
                     raise _End(P.TURN_REPEAT, told)
-                call_log.clear()
-                continue
             if execs:
                 _run_execs(e, ctx, execs)
             for h in e.hooks:
@@ -311,6 +312,18 @@ def _prepare(e: Engine, ctx: TurnContext, c: Completion, calls: list[ToolCall]) 
     for told in cut:
         ctx.tell(told)
     return execs
+
+
+def _person_allows_repeat(e: Engine, ex: ToolExecution, told: str) -> bool:
+    req = ApprovalRequest(
+        call_id=ex.call_id,
+        tool=ex.name,
+        summary=json.dumps(ex.arguments, ensure_ascii=False)[:300],
+        reason=f"the model is repeating an identical call. {told} Let it run once more?",
+    )
+    decision = e.approver.approve(req)
+    resolved_event(e.bus, req, decision)
+    return decision.approved
 
 
 def _answer_unrun(e: Engine, execs: list[ToolExecution], text: str) -> None:
