@@ -16,6 +16,7 @@ from .schedule import ToolExecution, schedule
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .hooks import TurnContext
 
 
 @dataclass
@@ -43,7 +44,7 @@ class Dispatcher:
             return None
         return self.e.policy.evaluate(ex.name, ex.declared)
 
-    def run_all(self, execs: list[ToolExecution]) -> list[Executed]:
+    def run_all(self, execs: list[ToolExecution], ctx: TurnContext | None = None) -> list[Executed]:
         verdicts = {ex.index: self._verdict(ex) for ex in execs}
         batches = schedule(
             execs,
@@ -58,20 +59,27 @@ class Dispatcher:
                 continue
             if len(batch) == 1:
                 ex = batch[0]
-                done[ex.index] = self.run_one(ex, verdicts.get(ex.index))
+                done[ex.index] = self.run_one(ex, verdicts.get(ex.index), ctx=ctx)
             else:
                 with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-                    futs = {ex.index: pool.submit(self.run_one, ex, verdicts.get(ex.index)) for ex in batch}
+                    futs = {ex.index: pool.submit(self.run_one, ex, verdicts.get(ex.index), ctx=ctx) for ex in batch}
                     for idx, fut in futs.items():
                         done[idx] = fut.result()
             if any(d.stop for d in done.values()):
                 break
         return [done[ex.index] for ex in sorted(execs, key=lambda x: x.index) if ex.index in done]
 
-    def run_one(self, ex: ToolExecution, verdict: Any, *, grant: Any = None) -> Executed:
+    def run_one(self, ex: ToolExecution, verdict: Any, *, grant: Any = None, ctx: TurnContext | None = None) -> Executed:
         e = self.e
         if ex.error is not None:
             return self._finish(ex, ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
+        if ctx is not None:
+            # A hook may refuse a call before it runs (serving on the model's own port): the
+            # refusal is the result the model reads, and nothing is asked or executed.
+            for h in e.hooks:
+                refusal = h.before_tool(ctx, ex.name, ex.arguments)
+                if refusal is not None:
+                    return self._finish(ex, ToolResult(False, refusal, error_class=RetryClass.ARGS), "denied")
         if verdict is not None and verdict.action == "deny":
             e.bus.emit(EventType.APPROVAL_RESOLVED, {"request_id": "", "call_id": ex.call_id, "decision": "denied", "reason": verdict.reason, "by": "policy"})
             return self._finish(ex, ToolResult(False, f"denied by policy: {verdict.reason}"), "denied")

@@ -21,7 +21,7 @@ from .guards.truncation import (
     wrong_args_message,
 )
 from .hooks import CallRecord, Reenter, Stop, TurnContext
-from .repeat import is_repeat
+from .guards.repeats import is_repeat_with_results
 from .schedule import ToolExecution
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def run_turn(e: Engine, task: str) -> Outcome:
     e._cancel.clear()
     e.bus.emit(EventType.TURN_STARTED, P.TurnStarted(input=task))
     e.history.append({"role": "user", "content": task})
+    e._task = task
     ctx = TurnContext(
         turn_id=turn_id,
         iteration=0,
@@ -60,7 +61,9 @@ def run_turn(e: Engine, task: str) -> Outcome:
     fp = e.tool_extra.get("fingerprinter")
     before = fp.scan() if fp is not None else None
     reason, message, extra = P.TURN_COMPLETED, "", {}
-    call_log: list[tuple[str, dict[str, Any]]] = []
+    # Executed calls with what they returned: a repeat is the same call after the same answer,
+    # so polling a command whose output changes is never one.
+    done_log: list[tuple[str, dict[str, Any], str]] = []
     failures = 0
     try:
         for h in e.hooks:
@@ -115,23 +118,22 @@ def run_turn(e: Engine, task: str) -> Outcome:
                 raise _End(P.TURN_COMPLETED, completion.content)
 
             execs = _prepare(e, ctx, completion, calls)
-            for ex in execs:
-                if ex.error is None:
-                    call_log.append((ex.name, ex.arguments))
-            if execs and is_repeat(call_log, e.limits.max_identical_calls):
-                last = execs[-1]
+            n = e.limits.max_identical_calls
+            repeated = [ex for ex in execs if ex.error is None and is_repeat_with_results(done_log, (ex.name, ex.arguments), n)]
+            if repeated:
+                last = repeated[0]
                 told = (
-                    f"You made the same {last.name} call {e.limits.max_identical_calls} times in a row "
-                    "with identical arguments. Repeating it will not change the result."
+                        f"You made the same {last.name} call {n} times in a row with identical arguments and "
+                    "got the same result each time. Repeating it will not change the result."
                 )
-                e.guard(ctx, "repeat", f"{last.name} x{e.limits.max_identical_calls}", told)
+                e.guard(ctx, "repeat", f"{last.name} x{n}", told)
                 if e.settings.limits.on_repeat == "ask" and _person_allows_repeat(e, last, told):
-                    call_log.clear()  # the person said go on: one more run, then count afresh
+                    done_log.clear()  # the person said go on: one more run, then count afresh
                 else:
                     _answer_unrun(e, execs, told)
                     raise _End(P.TURN_REPEAT, told)
             if execs:
-                _run_execs(e, ctx, execs)
+                done_log.extend(_run_execs(e, ctx, execs))
             for h in e.hooks:
                 stop = h.after_iteration(ctx)
                 if stop is not None:
@@ -198,7 +200,7 @@ def _resume_brief(e: Engine, dropped: int) -> str:
     """What cannot be recovered by reading the workspace: the goal, and what was done."""
     written = sorted({str(p.relative_to(e.workspace)) if p.is_relative_to(e.workspace) else str(p) for p in e.state.written} - {"."})
     lines = [f"[harness] {dropped} earlier rounds were removed to fit the context window."]
-    task = next((m["content"] for m in e.history if m.get("role") == "user"), "")
+    task = e._task
     if task:
         lines.append(f"The task was: {task[:600]}")
     if written:
@@ -332,8 +334,9 @@ def _answer_unrun(e: Engine, execs: list[ToolExecution], text: str) -> None:
         e.bus.emit(EventType.TOOL_RESULT, P.ToolResultPayload(call_id=ex.call_id, name=ex.name, ok=False, output=text, status="denied"))
 
 
-def _run_execs(e: Engine, ctx: TurnContext, execs: list[ToolExecution]) -> None:
-    results = e._dispatch.run_all(execs)
+def _run_execs(e: Engine, ctx: TurnContext, execs: list[ToolExecution]) -> list[tuple[str, dict[str, Any], str]]:
+    results = e._dispatch.run_all(execs, ctx)
+    executed: list[tuple[str, dict[str, Any], str]] = []
     stop = False
     for done in results:
         r = done.result
@@ -358,6 +361,8 @@ def _run_execs(e: Engine, ctx: TurnContext, execs: list[ToolExecution]) -> None:
                 shown = replacement
         publish_result(e, done, shown)
         e.history.append({"role": "tool", "tool_call_id": done.ex.call_id, "content": shown})
+        if done.ex.error is None:
+            executed.append((done.ex.name, done.ex.arguments, r.output))
         stop = stop or done.stop
     ran = {d.ex.index for d in results}
     for ex in execs:
@@ -367,3 +372,4 @@ def _run_execs(e: Engine, ctx: TurnContext, execs: list[ToolExecution]) -> None:
         raise _End(P.TURN_STOPPED, "the person stopped the turn at an approval")
     if e.cancelled:
         raise _End(P.TURN_INTERRUPTED, "interrupted by the person")
+    return executed

@@ -15,11 +15,7 @@ SCENARIOS = {p.stem: p for p in scenario_files()}
 
 # Gaps of the engine that these scenarios expose; strict, so the fix turns them into failures to
 # remove from this list.
-ENGINE_GAPS: dict[str, str] = {
-    "07_serve_on_model_port": "the engine does not call Hook.before_tool yet (PortHook cannot refuse)",
-    "09_polling": "the repeat guard keys on the call only, so identical polls with changing output trip "
-    "it (guards.repeats.is_repeat_with_results is the fix)",
-}
+ENGINE_GAPS: dict[str, str] = {}  # scenarios the engine cannot pass yet (none now)
 
 _runs: dict[str, ScenarioRun] = {}
 
@@ -116,7 +112,6 @@ def test_the_live_stack_is_in_the_system_prompt(run) -> None:
 
 
 @pytest.mark.parametrize("name", ["07_serve_on_model_port"])
-@pytest.mark.xfail(strict=True, reason=ENGINE_GAPS["07_serve_on_model_port"])
 def test_serving_on_the_model_port_is_refused_before_it_runs(run, name: str) -> None:
     r = run(name)
     bash = [e for e in r.of("tool_result") if e["name"] == "bash"]
