@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..repeat import canonical
+from ..repeat import is_repeat
 
 # The bash tool's trailers say how the command ended, not what it said.
 _TRAILER = re.compile(r"\n?\[(?:exit code [^\]]*|processes left running[^\]]*)\]\s*$")
@@ -39,9 +39,8 @@ def is_repeat_with_results(
     (name, arguments, output)."""
     if n < 2 or len(done) < n - 1:
         return False
-    key = canonical(*pending)
     tail = done[-(n - 1) :]
-    if any(canonical(name, args) != key for name, args, _ in tail):
+    if not is_repeat([*((name, args) for name, args, _ in tail), pending], n):
         return False
     digests = {result_digest(out) for _, _, out in tail}
     return len(digests) == 1
