@@ -308,7 +308,10 @@ def _prepare(e: Engine, ctx: TurnContext, c: Completion, calls: list[ToolCall]) 
             {"id": ex.call_id, "type": "function", "function": {"name": ex.name, "arguments": json.dumps(ex.arguments)}}
         )
     if history_calls:
-        e.history.append({"role": "assistant", "content": c.content or "", "tool_calls": history_calls})
+        # In constrained mode the action text is kept as generated (when nothing was cut or
+        # rewritten) so the provider can replay it verbatim and the server's cache holds.
+        content = c.raw if c.via == "constrained" and len(history_calls) == len(calls) and not cut else c.content
+        e.history.append({"role": "assistant", "content": content or "", "tool_calls": history_calls})
     elif c.content:
         e.history.append({"role": "assistant", "content": c.content})
     for told in cut:

@@ -56,6 +56,13 @@ def response_format(tools: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"schema": action_schema(tools)}}
 
 
+def _same_action(text: str, rendered: str) -> bool:
+    try:
+        return bool(text) and json.loads(text) == json.loads(rendered)
+    except ValueError:
+        return False
+
+
 def action_text(name: str, arguments: str) -> str:
     """The JSON a model would have produced for this call, for the rewritten history. Arguments
     that are not JSON (they should never be replayed, but if they are) stay a string so the
@@ -111,6 +118,11 @@ def rewrite_history(
                 name = fn.get("name", "")
                 names_by_id[tc.get("id", "")] = name
                 texts.append(action_text(name, fn.get("arguments") or ""))
+            # The action exactly as the model generated it, when the loop kept it: the server's
+            # KV cache holds those tokens, and a re-serialised copy (other spacing) would miss.
+            verbatim = msg.get("content") or ""
+            if len(texts) == 1 and _same_action(verbatim, texts[0]):
+                texts = [verbatim]
             out.append({"role": "assistant", "content": "\n".join(texts)})
         elif role == "tool":
             name = msg.get("name") or names_by_id.get(msg.get("tool_call_id", ""), "tool")

@@ -296,6 +296,7 @@ class LlamaProvider:
         if via == "constrained":
             # A partial reply is read as a cut-off one: a recognisable call keeps its raw text.
             reason = "length" if partial else done.finish_reason
+            done.raw = done.content
             done.content, done.tool_calls = constrained.parse_action(
                 done.content, reason, self._new_id
             )

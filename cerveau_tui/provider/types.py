@@ -90,6 +90,7 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     timings: Timings | None = None
     via: str = "native"  # "native" tool calling or "constrained" (JSON-schema actions)
+    raw: str = ""  # constrained: the action text exactly as generated (replayed verbatim: cache)
 
 
 @dataclass
