@@ -176,6 +176,6 @@ def test_an_action_kept_verbatim_is_replayed_byte_for_byte() -> None:
     raw = '{ "tool":"bash",  "arguments": {"command": "ls"} }'
     call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
     msgs = [{"role": "user", "content": "x"}, {"role": "assistant", "content": raw, "tool_calls": [call]}]
-    assert rewrite_history(msgs)[1]["content"] == raw
+    assert rewrite_history(msgs)[-1]["content"] == raw
     other = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "prose", "tool_calls": [call]}]
-    assert rewrite_history(other)[1]["content"] == '{"tool": "bash", "arguments": {"command": "ls"}}'
+    assert rewrite_history(other)[-1]["content"] == '{"tool": "bash", "arguments": {"command": "ls"}}'
