@@ -20,6 +20,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=None, help="token cap sent with every request")
     p.add_argument("--action-mode", choices=["auto", "native", "constrained"], default=None)
     p.add_argument("--discuss", action="store_true", default=None, help="discussion mode: read and plan only")
+    p.add_argument("--continue", dest="resume", action="store_const", const="", default=None,
+                   help="carry the plan of the last session into this one")
+    p.add_argument("--continue-from", dest="resume", metavar="SESSION", default=None,
+                   help="carry the plan of the given session into this one")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -64,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "run":
             from .headless import run_headless
 
-            return run_headless(_settings(args), args.task, as_json=args.json, yes=args.yes, sandbox_flag=args.sandbox)
+            return run_headless(
+                _settings(args), args.task, as_json=args.json, yes=args.yes, sandbox_flag=args.sandbox, resume=args.resume
+            )
         if args.cmd == "doctor":
             from .doctor import doctor
 

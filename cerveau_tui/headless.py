@@ -62,7 +62,13 @@ class ReadableProgress:
 
 
 def run_headless(
-    settings: Settings, task: str, *, as_json: bool, yes: bool = False, sandbox_flag: str | None = None
+    settings: Settings,
+    task: str,
+    *,
+    as_json: bool,
+    yes: bool = False,
+    sandbox_flag: str | None = None,
+    resume: str | None = None,
 ) -> int:
     from .loop.build import build_session
 
@@ -82,7 +88,7 @@ def run_headless(
         bus.subscribe(ReadableProgress(out))
     approver: Any = ApproveAll() if yes else DenyAll()
     try:
-        session = build_session(settings, bus=bus, approver=approver)
+        session = build_session(settings, bus=bus, approver=approver, resume=resume)
     except Exception as exc:  # a dead server, a failed provision: say so as an event, exit non-zero
         bus.emit(EventType.ERROR, {"message": f"could not start a session: {exc}", "error_class": "fatal"})
         bus.emit(EventType.TURN_ENDED, {"reason": "error", "iterations": 0, "message": str(exc)})

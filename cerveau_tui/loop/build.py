@@ -93,7 +93,9 @@ def build_session(
     approver: Approver | None = None,
     progress: Progress | None = None,
     provider: Any = None,
+    resume: str | None = None,
 ) -> Session:
+    """`resume`: None starts fresh; "" continues the latest session's plan; an id, that one's."""
     bus = bus or Emitter()
     managed = None
     if provider is None:
@@ -157,12 +159,40 @@ def build_session(
         from .delegate import delegate
 
         engine.tool_extra["delegate"] = lambda task, path=".": delegate(engine, task, path)
+    resumed = _load_previous(settings, resume) if resume is not None else []
     log = _session_log(settings, bus)
     bus.emit(
         EventType.SESSION_STARTED,
         {"server_url": url, "n_ctx": n_ctx, "sandbox": sandbox_status, "model": engine.model.split("/")[-1]},
     )
+    if resume is not None:
+        _replay_plan(bus, resumed)
     return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log)
+
+
+def _load_previous(settings: Settings, resume: str) -> list[Any]:
+    """The events of the session to continue ("" = the latest). Read before this session's own
+    log exists, so "latest" is the previous one."""
+    from ..plan.persist import SessionNotFound, load_events
+
+    try:
+        return load_events(settings.workspace, resume or None)
+    except SessionNotFound:
+        return []
+
+
+def _replay_plan(bus: Emitter, events: list[Any]) -> None:
+    """Carry the plan of a previous session into this one (a plan committed in discussion, then
+    an autopilot run): its plan events are re-published, so the tools, the hook, the views and
+    this session's log all hold the same plan."""
+    from ..plan.state import PLAN_EVENT_TYPES, state_for_bus
+
+    state_for_bus(bus)
+    plan = [e for e in events if e.type in PLAN_EVENT_TYPES]
+    for ev in plan:
+        bus.emit(ev.type, {**ev.payload, "resumed_from": ev.session_id})
+    origin = events[0].session_id if events else "none"
+    bus.emit(EventType.NOTICE, {"text": f"continuing from session {origin}: {len(plan)} plan events restored", "source": "plan"})
 
 
 def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:

@@ -28,19 +28,31 @@ class StatusState:
     phase: str = "starting"  # starting | ready | running | failed
 
 
+def short_server(url: str) -> str:
+    return url.split("://", 1)[-1].rstrip("/")
+
+
+def short_model(name: str) -> str:
+    return name[:-5] if name.endswith(".gguf") else name
+
+
 def status_content(s: StatusState) -> Content:
+    """Most important first, so a narrow terminal cuts the least useful part (model and server,
+    also shown in the chat at start-up), never the sandbox state."""
     parts: list[tuple[str, str] | str] = []
 
     def sep() -> None:
-        parts.append(("  │  ", "$text-muted"))
+        parts.append((" │ ", "$text-muted"))
 
     phase_style = {"running": "$text-accent", "failed": "$text-error"}.get(s.phase, "$text-muted")
     parts.append((s.phase, phase_style))
     sep()
-    where = s.model or "no model"
-    parts.append((where, "bold"))
-    if s.server:
-        parts.append((f" @ {s.server}", "$text-muted"))
+    if s.enforced is False:
+        parts.append((f"sandbox: {s.sandbox or 'none'} NOT enforced", "bold $text-error"))
+    elif s.sandbox:
+        parts.append((f"sandbox: {s.sandbox}", "$text-success"))
+    else:
+        parts.append(("sandbox: ?", "$text-muted"))
     sep()
     if s.n_ctx:
         pct = 100.0 * s.context_tokens / s.n_ctx
@@ -52,17 +64,14 @@ def status_content(s: StatusState) -> Content:
     parts.append(f"{s.tokens_per_s:.1f} tok/s" if s.tokens_per_s else ("– tok/s", "$text-muted"))
     sep()
     parts.append(f"iter {s.iteration}")
-    sep()
-    if s.enforced is False:
-        parts.append((f"sandbox: {s.sandbox or 'none'} NOT enforced", "bold $text-error"))
-    elif s.sandbox:
-        parts.append((f"sandbox: {s.sandbox}", "$text-success"))
-    else:
-        parts.append(("sandbox: ?", "$text-muted"))
     if s.seal:
         sep()
         ok = s.seal.startswith(("verified", "passed"))
         parts.append((f"✓ {s.seal}" if ok else s.seal, "$text-success" if ok else "$text-warning"))
+    sep()
+    parts.append((short_model(s.model) or "no model", "bold"))
+    if s.server:
+        parts.append((f" @ {short_server(s.server)}", "$text-muted"))
     return Content.assemble(*parts)
 
 
