@@ -76,6 +76,7 @@ check "SmolLM2|gguf" "the status bar names the model"
 tmux send-keys -t "$SESSION" -l "Reply with one short sentence: what does calc.py do?"
 tmux send-keys -t "$SESSION" Enter
 wait_for "what does calc.py do" 30
+echo "ok: the prompt shows in the chat"
 # The turn runs; a tool call may ask for approval: deny it with a reason, as a person would.
 for _ in $(seq 1 240); do
     if tmux capture-pane -p -t "$SESSION" | grep -q "Allow "; then
@@ -90,7 +91,6 @@ for _ in $(seq 1 240); do
     sleep 0.5
 done
 echo "=== after the turn"; screen
-check "what does calc.py do" "the prompt shows in the chat"
 check "^ ready .*[0-9]+\.[0-9] tok/s" "the turn ended and the status bar shows tokens/s"
 check "ctx [0-9,]+/[0-9,]+ \([0-9]+%\)" "the status bar shows the context used of n_ctx"
 

@@ -134,18 +134,15 @@ class Dispatcher:
                 e.undo_log.before_write(e.bus.turn_id, ex.declared.writes)
         e.emit_tool_status(ex, "running")
         started = time.monotonic()
-        try:
-            args = tool.Args.model_validate(ex.arguments)
-            result = tool.run(args, ctx)
-        except ValidationError as exc:
-            result = ToolResult(False, f"invalid arguments for {ex.name}: {describe_validation(exc)}", error_class=RetryClass.ARGS)
-        except ToolError as exc:
-            result = ToolResult(False, str(exc), error_class=exc.retry_class)
-        except OSError as exc:
-            result = ToolResult(False, f"{ex.name} failed: {exc.strerror or exc}", error_class=RetryClass.TRANSIENT)
-        except Exception as exc:  # a tool bug must not kill the turn; the model and person see it
-            result = ToolResult(False, f"{ex.name} crashed: {type(exc).__name__}: {exc}", error_class=RetryClass.TRANSIENT)
+        result = self._invoke(tool, ex, ctx)
+        if result.error_class == RetryClass.TRANSIENT and ex.name != "bash" and not e.cancelled:
+            # The world was briefly wrong (a file mid-rename, a busy resource): one quiet retry
+            # before the model is bothered. Commands are never re-run behind the model's back.
+            e.sleep(0.2)
+            result = self._invoke(tool, ex, ctx)
         result.meta.setdefault("duration_ms", (time.monotonic() - started) * 1000)
+        if not result.ok:
+            result.output = shape_failure(result, retried=ex.name != "bash")
         if not result.ok and ex.name == "bash" and e.policy is not None and ex.declared is not None:
             retry = e.policy.after_failure(ex.name, ex.declared, result.exit_code, result.output) if hasattr(e.policy, "after_failure") else None
             if retry is not None:
@@ -154,8 +151,33 @@ class Dispatcher:
                     return self._execute(ex, retry.grant)
         return self._finish(ex, result, "done" if result.ok else "failed")
 
+    def _invoke(self, tool: Any, ex: ToolExecution, ctx: Any) -> ToolResult:
+        try:
+            return tool.run(tool.Args.model_validate(ex.arguments), ctx)
+        except ValidationError as exc:
+            return ToolResult(False, f"invalid arguments for {ex.name}: {describe_validation(exc)}", error_class=RetryClass.ARGS)
+        except ToolError as exc:
+            return ToolResult(False, str(exc), error_class=exc.retry_class)
+        except OSError as exc:
+            return ToolResult(False, f"{ex.name} failed: {exc.strerror or exc}", error_class=RetryClass.TRANSIENT)
+        except Exception as exc:  # a tool bug must not kill the turn; the model and person see it
+            return ToolResult(False, f"{ex.name} crashed: {type(exc).__name__}: {exc}", error_class=RetryClass.TRANSIENT)
+
     def _finish(self, ex: ToolExecution, result: ToolResult, status: str) -> Executed:
         return Executed(ex, result, status)
+
+
+def shape_failure(result: ToolResult, retried: bool) -> str:
+    """The retry class shapes what the model reads: fix the call, or the world was briefly wrong.
+    A command's own failure (a non-zero exit) is its output; it needs no preamble."""
+    if result.exit_code is not None:
+        return result.output
+    if result.error_class == RetryClass.ARGS:
+        return f"Error (fix the call): {result.output}"
+    if result.error_class == RetryClass.TRANSIENT:
+        again = "retried once; " if retried else ""
+        return f"Error (transient, {again}the same call may work later): {result.output}"
+    return result.output
 
 
 def publish_result(e: Engine, done: Executed, shown: str) -> None:

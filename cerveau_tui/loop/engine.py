@@ -8,6 +8,7 @@ writes to a terminal: every fact goes out on the bus.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,7 +76,9 @@ class Engine:
         n_ctx: int | None = None,
         model: str = "",
         count_tokens: Callable[[str], int] = estimate_tokens,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self.sleep = sleep  # injected: a test of retry behaviour should not spend real seconds
         self.provider = provider
         self.registry = registry
         self.bus = bus

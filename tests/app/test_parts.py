@@ -107,3 +107,8 @@ def test_an_unenforced_sandbox_is_spelled_out() -> None:
     assert "sandbox: none NOT enforced" in text
     text = status_content(StatusState(sandbox="bubblewrap", enforced=True, n_ctx=8192, context_tokens=2048)).plain
     assert "sandbox: bubblewrap" in text and "ctx 2,048/8,192 (25%)" in text
+
+
+def test_the_verification_seal_shows_failed_checks_and_hides_clean() -> None:
+    assert "✗ checks failed" in status_content(StatusState(seal="failed")).plain
+    assert "clean" not in status_content(StatusState(seal="clean")).plain

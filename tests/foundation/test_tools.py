@@ -150,3 +150,13 @@ def test_background_processes_are_killed_by_kill_background(ctx, tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail("background process survived kill_background")
+
+
+def test_failures_are_shaped_by_retry_class():
+    from cerveau_tui.loop.dispatch import shape_failure
+    from cerveau_tui.tools.base import RetryClass, ToolResult
+
+    assert shape_failure(ToolResult(False, "bad path", error_class=RetryClass.ARGS), True).startswith("Error (fix the call)")
+    assert "retried once" in shape_failure(ToolResult(False, "busy", error_class=RetryClass.TRANSIENT), True)
+    cmd = ToolResult(False, "boom\n[exit code 2]", error_class=RetryClass.ARGS, exit_code=2)
+    assert shape_failure(cmd, False) == cmd.output  # a command's failure is its own output

@@ -40,9 +40,12 @@ def describe(event_type: str, p: dict[str, Any]) -> tuple[str, str] | None:
         src = " (translated from a plan written to a file)" if p.get("source") == "file" else ""
         return f"plan committed: {len(steps)} steps{src}", "info"
     if event_type == "verification":
-        seal = p.get("seal") or p.get("status") or p.get("verification") or ""
-        return f"verification: {seal} {p.get('message', '')}".rstrip(), (
-            "success" if str(seal).startswith(("verified", "passed")) else "warning")
+        state = str(p.get("state") or "")
+        if state in ("", "clean"):
+            return None  # nothing changed, nothing to say
+        unmet = ", ".join(str(u) for u in p.get("unmet") or [])
+        level = {"passed": "success", "failed": "error"}.get(state, "warning")
+        return f"verification: {state}" + (f" (unmet: {unmet})" if unmet else ""), level
     if event_type in _WARNINGS:
         detail = p.get("message") or p.get("reason") or p.get("path") or ""
         return f"{event_type.replace('_', ' ')}: {detail}".rstrip(": "), "warning"

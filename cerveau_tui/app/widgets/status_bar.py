@@ -28,6 +28,16 @@ class StatusState:
     phase: str = "starting"  # starting | ready | running | failed
 
 
+#: The verification seal (done/criteria.py Verification) as the status bar shows it; "clean"
+#: (nothing changed, nothing to check) shows nothing rather than a badge that means nothing.
+SEALS: dict[str, tuple[str, str]] = {
+    "passed": ("✓ checks passed", "$text-success"),
+    "failed": ("✗ checks failed", "bold $text-error"),
+    "stale": ("checks stale", "$text-warning"),
+    "unavailable": ("no check known", "$text-warning"),
+}
+
+
 def short_server(url: str) -> str:
     return url.split("://", 1)[-1].rstrip("/")
 
@@ -64,10 +74,10 @@ def status_content(s: StatusState) -> Content:
     parts.append(f"{s.tokens_per_s:.1f} tok/s" if s.tokens_per_s else ("– tok/s", "$text-muted"))
     sep()
     parts.append(f"iter {s.iteration}")
-    if s.seal:
+    seal = SEALS.get(s.seal)
+    if seal is not None:
         sep()
-        ok = s.seal.startswith(("verified", "passed"))
-        parts.append((f"✓ {s.seal}" if ok else s.seal, "$text-success" if ok else "$text-warning"))
+        parts.append(seal)
     sep()
     parts.append((short_model(s.model) or "no model", "bold"))
     if s.server:
@@ -119,7 +129,7 @@ class StatusBar(Static):
             if p.get("verification"):
                 s.seal = str(p["verification"])
         elif event_type == "verification":
-            s.seal = str(p.get("seal") or p.get("status") or s.seal)
+            s.seal = str(p.get("state") or s.seal)
         else:
             return
         self.refresh_state()

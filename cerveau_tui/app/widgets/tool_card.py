@@ -30,6 +30,10 @@ MAX_OUTPUT_LINES = 40
 
 def summarize_arguments(name: str, arguments: dict[str, Any], width: int = 80) -> str:
     """The one thing a person needs to recognise the call: the command, else the path."""
+    if isinstance(arguments.get("steps"), list):
+        return f"{len(arguments['steps'])} steps"
+    if "step_id" in arguments:
+        return f"step {arguments['step_id']} → {arguments.get('status', '?')}"
     for key in ("command", "cmd", "path", "file", "pattern", "query"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
