@@ -120,16 +120,20 @@ async def _stream(n: int, rate: float | None) -> tuple[float, list[float], int]:
 
 def bench_absorb(n: int = 20_000) -> None:
     elapsed, lat, received = asyncio.run(_stream(n, None))
-    print(f"(a) absorbed {n:,} tokens in {elapsed:.2f} s = {n / elapsed:,.0f} tokens/s "
-          f"({received:,} chars shown); key latency meanwhile p50 {_pct(lat, .5):.1f} ms "
-          f"p99 {_pct(lat, .99):.1f} ms over {len(lat)} presses")
+    print(
+        f"(a) absorbed {n:,} tokens in {elapsed:.2f} s = {n / elapsed:,.0f} tokens/s "
+        f"({received:,} chars shown); key latency meanwhile p50 {_pct(lat, 0.5):.1f} ms "
+        f"p99 {_pct(lat, 0.99):.1f} ms over {len(lat)} presses"
+    )
 
 
 def bench_latency(seconds: float = 10.0, rate: float = 1000.0) -> None:
     n = int(seconds * rate)
     elapsed, lat, _ = asyncio.run(_stream(n, rate))
-    print(f"(b) at {rate:,.0f} tokens/s for {elapsed:.1f} s: key latency p50 {_pct(lat, .5):.1f} ms "
-          f"p99 {_pct(lat, .99):.1f} ms max {_pct(lat, 1.0):.1f} ms over {len(lat)} presses")
+    print(
+        f"(b) at {rate:,.0f} tokens/s for {elapsed:.1f} s: key latency p50 {_pct(lat, 0.5):.1f} ms "
+        f"p99 {_pct(lat, 0.99):.1f} ms max {_pct(lat, 1.0):.1f} ms over {len(lat)} presses"
+    )
 
 
 def _rss_mb() -> float:
@@ -152,15 +156,27 @@ async def _session(turns: int, output_lines: int) -> tuple[float, float, int]:
             for tok in TOKENS[:60]:
                 bus.emit("token", {"text": tok})
             bus.emit("assistant_message", {})
-            for k, (name, args, extra) in enumerate([
-                ("bash", {"command": "make test"}, {"output": out, "exit_code": 1, "ok": False}),
-                ("edit_file", {"path": "m.py", "old": "b", "new": "c"}, {"output": "edited", "diff": diff, "ok": True}),
-            ]):
+            for k, (name, args, extra) in enumerate(
+                [
+                    (
+                        "bash",
+                        {"command": "make test"},
+                        {"output": out, "exit_code": 1, "ok": False},
+                    ),
+                    (
+                        "edit_file",
+                        {"path": "m.py", "old": "b", "new": "c"},
+                        {"output": "edited", "diff": diff, "ok": True},
+                    ),
+                ]
+            ):
                 cid = f"{t}-{k}"
                 bus.emit("tool_call", {"call_id": cid, "name": name, "arguments": args})
                 bus.emit("tool_started", {"call_id": cid, "name": name, "status": "running"})
                 bus.emit("tool_result", {"call_id": cid, "name": name, "status": "done", **extra})
-            bus.emit("usage", {"context_tokens": 3000 + t, "n_ctx": 8192, "predicted_per_second": 40.0})
+            bus.emit(
+                "usage", {"context_tokens": 3000 + t, "n_ctx": 8192, "predicted_per_second": 40.0}
+            )
             bus.emit("turn_ended", {"reason": "completed", "iterations": 2})
             if t % 10 == 9:
                 await pilot.pause()
@@ -172,9 +188,11 @@ async def _session(turns: int, output_lines: int) -> tuple[float, float, int]:
 def bench_memory(turns: int = 500, output_lines: int = 2_000) -> None:
     start = time.perf_counter()
     before, after, widgets = asyncio.run(_session(turns, output_lines))
-    print(f"(c) {turns} turns, {output_lines:,}-line tool output each: RSS {after:.0f} MB "
-          f"(process before the app: {before:.0f} MB), {widgets:,} widgets mounted at the end, "
-          f"{time.perf_counter() - start:.1f} s to feed")
+    print(
+        f"(c) {turns} turns, {output_lines:,}-line tool output each: RSS {after:.0f} MB "
+        f"(process before the app: {before:.0f} MB), {widgets:,} widgets mounted at the end, "
+        f"{time.perf_counter() - start:.1f} s to feed"
+    )
 
 
 STARTUP = r"""
@@ -201,7 +219,9 @@ def bench_startup(runs: int = 5) -> None:
     walls, frames, imports = [], [], []
     for _ in range(runs):
         t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
         walls.append(time.perf_counter() - t0)
         parts = res.stdout.split()
         if len(parts) >= 2:
@@ -210,14 +230,20 @@ def bench_startup(runs: int = 5) -> None:
         else:
             print(res.stdout, res.stderr)
     med = statistics.median
-    print(f"(d) first frame {med(frames) * 1000:.0f} ms after the script starts (imports "
-          f"{med(imports) * 1000:.0f} ms); whole process incl. interpreter and exit "
-          f"{med(walls) * 1000:.0f} ms; medians of {runs}")
+    print(
+        f"(d) first frame {med(frames) * 1000:.0f} ms after the script starts (imports "
+        f"{med(imports) * 1000:.0f} ms); whole process incl. interpreter and exit "
+        f"{med(walls) * 1000:.0f} ms; medians of {runs}"
+    )
 
 
 if __name__ == "__main__":
     tune_gc()  # as run_app does: measure what ships
     wanted = sys.argv[1:] or ["absorb", "latency", "memory", "startup"]
     for name in wanted:
-        {"absorb": bench_absorb, "latency": bench_latency, "memory": bench_memory,
-         "startup": bench_startup}[name]()
+        {
+            "absorb": bench_absorb,
+            "latency": bench_latency,
+            "memory": bench_memory,
+            "startup": bench_startup,
+        }[name]()

@@ -25,7 +25,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+MANAGED=0
+servers() { pgrep -x llama-server 2>/dev/null | sort || true; }
+SERVERS_BEFORE="$(servers)"
 if [ "${1:-}" = "--managed" ]; then
+    MANAGED=1
     echo "mode: managed (the app starts its own llama-server)"
 elif [ -n "${1:-}" ]; then
     SERVER_ARGS=(--server "$1")
@@ -102,5 +106,13 @@ else
     echo "FAIL: the app did not exit cleanly after Ctrl+Q (exit code: $(cat "$OUT/exit_code" 2>/dev/null || echo none))"
     screen
     exit 1
+fi
+if [ "$MANAGED" = 1 ]; then
+    LEFT="$(comm -13 <(echo "$SERVERS_BEFORE") <(servers) | tr '\n' ' ')"
+    if [ -n "${LEFT// /}" ]; then
+        echo "FAIL: llama-server started by the app still running after quit: $LEFT"
+        exit 1
+    fi
+    echo "ok: the app's own llama-server stopped on quit"
 fi
 echo "smoke passed (screens in $OUT)"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,16 @@ from ..config import Settings, save_user_setting
 from ..loop.approver import ApprovalDecision, BusApprover
 from ..protocol import Event
 from .bridge import Bridge
-from .messages import (EngineEvent, Item, JobDone, Provisioning, SessionFailed, SessionReady,
-                       StreamText, Wake)
+from .messages import (
+    EngineEvent,
+    Item,
+    JobDone,
+    Provisioning,
+    SessionFailed,
+    SessionReady,
+    StreamText,
+    Wake,
+)
 from .plan_model import PLAN_EVENTS, build_report
 from .runner import Session, SessionRunner, progress_text
 from .screens.approval import GRACE_S, ApprovalScreen
@@ -112,7 +120,9 @@ class CerveauApp(App[int]):
     def on_mount(self) -> None:
         for theme in self._theme_load.themes:
             self.register_theme(theme)
-        wanted = self.settings.theme if self.settings.theme in self.available_themes else DEFAULT_THEME
+        wanted = (
+            self.settings.theme if self.settings.theme in self.available_themes else DEFAULT_THEME
+        )
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         if self.settings.keymap:
@@ -196,7 +206,9 @@ class CerveauApp(App[int]):
     def _record_plan_event(self, event: Event) -> None:
         # Keep what the report needs, not the tool outputs: 500 turns of logs would stay alive here.
         if event.type == "tool_result" and "output" in event.payload:
-            event = event.model_copy(update={"payload": {k: v for k, v in event.payload.items() if k != "output"}})
+            event = event.model_copy(
+                update={"payload": {k: v for k, v in event.payload.items() if k != "output"}}
+            )
         self.plan_events.append(event)
 
     def refresh_plan(self) -> None:
@@ -229,9 +241,13 @@ class CerveauApp(App[int]):
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         chat = self.query_one(ChatView)
-        if self.runner is None or self.runner.thread.ident is None:
-            chat.notice("no session: nothing to send to", "error")
+        if self.runner is None or not self.runner.thread.is_alive():
+            chat.notice(
+                "no session: nothing to send to (see the error above; Ctrl+Q quits)", "error"
+            )
             return
+        if self.runner.session is None:
+            chat.notice("the session is still starting; this is sent as soon as it is ready")
         if text.startswith("!"):
             command = text[1:].strip()
             if command:
@@ -304,8 +320,12 @@ class CerveauApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Any:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Toggle planner", "Show or hide the plan panel", self.action_toggle_planner)
-        yield SystemCommand("Toggle reasoning", "Show or hide the model's reasoning", self.action_toggle_reasoning)
+        yield SystemCommand(
+            "Toggle planner", "Show or hide the plan panel", self.action_toggle_planner
+        )
+        yield SystemCommand(
+            "Toggle reasoning", "Show or hide the model's reasoning", self.action_toggle_reasoning
+        )
         if self.busy:
             yield SystemCommand("Interrupt", "Stop the running turn", self.action_interrupt)
         policy = self._policy()

@@ -11,7 +11,15 @@ from ..protocol import Event
 
 #: Events that can change a report; anything else leaves the last one valid.
 PLAN_EVENTS = frozenset(
-    {"plan_committed", "plan_updated", "checkpoint", "drift", "tool_result", "turn_ended", "rollback"}
+    {
+        "plan_committed",
+        "plan_updated",
+        "checkpoint",
+        "drift",
+        "tool_result",
+        "turn_ended",
+        "rollback",
+    }
 )
 
 STATUS_ICONS = {

@@ -20,8 +20,17 @@ BUILTIN_THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 DEFAULT_THEME = "cerveau-dark"
 
 _COLOUR_FIELDS = (
-    "primary", "secondary", "warning", "error", "success", "accent",
-    "foreground", "background", "surface", "panel", "boost",
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
 )
 
 

@@ -236,7 +236,10 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
 
     lim = settings.limits
     hooks: list[Hook] = [
-        PortHook(_reserved_ports(settings, url)),
+        PortHook(
+            _reserved_ports(settings, url),
+            services=[("LLM server (llama.cpp)", url), *[(x.name, x.url) for x in settings.services]],
+        ),
         BreakerHook(lim.breaker_threshold),
         ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
         PlanHook(settings.workspace, fingerprinter=fp),

@@ -109,6 +109,10 @@ class BubblewrapRunner:
             "--dir",
             SANDBOX_HOME,
         ]
+        # The interpreter this app runs on (a venv, perhaps a clone under /tmp) stays visible,
+        # read-only: a done criterion `python -m pytest` must find the same Python inside.
+        for p in _runtime_dirs_under_tmp():
+            a += ["--ro-bind-try", p, p]
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
         # the private /tmp (pytest's tmp_path is).
         a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
@@ -204,3 +208,19 @@ def bwrap_version(bwrap: str) -> str:
         return out.stdout.strip() or out.stderr.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def _runtime_dirs_under_tmp() -> list[str]:
+    """sys.prefix / sys.base_prefix when they live under /tmp, which the private /tmp hides."""
+    import sys
+
+    out: list[str] = []
+    for p in {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}:
+        if p == "/tmp" or p.startswith("/tmp/"):
+            out.append(p)
+    # A venv's python is a symlink into its base; its project (an editable install) may sit
+    # beside the venv under /tmp too.
+    project = os.path.dirname(os.path.realpath(sys.prefix))
+    if project.startswith("/tmp/") and os.path.isfile(os.path.join(project, "pyproject.toml")):
+        out.append(project)
+    return sorted(set(out))

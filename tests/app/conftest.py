@@ -26,7 +26,9 @@ def _snapshots_in_top_level_folder(monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 @pytest.fixture(autouse=True)
-def _no_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_user_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A theme switched in a test must never land in the developer's real config.
     cfg = tmp_path_factory.mktemp("cfg") / "config.toml"
     monkeypatch.setenv("CERVEAU_CONFIG", str(cfg))
@@ -44,5 +46,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         fn = getattr(item, "function", None)
-        if fn is not None and inspect.iscoroutinefunction(fn) and here in Path(str(item.fspath)).parents:
+        if (
+            fn is not None
+            and inspect.iscoroutinefunction(fn)
+            and here in Path(str(item.fspath)).parents
+        ):
             item.add_marker(pytest.mark.anyio)

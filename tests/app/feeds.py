@@ -24,25 +24,56 @@ def streamed_turn(bus: Emitter) -> None:
     for i in range(0, len(ANSWER), 7):
         bus.emit("token", {"text": ANSWER[i : i + 7]})
     bus.emit("assistant_message", {"content": ANSWER})
-    bus.emit("tool_call", {"call_id": "c1", "name": "edit_file",
-                           "arguments": {"path": "src/calc.py", "old": "a - b", "new": "a + b"}})
+    bus.emit(
+        "tool_call",
+        {
+            "call_id": "c1",
+            "name": "edit_file",
+            "arguments": {"path": "src/calc.py", "old": "a - b", "new": "a + b"},
+        },
+    )
     bus.emit("tool_started", {"call_id": "c1", "name": "edit_file", "status": "running"})
-    bus.emit("tool_result", {"call_id": "c1", "name": "edit_file", "ok": True, "output": "edited src/calc.py",
-                             "diff": DIFF, "status": "done", "wrote": ["src/calc.py"]})
+    bus.emit(
+        "tool_result",
+        {
+            "call_id": "c1",
+            "name": "edit_file",
+            "ok": True,
+            "output": "edited src/calc.py",
+            "diff": DIFF,
+            "status": "done",
+            "wrote": ["src/calc.py"],
+        },
+    )
     bus.emit("tool_call", {"call_id": "c2", "name": "bash", "arguments": {"command": "pytest -q"}})
     bus.emit("tool_started", {"call_id": "c2", "name": "bash", "status": "running"})
-    bus.emit("tool_result", {"call_id": "c2", "name": "bash", "ok": True, "exit_code": 0,
-                             "output": "....\n4 passed in 0.01s\n[exit code 0]", "status": "done"})
+    bus.emit(
+        "tool_result",
+        {
+            "call_id": "c2",
+            "name": "bash",
+            "ok": True,
+            "exit_code": 0,
+            "output": "....\n4 passed in 0.01s\n[exit code 0]",
+            "status": "done",
+        },
+    )
     bus.emit("usage", {"context_tokens": 2310, "n_ctx": 8192, "predicted_per_second": 38.4})
     bus.emit("turn_ended", {"reason": "completed", "iterations": 2})
 
 
 def plan_events(bus: Emitter, checkpoint_hash: str | None = None) -> None:
-    bus.emit("plan_committed", {"source": "tool", "steps": [
-        {"id": "1", "title": "Fix the operator in add", "files": ["src/calc.py"]},
-        {"id": "2", "title": "Add a regression test", "files": ["tests/test_calc.py"]},
-        {"id": "3", "title": "Update the changelog", "files": ["CHANGELOG.md"]},
-    ]})
+    bus.emit(
+        "plan_committed",
+        {
+            "source": "tool",
+            "steps": [
+                {"id": "1", "title": "Fix the operator in add", "files": ["src/calc.py"]},
+                {"id": "2", "title": "Add a regression test", "files": ["tests/test_calc.py"]},
+                {"id": "3", "title": "Update the changelog", "files": ["CHANGELOG.md"]},
+            ],
+        },
+    )
     bus.emit("plan_updated", {"step_id": "1", "status": "in_progress"})
     bus.emit("plan_updated", {"step_id": "1", "status": "done", "note": "operator fixed"})
     if checkpoint_hash is not None:

@@ -42,13 +42,19 @@ def viewer_app(tmp_path: Path, clock: FakeClock | None = None, **settings: Any) 
     return CerveauApp(s, clock=clock or FakeClock(), save_setting=lambda k, v: None)
 
 
-def engine_app(tmp_path: Path, url: str, clock: FakeClock | None = None, **settings: Any) -> tuple[CerveauApp, Recorder]:
+def engine_app(
+    tmp_path: Path, url: str, clock: FakeClock | None = None, **settings: Any
+) -> tuple[CerveauApp, Recorder]:
     """The real engine (build_session) against a scripted server, with a recorder on its bus."""
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     s = Settings(workspace=ws, server_url=url, **settings)
-    app = CerveauApp(s, session_factory=default_factory(s), clock=clock or FakeClock(),
-                     save_setting=lambda k, v: None)
+    app = CerveauApp(
+        s,
+        session_factory=default_factory(s),
+        clock=clock or FakeClock(),
+        save_setting=lambda k, v: None,
+    )
     return app, Recorder(app.bus)
 
 

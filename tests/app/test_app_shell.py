@@ -17,9 +17,13 @@ from cerveau_tui.config import Settings, save_user_setting
 from .helpers import viewer_app, wait_until
 
 
-async def test_our_themes_are_registered_and_a_switch_is_saved_in_the_user_config(tmp_path: Path) -> None:
+async def test_our_themes_are_registered_and_a_switch_is_saved_in_the_user_config(
+    tmp_path: Path,
+) -> None:
     cfg = tmp_path / "config.toml"
-    app = CerveauApp(Settings(workspace=tmp_path), save_setting=lambda k, v: save_user_setting(k, v, cfg))
+    app = CerveauApp(
+        Settings(workspace=tmp_path), save_setting=lambda k, v: save_user_setting(k, v, cfg)
+    )
     async with app.run_test() as pilot:
         assert app.theme == "cerveau-dark"
         assert {"cerveau-dark", "cerveau-light"} <= set(app.available_themes)
@@ -48,7 +52,9 @@ async def test_the_palette_toggles_the_planner(tmp_path: Path) -> None:
         assert await wait_until(pilot, lambda: app.query_one(PlannerPanel).has_class("-open"))
 
 
-async def test_reasoning_is_hidden_when_show_reasoning_is_off_and_toggles_back(tmp_path: Path) -> None:
+async def test_reasoning_is_hidden_when_show_reasoning_is_off_and_toggles_back(
+    tmp_path: Path,
+) -> None:
     app = viewer_app(tmp_path, show_reasoning=False)
     async with app.run_test() as pilot:
         app.bus.emit("reasoning", {"text": "thinking"})
@@ -60,7 +66,9 @@ async def test_reasoning_is_hidden_when_show_reasoning_is_off_and_toggles_back(t
         assert app.query_one(ReasoningBlock).region.height > 0
 
 
-async def test_provisioning_progress_is_shown_and_quitting_during_it_ends_the_thread(tmp_path: Path) -> None:
+async def test_provisioning_progress_is_shown_and_quitting_during_it_ends_the_thread(
+    tmp_path: Path,
+) -> None:
     release = threading.Event()
 
     def factory(bus: Any, approver: Any, progress: Any) -> Any:
@@ -69,11 +77,16 @@ async def test_provisioning_progress_is_shown_and_quitting_during_it_ends_the_th
             progress("download", 0.5, "SmolLM2-135M.gguf")  # raises once the app quits
         raise AssertionError("not reached")
 
-    app = CerveauApp(Settings(workspace=tmp_path), session_factory=factory, save_setting=lambda k, v: None)
+    app = CerveauApp(
+        Settings(workspace=tmp_path), session_factory=factory, save_setting=lambda k, v: None
+    )
     async with app.run_test() as pilot:
         chat = app.query_one(ChatView)
         assert await wait_until(
-            pilot, lambda: any(n.text == "starting: download 50% SmolLM2-135M.gguf" for n in chat.query(NoticeLine))
+            pilot,
+            lambda: any(
+                n.text == "starting: download 50% SmolLM2-135M.gguf" for n in chat.query(NoticeLine)
+            ),
         )
         await pilot.press("ctrl+q")
     assert app.runner is not None and not app.runner.thread.is_alive()
@@ -87,7 +100,9 @@ async def test_a_long_session_keeps_only_the_newest_entries_mounted(tmp_path: Pa
         for i in range(120):
             app.bus.emit("turn_started", {"input": f"task {i}"})
             app.bus.emit("turn_ended", {"reason": "interrupted", "iterations": 1})
-        assert await wait_until(pilot, lambda: any("task 119" in getattr(w, "text", "") for w in chat.children))
+        assert await wait_until(
+            pilot, lambda: any("task 119" in getattr(w, "text", "") for w in chat.children)
+        )
         await pilot.pause()
         assert len(chat.children) <= 50
         assert not any("task 0" == getattr(w, "text", "") for w in chat.children)

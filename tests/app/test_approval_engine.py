@@ -88,7 +88,12 @@ async def test_escape_on_the_modal_stops_the_turn(tmp_path: Path) -> None:
 
 async def test_a_session_grant_revoked_from_the_palette_asks_again(tmp_path: Path) -> None:
     clock = FakeClock()
-    script = [bash("echo hi >> a.txt"), {"content": "one"}, bash("echo hi >> a.txt"), {"content": "two"}]
+    script = [
+        bash("echo hi >> a.txt"),
+        {"content": "one"},
+        bash("echo hi >> a.txt"),
+        {"content": "two"},
+    ]
     with ScriptedServer({"responses": script}) as srv:
         app, rec = engine_app(tmp_path, srv.url, clock, approval="untrusted")
         async with app.run_test() as pilot:

@@ -50,7 +50,12 @@ def test_the_bridge_keeps_text_and_events_in_order() -> None:
     bus.emit("token", {"text": "y"})
     bus.emit("reasoning", {"text": "r"})
     items = bridge.drain()
-    assert [type(i).__name__ for i in items] == ["StreamText", "EngineEvent", "StreamText", "StreamText"]
+    assert [type(i).__name__ for i in items] == [
+        "StreamText",
+        "EngineEvent",
+        "StreamText",
+        "StreamText",
+    ]
     assert isinstance(items[1], EngineEvent) and items[1].type == "tool_call"
     assert [i.kind for i in items if isinstance(i, StreamText)] == ["answer", "answer", "reasoning"]
 
@@ -105,7 +110,9 @@ def test_long_output_keeps_its_last_lines_and_says_how_many_were_cut() -> None:
 def test_an_unenforced_sandbox_is_spelled_out() -> None:
     text = status_content(StatusState(sandbox="none", enforced=False)).plain
     assert "sandbox: none NOT enforced" in text
-    text = status_content(StatusState(sandbox="bubblewrap", enforced=True, n_ctx=8192, context_tokens=2048)).plain
+    text = status_content(
+        StatusState(sandbox="bubblewrap", enforced=True, n_ctx=8192, context_tokens=2048)
+    ).plain
     assert "sandbox: bubblewrap" in text and "ctx 2,048/8,192 (25%)" in text
 
 

@@ -48,8 +48,15 @@ def test_approval_modal_with_a_diff(snap_compare: Any, tmp_path: Path) -> None:
     app = _app(tmp_path)
 
     async def run_before(pilot: Any) -> None:
-        AskInThread(app, summary="src/calc.py", tool="edit_file", reason="writes a protected path (.env*)",
-                    paths=["src/calc.py"], diff=DIFF, scope="writes to src/calc.py")
+        AskInThread(
+            app,
+            summary="src/calc.py",
+            tool="edit_file",
+            reason="writes a protected path (.env*)",
+            paths=["src/calc.py"],
+            diff=DIFF,
+            scope="writes to src/calc.py",
+        )
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await _settle(pilot)
 

@@ -37,7 +37,9 @@ class ApprovalScreen(ModalScreen[None]):
         Binding("escape", "decide('stopped')", "Deny and stop", id="approval.stop"),
     ]
 
-    def __init__(self, resolve: Resolve, clock: Callable[[], float], grace_s: float = GRACE_S) -> None:
+    def __init__(
+        self, resolve: Resolve, clock: Callable[[], float], grace_s: float = GRACE_S
+    ) -> None:
         super().__init__(id="approval")
         self._resolve = resolve
         self._clock = clock
@@ -135,7 +137,11 @@ class ApprovalScreen(ModalScreen[None]):
             return
         left = self.seconds_left()
         if left is not None and left <= 0:
-            self._finish(ApprovalDecision("denied", f"no answer within {head.get('timeout_s', 0):g} s", by="timeout"))
+            self._finish(
+                ApprovalDecision(
+                    "denied", f"no answer within {head.get('timeout_s', 0):g} s", by="timeout"
+                )
+            )
             return
         self._show_countdown()
 
@@ -152,10 +158,14 @@ class ApprovalScreen(ModalScreen[None]):
         if head is None:
             return
         more = f"  (1 of {len(self.queue)})" if len(self.queue) > 1 else ""
-        self.query_one("#head", Static).update(Content.assemble(
-            (f"Allow {head.get('tool', '?')}?", "bold $text-warning"), (more, "$text-muted"), "\n",
-            (str(head.get("reason") or "it crosses the boundary"), ""),
-        ))
+        self.query_one("#head", Static).update(
+            Content.assemble(
+                (f"Allow {head.get('tool', '?')}?", "bold $text-warning"),
+                (more, "$text-muted"),
+                "\n",
+                (str(head.get("reason") or "it crosses the boundary"), ""),
+            )
+        )
         summary = str(head.get("summary") or "")
         prefix = "$ " if head.get("tool") == "bash" else ""
         self.query_one("#subject", Static).update(Content(prefix + summary))
@@ -166,14 +176,22 @@ class ApprovalScreen(ModalScreen[None]):
         if diff:
             box.mount(DiffView(str(diff)))
         paths = head.get("paths") or []
-        self.query_one("#paths", Static).update(Content("paths: " + ", ".join(paths)) if paths else "")
+        self.query_one("#paths", Static).update(
+            Content("paths: " + ", ".join(paths)) if paths else ""
+        )
         scope = str(head.get("scope") or summary or "this request")
-        self.query_one("#keys", Static).update(Content.assemble(
-            ("y", "bold $text-accent"), " approve once    ",
-            ("a", "bold $text-accent"), f" approve for this session: {scope}\n",
-            ("n", "bold $text-accent"), " deny (type a reason, then Enter)    ",
-            ("Esc", "bold $text-accent"), " deny and stop the turn",
-        ))
+        self.query_one("#keys", Static).update(
+            Content.assemble(
+                ("y", "bold $text-accent"),
+                " approve once    ",
+                ("a", "bold $text-accent"),
+                f" approve for this session: {scope}\n",
+                ("n", "bold $text-accent"),
+                " deny (type a reason, then Enter)    ",
+                ("Esc", "bold $text-accent"),
+                " deny and stop the turn",
+            )
+        )
         self._show_countdown()
 
     def _show_countdown(self) -> None:

@@ -15,7 +15,6 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Markdown, Static
 
-
 #: Keep up to this much text in the plain tail before settling it into Markdown. Every mount of a
 #: Markdown chunk costs a layout of the whole chat (~100 ms with a few hundred widgets on a loaded
 #: 2-core machine), so chunks are made large; plain text of this size redraws in well under 1 ms.

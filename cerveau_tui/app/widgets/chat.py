@@ -55,7 +55,8 @@ def describe(event_type: str, p: dict[str, Any]) -> tuple[str, str] | None:
             return None
         msg = p.get("message") or ""
         return f"turn ended: {reason}" + (f" — {msg}" if msg else ""), (
-            "warning" if reason in ("interrupted", "stopped") else "error")
+            "warning" if reason in ("interrupted", "stopped") else "error"
+        )
     return None
 
 
@@ -123,8 +124,9 @@ class ChatView(VerticalScroll):
             self.settle()
         elif t == "tool_call":
             self.settle()
-            card = ToolCard(str(p.get("call_id", "")), str(p.get("name", "?")),
-                            dict(p.get("arguments") or {}))
+            card = ToolCard(
+                str(p.get("call_id", "")), str(p.get("name", "?")), dict(p.get("arguments") or {})
+            )
             self.cards[card.call_id] = card
             self.add(card)
         elif t in ("tool_started", "approval_requested", "approval_resolved", "tool_result"):

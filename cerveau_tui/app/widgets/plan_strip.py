@@ -19,7 +19,9 @@ def strip_content(report: Any) -> Content:
         (f"{report.done_count}/{report.total}", "bold"),
         " ",
     ]
-    parts.extend((STATUS_ICONS.get(str(s.status), "?"), _icon_style(str(s.status))) for s in report.steps)
+    parts.extend(
+        (STATUS_ICONS.get(str(s.status), "?"), _icon_style(str(s.status))) for s in report.steps
+    )
     cur = report.current
     if cur is not None:
         parts.append(("  ▸ ", "$text-muted"))

@@ -15,7 +15,9 @@ from .plan_strip import _icon_style
 
 def planner_content(report: Any) -> Content:
     if report is None or not getattr(report, "steps", None):
-        return Content.assemble(("No plan yet. The model commits one with commit_plan.", "$text-muted"))
+        return Content.assemble(
+            ("No plan yet. The model commits one with commit_plan.", "$text-muted")
+        )
     parts: list[tuple[str, str] | str] = [
         (f"Plan (revision {getattr(report, 'revision', 1)})", "bold"),
         (f"  {report.done_count}/{report.total} done\n", "$text-muted"),

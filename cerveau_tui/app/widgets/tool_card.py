@@ -85,9 +85,14 @@ class ToolCard(Collapsible):
         self._pending: dict[str, Any] | None = None
         self._summary = summarize_arguments(name, arguments)
         args = json.dumps(arguments, ensure_ascii=False, indent=None, sort_keys=True)
-        self._args = Static(Content(f"{name}({args})" if len(args) < 400 else f"{name}(…)"),
-                            markup=False, classes="args")
-        super().__init__(self._args, title=self._title_text(), collapsed=False, classes="tool -queued")
+        self._args = Static(
+            Content(f"{name}({args})" if len(args) < 400 else f"{name}(…)"),
+            markup=False,
+            classes="args",
+        )
+        super().__init__(
+            self._args, title=self._title_text(), collapsed=False, classes="tool -queued"
+        )
 
     def _title_text(self) -> str:
         return f"{self.tool_name}  {self._summary}  · {_LABELS[self.status]}"
