@@ -109,10 +109,6 @@ class BubblewrapRunner:
             "--dir",
             SANDBOX_HOME,
         ]
-        # The interpreter this app runs on (a venv, perhaps a clone under /tmp) stays visible,
-        # read-only: a done criterion `python -m pytest` must find the same Python inside.
-        for p in _runtime_dirs_under_tmp():
-            a += ["--ro-bind-try", p, p]
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
         # the private /tmp (pytest's tmp_path is).
         a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
@@ -134,6 +130,11 @@ class BubblewrapRunner:
             for p in protected:
                 if p != e and _is_under(p, e) and p not in in_protected:
                     a += ["--ro-bind-try", str(p), str(p)]
+        # The interpreter this app runs on (a venv, perhaps a clone under /tmp) stays visible,
+        # read-only: a done criterion `python -m pytest` must find the same Python inside.
+        for rt in _runtime_dirs_under_tmp():
+            if not _is_under(ws, Path(rt)):
+                a += ["--ro-bind-try", rt, rt]
         a += ["--chdir", str(ws)]
         if seccomp_fd is not None:
             a += ["--seccomp", str(seccomp_fd)]
