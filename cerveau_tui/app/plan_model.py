@@ -40,18 +40,20 @@ STATUS_LABELS = {
 }
 
 
-def build_report(events: Iterable[Event], workspace: Path, session: Any = None) -> Any:
-    """The session's own report when it has one (it reads the persisted log), else the same
-    function over the events this app saw. None when the plan package is absent."""
-    if session is not None and hasattr(session, "report"):
-        try:
-            report = session.report()
-            if report is not None:
-                return report
-        except Exception:
-            pass
+def build_report(events: Iterable[Event], workspace: Path, fingerprinter: Any = None) -> Any:
+    """`build_report_at` over the plan-relevant events this app saw (the same events the session
+    log holds, filtered), with a warm fingerprinter so only changed files are hashed again: it
+    runs on the UI thread after plan events, so it must stay in the low milliseconds."""
     try:
         from ..plan.report import build_report_at
+    except ImportError:  # the plan package absent: the views say "no plan"
+        return None
+    return build_report_at(list(events), workspace, fingerprinter)
+
+
+def make_fingerprinter(workspace: Path) -> Any:
+    try:
+        from ..workspace.fingerprint import Fingerprinter
     except ImportError:
         return None
-    return build_report_at(list(events), workspace)
+    return Fingerprinter(workspace)

@@ -69,4 +69,8 @@ def load_themes(dirs: list[Path] | None = None) -> ThemeLoad:
                 themes.append(theme_from_toml(path))
             except ValueError as exc:
                 problems.append(f"{path}: {exc}")
+    if dirs is None and not BUILTIN_THEMES_DIR.is_dir():
+        # An install without the repository's themes/ folder: say so rather than silently
+        # falling back to Textual's default look.
+        problems.append(f"{BUILTIN_THEMES_DIR}: our themes folder is missing; using textual-dark")
     return ThemeLoad(themes, problems)

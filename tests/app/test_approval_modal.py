@@ -121,3 +121,30 @@ async def test_two_pending_requests_queue_and_both_are_answered(tmp_path: Path) 
         assert first.decision is not None and first.decision.decision == "approved"
         assert second.decision is not None and second.decision.decision == "denied"
         assert await wait_until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))
+
+
+async def test_a_request_arriving_as_the_dialog_closes_gets_a_dialog_of_its_own(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        first = AskInThread(app, summary="make build", call_id="c1")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        clock.advance(1)
+        await pilot.press("y")
+        second = AskInThread(app, summary="make deploy", call_id="c2")
+        first.thread.join(5)
+
+        def showing_second() -> bool:
+            screen = app.screen
+            return (
+                isinstance(screen, ApprovalScreen)
+                and (screen.current or {}).get("summary") == "make deploy"
+            )
+
+        assert await wait_until(pilot, showing_second)
+        clock.advance(1)
+        await pilot.press("y")
+        second.thread.join(5)
+        assert second.decision is not None and second.decision.decision == "approved"

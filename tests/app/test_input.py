@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cerveau_tui.app.widgets.prompt import PromptInput
+from cerveau_tui.app.widgets.tool_card import ToolCard
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .helpers import FakeClock, engine_app, viewer_app, wait_until
@@ -46,6 +47,7 @@ async def test_a_bang_line_runs_the_command_and_the_model_sees_it(tmp_path: Path
             await _ready(pilot, app)
             await pilot.press(*"!echo hi > b.txt", "enter")
             assert await wait_until(pilot, lambda: bool(rec.of("tool_result")) and not app.busy)
+            card_title = app.query_one(ToolCard).title
             await pilot.press(*"what did I do", "enter")
             assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
             await pilot.press("ctrl+q")
@@ -53,6 +55,7 @@ async def test_a_bang_line_runs_the_command_and_the_model_sees_it(tmp_path: Path
     assert (app.settings.workspace / "b.txt").read_text() == "hi\n"
     assert [e.payload["command"] for e in rec.of("user_exec")] == ["echo hi > b.txt"]
     assert "echo hi > b.txt" in first
+    assert "you ran bash  echo hi > b.txt" in str(card_title)
 
 
 async def test_ctrl_c_interrupts_a_running_command(tmp_path: Path) -> None:

@@ -119,3 +119,27 @@ def test_an_unenforced_sandbox_is_spelled_out() -> None:
 def test_the_verification_seal_shows_failed_checks_and_hides_clean() -> None:
     assert "✗ checks failed" in status_content(StatusState(seal="failed")).plain
     assert "clean" not in status_content(StatusState(seal="clean")).plain
+
+
+async def test_a_streamed_answer_ends_as_markdown_with_everything_it_received(
+    tmp_path: Path,
+) -> None:
+    from textual.widgets import Markdown
+
+    from cerveau_tui.app.widgets.answer import StreamingAnswer
+
+    from .helpers import viewer_app, wait_until
+
+    app = viewer_app(tmp_path)
+    text = "Intro paragraph.\n\n" + "".join(f"- item {i}\n" for i in range(300)) + "\nlast words"
+    async with app.run_test() as pilot:
+        for i in range(0, len(text), 5):
+            app.bus.emit("token", {"text": text[i : i + 5]})
+        app.bus.emit("assistant_message", {})
+        assert await wait_until(pilot, lambda: bool(app.query(StreamingAnswer)))
+        answer = app.query_one(StreamingAnswer)
+        assert await wait_until(pilot, lambda: answer.finished and bool(answer.query(Markdown)))
+        await pilot.pause()
+        assert answer.source == text
+        shown = "".join(m.source for m in answer.query(Markdown))
+        assert "item 0" in shown and "item 299" in shown and shown.endswith("last words")

@@ -45,6 +45,7 @@ class ApprovalScreen(ModalScreen[None]):
         self._clock = clock
         self.grace_s = grace_s
         self.queue: list[dict[str, Any]] = []
+        self.closing = False
         self._shown_at = clock()
         self.decisions: list[tuple[str, ApprovalDecision]] = []  # what this screen resolved
 
@@ -90,6 +91,7 @@ class ApprovalScreen(ModalScreen[None]):
         self.remove_class("-reason")
         self.query_one("#reason", Input).value = ""
         if not self.queue:
+            self.closing = True  # a request arriving now needs a new screen, not this one
             self.dismiss(None)
             return
         self._shown_at = self._clock()

@@ -19,6 +19,8 @@ from textual.widgets import Markdown, Static
 #: Markdown chunk costs a layout of the whole chat (~100 ms with a few hundred widgets on a loaded
 #: 2-core machine), so chunks are made large; plain text of this size redraws in well under 1 ms.
 SETTLE_AT = 1200
+#: Replies up to this long are re-rendered as one document when they end.
+CONSOLIDATE_MAX = 6000
 
 
 def split_settled(text: str, min_tail: int = 0) -> tuple[str, str]:
@@ -110,14 +112,21 @@ class StreamingAnswer(Vertical):
         self.finished = True
         if not self._ready:
             return  # on_mount finishes it
-        self._tail = ""
+        tail, self._tail = self._tail, ""
         self._show_tail()
         if self._chunks == 0 and not self.source.strip():
             return
+        anchor = self.query_one(".tail")
         with self.app.batch_update():
-            self.query(Markdown).remove()
-            self.mount(Markdown(self.source.strip("\n")), before=self.query_one(".tail"))
-        self._chunks = 1
+            if len(self.source) <= CONSOLIDATE_MAX:
+                self.query(Markdown).remove()
+                self.mount(Markdown(self.source.strip("\n")), before=anchor)
+                self._chunks = 1
+            elif tail.strip():
+                # Re-rendering a long reply whole is one long stall of the UI; its chunks
+                # already render correctly except for lists split across them.
+                self.mount(Markdown(tail.strip("\n")), before=anchor)
+                self._chunks += 1
 
     def _show_tail(self) -> None:
         """Redraw the plain tail; re-layout only when its height crosses a TAIL_STEP boundary.

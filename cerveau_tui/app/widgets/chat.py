@@ -125,7 +125,10 @@ class ChatView(VerticalScroll):
         elif t == "tool_call":
             self.settle()
             card = ToolCard(
-                str(p.get("call_id", "")), str(p.get("name", "?")), dict(p.get("arguments") or {})
+                str(p.get("call_id", "")),
+                str(p.get("name", "?")),
+                dict(p.get("arguments") or {}),
+                by_person=p.get("via") == "person",
             )
             self.cards[card.call_id] = card
             self.add(card)

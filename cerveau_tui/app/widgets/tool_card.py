@@ -76,7 +76,10 @@ class ToolCard(Collapsible):
     ToolCard.-denied CollapsibleTitle { color: $text-error; text-style: strike; }
     """
 
-    def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+    def __init__(
+        self, call_id: str, name: str, arguments: dict[str, Any], by_person: bool = False
+    ) -> None:
+        self.by_person = by_person  # a `!` command: the person ran it, not the model
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
@@ -95,7 +98,8 @@ class ToolCard(Collapsible):
         )
 
     def _title_text(self) -> str:
-        return f"{self.tool_name}  {self._summary}  · {_LABELS[self.status]}"
+        who = "you ran " if self.by_person else ""
+        return f"{who}{self.tool_name}  {self._summary}  · {_LABELS[self.status]}"
 
     def set_status(self, status: str) -> None:
         if status not in STATUSES:
