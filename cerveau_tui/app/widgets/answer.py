@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.widget import MountError
 from textual.widgets import Markdown, Static
 
 #: Keep up to this much text in the plain tail before settling it into Markdown. Every mount of a
@@ -101,7 +102,13 @@ class StreamingAnswer(Vertical):
         if settled:
             # Each settled chunk is its own Markdown: parsed once, never touched again.
             self._chunks += 1
-            self.mount(Markdown(settled), before=self.query_one(".tail"))
+            try:
+                self.mount(Markdown(settled), before=self.query_one(".tail"))
+            except MountError:
+                # Seen once in CI: a fragment raced this widget's own mount. Keep the text as
+                # tail; finish() renders the whole source anyway, so nothing is lost.
+                self._chunks -= 1
+                self._tail = settled + self._tail
         self._show_tail()
 
     def finish(self) -> None:
