@@ -333,6 +333,20 @@ class CerveauApp(App[int]):
         )
         if self.busy:
             yield SystemCommand("Interrupt", "Stop the running turn", self.action_interrupt)
+        elif self.runner is not None and self.runner.session is not None:
+            yield SystemCommand("Undo last turn", "Put back the files the last turn's tools changed", partial(self.runner.submit, "undo"))
+            net = bool(getattr(self.settings, "network", False))
+            yield SystemCommand(
+                "Withdraw network" if net else "Grant network",
+                "Commands may reach the network for the rest of this session" if not net else "Commands lose the network again",
+                partial(self._toggle, "network", not net),
+            )
+            discuss = bool(getattr(self.settings, "discuss", False))
+            yield SystemCommand(
+                "Leave discussion mode" if discuss else "Discussion mode",
+                "Read and plan only; the plan guides the next turns" if not discuss else "Back to autopilot: the agent may change files",
+                partial(self._toggle, "discuss", not discuss),
+            )
         policy = self._policy()
         for key, scope in policy.session_scopes() if policy is not None else []:
             yield SystemCommand(
@@ -340,6 +354,10 @@ class CerveauApp(App[int]):
                 "Ask again next time instead of approving this for the session",
                 partial(self.revoke_grant, key, scope),
             )
+
+    def _toggle(self, kind: str, on: bool) -> None:
+        if self.runner is not None:
+            self.runner.submit(kind, "on" if on else "off")
 
     def _policy(self) -> Any:
         session = self.runner.session if self.runner is not None else None
@@ -360,19 +378,19 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 10, 10)
 
 
-def default_factory(settings: Settings) -> SessionFactory:
+def default_factory(settings: Settings, resume: str | None = None) -> SessionFactory:
     def factory(bus: Emitter, approver: BusApprover, progress: Callable[..., None]) -> Session:
         from ..loop.build import build_session
 
-        return build_session(settings, bus=bus, approver=approver, progress=progress)  # type: ignore[return-value]
+        return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)  # type: ignore[return-value]
 
     return factory
 
 
-def run_app(settings: Settings) -> int:
+def run_app(settings: Settings, resume: str | None = None) -> int:
     """`cerveau` with no sub-command: the app, with the session built on the engine thread."""
     tune_gc()
-    app = CerveauApp(settings, session_factory=default_factory(settings))
+    app = CerveauApp(settings, session_factory=default_factory(settings, resume))
     code = app.run()
     app.stop_session()
     return int(code or 0)

@@ -69,6 +69,11 @@ class SessionRunner:
     def exec(self, command: str) -> None:
         self._jobs.put(("exec", command))
 
+    def submit(self, kind: str, arg: str = "") -> None:
+        """Session actions that must not race a turn (undo, network, discussion): queued for the
+        engine thread like turns are."""
+        self._jobs.put((kind, arg))
+
     def steer(self, text: str) -> bool:
         if self.session is None:
             return False
@@ -139,6 +144,12 @@ class SessionRunner:
             if kind == "run":
                 outcome = self.session.engine.run(text)
                 self._put(JobDone("run", str(getattr(outcome, "reason", "") or "")))
+            elif kind == "undo":
+                self.session.engine.undo()
+            elif kind == "network":
+                self.session.set_network(text == "on")
+            elif kind == "discuss":
+                self.session.set_discuss(text == "on")
             else:
                 self._put(JobDone("exec", self.session.engine.exec(text)))
         except Exception as exc:

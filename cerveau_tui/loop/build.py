@@ -40,6 +40,7 @@ class Session:
     sandbox_status: dict[str, Any] = field(default_factory=dict)
     token_source: str = "estimate"
     log: Any = None
+    full_registry: Any = None  # the registry outside discussion mode
 
     def status(self) -> dict[str, Any]:
         props = self.props
@@ -68,6 +69,17 @@ class Session:
         up per call, so this takes effect even while a turn runs."""
         self.settings.network = on
         self.bus.emit(EventType.NOTICE, {"text": f"network {'granted' if on else 'withdrawn'} for this session"})
+
+    def set_discuss(self, on: bool) -> None:
+        """Discussion mode: the model may only read and commit a plan. Structural, as at start-up:
+        the other tools leave the registry (and come back when it ends)."""
+        if self.full_registry is None:
+            self.full_registry = self.engine.registry
+        self.settings.discuss = on
+        self.engine.registry = (
+            self.full_registry.only(*DISCUSS_TOOLS) if on else self.full_registry
+        )
+        self.bus.emit(EventType.NOTICE, {"text": "discussion mode: read and plan only" if on else "autopilot: the agent may change files again"})
 
     def close(self) -> None:
         self.engine.interrupt()
@@ -129,8 +141,9 @@ def build_session(
         from ..tools.explore import Explore
 
         registry.add(Explore())
+    full_registry = registry
     if settings.discuss:
-        registry = Registry(t for n in DISCUSS_TOOLS if (t := registry.get(n)) is not None)
+        registry = registry.only(*DISCUSS_TOOLS)
     fp = Fingerprinter(settings.workspace)
     store = BlobStore(settings.workspace)
     hooks = _hooks(settings, url, runner, fp, store)
@@ -167,7 +180,7 @@ def build_session(
     )
     if resume is not None:
         _replay_plan(bus, resumed)
-    return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log)
+    return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log, full_registry)
 
 
 def _load_previous(settings: Settings, resume: str) -> list[Any]:

@@ -41,3 +41,15 @@ def test_explore_is_not_offered_unless_enabled(tmp_path):
         s = build_session(settings, provider=LlamaProvider(srv.url))
         s.close()
     assert "explore" not in s.engine.registry
+
+
+def test_discussion_mode_toggles_the_registry_structurally(tmp_path):
+    with ScriptedServer({"responses": [{"content": "x"}]}) as srv:
+        settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+        s = build_session(settings, provider=LlamaProvider(srv.url))
+        full = set(s.engine.registry.names())
+        s.set_discuss(True)
+        assert set(s.engine.registry.names()) == {"read_file", "list_files", "search", "commit_plan"}
+        s.set_discuss(False)
+        assert set(s.engine.registry.names()) == full
+        s.close()
