@@ -128,10 +128,13 @@ class Dispatcher:
         assert tool is not None
         ctx = e.tool_context(grant)
         if tool.mutates and e.undo_log is not None and ex.declared is not None:
-            if ex.name == "bash":
-                e.undo_log.command_ran(e.bus.turn_id)
-            else:
-                e.undo_log.before_write(e.bus.turn_id, ex.declared.writes)
+            try:
+                if ex.name == "bash":
+                    e.undo_log.command_ran(e.bus.turn_id)
+                else:
+                    e.undo_log.before_write(e.bus.turn_id, ex.declared.writes)
+            except OSError as exc:  # bookkeeping must not stop the work; say undo is weaker
+                e.bus.emit(EventType.NOTICE, {"text": f"undo will not cover this call: {exc}"})
         e.emit_tool_status(ex, "running")
         started = time.monotonic()
         result = self._invoke(tool, ex, ctx)

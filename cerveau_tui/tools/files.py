@@ -17,11 +17,9 @@ MAX_READ_BYTES = 2_000_000
 
 
 def unified_diff(rel: str, old: str, new: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
-        )
-    )
+    # git's a/ b/ prefixes for workspace paths; an absolute path (outside) is shown as it is.
+    a, b = (rel, rel) if rel.startswith("/") else (f"a/{rel}", f"b/{rel}")
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b))
 
 
 def _read_text(path: Path, rel: str) -> str:

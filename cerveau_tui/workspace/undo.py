@@ -20,6 +20,7 @@ class TurnChanges:
     turn_id: str
     before: dict[str, str | None] = field(default_factory=dict)  # rel path -> digest (None: absent)
     by_command: bool = False  # a command ran this turn: it may have changed more
+    outside: list[str] = field(default_factory=list)  # approved writes outside the workspace
 
 
 @dataclass
@@ -46,7 +47,13 @@ class UndoLog:
     def before_write(self, turn_id: str, paths: list[Path]) -> None:
         with self._lock:
             tc = self._current(turn_id)
-            fresh = [p for p in paths if self.store.rel(p) not in tc.before]
+            inside, outside = [], []
+            for p in paths:
+                (inside if _is_inside(self.store.workspace, p) else outside).append(p)
+            # A write the person approved outside the workspace is not ours to keep copies of;
+            # undo reports it instead of pretending.
+            tc.outside.extend(str(p) for p in outside if str(p) not in tc.outside)
+            fresh = [p for p in inside if self.store.rel(p) not in tc.before]
             if fresh:
                 tc.before.update(self.store.snapshot_files(fresh))
 
@@ -68,4 +75,11 @@ class UndoLog:
         self.store.restore(tc.before)
         covered = set(tc.before)
         others = sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
-        return UndoResult(tc.turn_id, sorted(covered), others)
+        return UndoResult(tc.turn_id, sorted(covered), sorted({*others, *tc.outside}))
+
+
+def _is_inside(root: Path, path: Path) -> bool:
+    import os
+
+    p = Path(os.path.realpath(path))
+    return p == root or root in p.parents

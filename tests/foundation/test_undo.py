@@ -60,3 +60,23 @@ def test_nothing_to_undo_says_so(tmp_path):
         s.close()
         srv.stop()
     assert rec.of("notice")[-1].payload["text"] == "nothing to undo"
+
+
+def test_an_approved_write_outside_the_workspace_runs_and_undo_reports_it(tmp_path):
+    from cerveau_tui.loop.approver import ApproveAll
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    script = {"responses": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "o"}}]},
+        {"content": "done"},
+    ]}
+    with ScriptedServer(script) as srv:
+        settings = load_settings(ws, environ={}, user_config=tmp_path / "n")
+        s = build_session(settings, approver=ApproveAll(), provider=LlamaProvider(srv.url))
+        out = s.engine.run("write outside")
+        result = s.engine.undo()
+        s.close()
+    assert out.reason == "completed" and outside.read_text() == "o"
+    assert result.not_restorable == [str(outside)]
