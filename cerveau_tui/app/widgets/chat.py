@@ -46,8 +46,18 @@ def describe(event_type: str, p: dict[str, Any]) -> tuple[str, str] | None:
         unmet = ", ".join(str(u) for u in p.get("unmet") or [])
         level = {"passed": "success", "failed": "error"}.get(state, "warning")
         return f"verification: {state}" + (f" (unmet: {unmet})" if unmet else ""), level
+    if event_type == "undo":
+        restored = ", ".join(p.get("restored") or []) or "nothing"
+        lost = p.get("not_restorable") or []
+        extra = f"; NOT restorable (changed by a command or outside): {', '.join(lost)}" if lost else ""
+        return f"undo: restored {restored}{extra}", "warning" if lost else "info"
+    if event_type == "delegated":
+        if p.get("state") == "started":
+            return f"explore: {p.get('task', '')}", "info"
+        read = ", ".join(p.get("read") or []) or "nothing"
+        return f"explore finished ({p.get('reason', '')}): read {read}", "info"
     if event_type in _WARNINGS:
-        detail = p.get("message") or p.get("reason") or p.get("path") or ""
+        detail = p.get("text") or p.get("message") or p.get("reason") or p.get("path") or ""
         return f"{event_type.replace('_', ' ')}: {detail}".rstrip(": "), "warning"
     if event_type == "turn_ended":
         reason = str(p.get("reason", ""))
