@@ -38,6 +38,7 @@ from .ladder import (
 )
 from .messages import focus_file, reenter_message, tried_calls
 from .near_green import NearGreen, Store
+from .original import check_against_originals
 from .protected import changed_paths, protected_state
 
 AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
@@ -213,6 +214,14 @@ class GateHook(Hook):
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         self._new_turn_state(task)
         self._protected = protected_state(ctx.workspace, self.done)
+        # The measurement as it was before this turn, kept so a green check earned by editing it
+        # can be re-run against the original (done/original.py).
+        self._originals: dict[str, str | None] = {}
+        if self.store is not None and self._protected:
+            try:
+                self._originals = self.store(ctx.workspace).snapshot_files(sorted(self._protected))
+            except OSError:
+                self._originals = {}
         if self._baseline_seq is None:
             self._baseline_seq = self._seq(ctx)
         if self._first_turn:
@@ -286,6 +295,7 @@ class GateHook(Hook):
             return None
         fixes = self._autofix(ctx)
         report, errors = self._check(ctx, force=bool(fixes))
+        report = self._against_originals(ctx, report)
         decision = self.gate.judge(report, errors)
         self.last_decision = decision
         if decision.action == "accept":
@@ -303,6 +313,38 @@ class GateHook(Hook):
             ctx.emit("notice", {"text": text})
             return Stop("incomplete", message=str(report))
         return Reenter(reenter_message(report, decision, self.max_stall_cycles, notes))
+
+    def _against_originals(self, ctx: TurnContext, report: Report) -> Report:
+        """All met, but protected files were written this turn: does the ORIGINAL measurement
+        agree? If not, the criteria it fails are unmet, and the model is told why."""
+        originals = getattr(self, "_originals", {})
+        if not (report.all_met and self.touched and originals and self.store is not None):
+            return report
+        original = check_against_originals(
+            ctx.workspace, self.done, self.run, self.store(ctx.workspace), originals, self.touched
+        )
+        if original is None or original.all_met:
+            return report
+        failing = original.unmet()
+        ctx.emit(
+            "notice",
+            {
+                "text": "the checks pass only with the edited protected files; with the originals "
+                + ", ".join(failing) + " still fail",
+                "banner": True,
+            },
+        )
+        merged = Report(dict(report.states), list(report.touched_protected), dict(report.outputs))
+        for name in failing:
+            merged.states[name] = original.states[name]
+            merged.outputs[name] = (
+                "Your edits to the protected files ("
+                + ", ".join(self.touched)
+                + ") made this pass; with the original versions it still fails:\n"
+                + original.outputs.get(name, "")
+            )
+        self.report = merged
+        return merged
 
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
         seq = self._seq(ctx)

@@ -51,13 +51,20 @@ def test_the_model_editing_the_test_to_pass_is_surfaced(project) -> None:
     script = [write("tests/test_calc.py", weakened), {"content": "Tests pass now."}]
     with ScriptedServer(script) as srv:
         _, events = run_cli(ws, srv.url, "make the tests pass")
+        told = srv.requests[2]["messages"][-1]["content"]
     touched = of(events, "touched_protected")
     assert touched and touched[0]["paths"] == ["tests/test_calc.py"]
     banners = [n for n in of(events, "notice") if n.get("banner")]
     assert any("tests/test_calc.py" in n["text"] for n in banners)
+    # Never forbidden: the edit stays on disk. Never progress in silence: the ORIGINAL test is
+    # run in a scratch copy, still fails, and the model is told so; the seal is not "passed".
+    assert (ws / "tests/test_calc.py").read_text() == weakened
+    assert any("with the originals tests still fail" in n["text"] for n in banners)
+    assert "with the original versions it still fails" in told
     end = ended(events)
     assert end["touched_protected"] == ["tests/test_calc.py"]
-    assert end["verification"] == "passed"  # never forbidden: visible, not blocked
+    assert end["verification"] == "failed" and end["unmet"] == ["tests"]
+    assert end["reason"] != "completed"
 
 
 def test_a_stalled_model_climbs_the_rungs_in_order_then_parks_with_a_handoff(project) -> None:

@@ -1,0 +1,66 @@
+"""Checking against the ORIGINAL measurement when the model edited it.
+
+Writes to protected paths are never forbidden (sometimes fixing the test IS the work), but a
+green check produced by an edited test is not progress in silence either. So when the criteria
+pass and protected files were written this turn, the same criteria run again in a scratch copy of
+the workspace in which the protected files are put back as they were when the turn began. If the
+original tests still fail, the model is told exactly that, and the turn is not done.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .criteria import CriterionRunner, DoneSet, Report, check
+
+SCRATCH = Path(".cerveau") / "verify"
+SKIP = (".git", ".cerveau", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache")
+MAX_COPY_BYTES = 64 * 1024 * 1024  # beyond this, copying per check costs more than it tells
+
+
+def workspace_size(workspace: Path, limit: int) -> int:
+    total = 0
+    for p in workspace.rglob("*"):
+        if any(part in SKIP for part in p.relative_to(workspace).parts):
+            continue
+        if p.is_file():
+            total += p.stat().st_size
+            if total > limit:
+                break
+    return total
+
+
+def check_against_originals(
+    workspace: Path,
+    done: DoneSet,
+    run: CriterionRunner,
+    store: Any,
+    originals: Mapping[str, str | None],
+    touched: list[str],
+) -> Report | None:
+    """Run the criteria with the touched protected files restored to `originals` (rel -> blob
+    digest, None = did not exist). None when it cannot be done (no snapshot, workspace too big)."""
+    restore = {rel: originals.get(rel) for rel in touched if rel in originals}
+    if not restore or workspace_size(workspace, MAX_COPY_BYTES) > MAX_COPY_BYTES:
+        return None
+    scratch = workspace / SCRATCH
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        shutil.copytree(workspace, scratch, symlinks=True, ignore=shutil.ignore_patterns(*SKIP))
+        for rel, digest in restore.items():
+            target = scratch / rel
+            if digest is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(store.get(digest))
+
+        def in_scratch(command: str, timeout: float) -> tuple[int | None, str]:
+            return run(f"cd {SCRATCH.as_posix()} && {command}", timeout)
+
+        return check(done, in_scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
