@@ -245,16 +245,17 @@ class GateHook(Hook):
         if self.near is not None:
             self.near.observe(report.unmet(), errors)
         if report.all_met:
-            # Headless we go on and say so; asking whether to continue is the TUI's business,
-            # from this notice and the check event's precheck flag.
-            ctx.emit(
-                "notice",
-                {
-                    "text": "the done gate already passes before any change ("
-                    + ", ".join(report.met())
-                    + "); continuing anyway"
-                },
+            # Red precheck: a gate that is already green cannot measure this task. Say so, and
+            # ask the person whether to go on; headless (nobody to ask) goes on and says so.
+            met = ", ".join(report.met())
+            go_on = ctx.ask(
+                f"The done gate already passes ({met}) before any change.",
+                "the checks cannot tell whether this task gets done; continue anyway?",
             )
+            if go_on is False:
+                ctx.emit("notice", {"text": f"stopped: the done gate already passes ({met})"})
+                return Stop("stopped", message=f"the done gate already passes ({met}); stopped at the person's word")
+            ctx.emit("notice", {"text": f"the done gate already passes before any change ({met}); continuing"})
         return None
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:

@@ -64,6 +64,11 @@ class TurnContext:
     settings: Settings
     calls: list[CallRecord] = field(default_factory=list)  # every call of this turn, in order
     max_tokens: int = 512
+    # Put a yes/no question to the person: True yes, False no, None nobody there (headless).
+    asker: Any = None
+
+    def ask(self, summary: str, reason: str) -> bool | None:
+        return self.asker(summary, reason) if self.asker is not None else None
 
     def tell(self, text: str) -> None:
         """Append a harness message the model reads at its next request."""

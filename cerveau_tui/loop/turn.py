@@ -55,6 +55,7 @@ def run_turn(e: Engine, task: str) -> Outcome:
         history=e.history,
         settings=e.settings,
         max_tokens=e.settings.max_tokens,
+        asker=lambda summary, reason: _ask_person(e, summary, reason),
     )
     usage = Usage()
     context_tokens = 0
@@ -317,6 +318,15 @@ def _prepare(e: Engine, ctx: TurnContext, c: Completion, calls: list[ToolCall]) 
     for told in cut:
         ctx.tell(told)
     return execs
+
+
+def _ask_person(e: Engine, summary: str, reason: str) -> bool | None:
+    req = ApprovalRequest(call_id="", tool="question", summary=summary, reason=reason)
+    decision = e.approver.approve(req)
+    if decision.by == "headless":
+        return None  # nobody to ask: not a decision, so no approval event either
+    resolved_event(e.bus, req, decision)
+    return decision.approved
 
 
 def _person_allows_repeat(e: Engine, ex: ToolExecution, told: str) -> bool:

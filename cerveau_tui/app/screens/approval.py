@@ -162,7 +162,10 @@ class ApprovalScreen(ModalScreen[None]):
         more = f"  (1 of {len(self.queue)})" if len(self.queue) > 1 else ""
         self.query_one("#head", Static).update(
             Content.assemble(
-                (f"Allow {head.get('tool', '?')}?", "bold $text-warning"),
+                (
+                    "A question for you" if head.get("tool") == "question" else f"Allow {head.get('tool', '?')}?",
+                    "bold $text-warning",
+                ),
                 (more, "$text-muted"),
                 "\n",
                 (str(head.get("reason") or "it crosses the boundary"), ""),
