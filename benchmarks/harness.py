@@ -70,9 +70,9 @@ def overhead(n: int = 200) -> None:
         out = session.engine.run("benchmark")
         total = time.perf_counter() - t0
         session.close()
-    iters = [b - a for a, b in zip(starts, starts[1:])]
+    iters = [b - a for a, b in zip(starts, starts[1:], strict=False)]
     model = provider.durations[: len(iters)]
-    over = sorted((i - m) * 1000 for i, m in zip(iters, model))
+    over = sorted((i - m) * 1000 for i, m in zip(iters, model, strict=False))
     p95 = over[int(len(over) * 0.95) - 1]
     print(f"(a) harness overhead per iteration over {len(over)} iterations (turn ended: {out.reason}, {len(rec.events)} events, {total:.2f} s):")
     print(f"    median {statistics.median(over):.2f} ms   p95 {p95:.2f} ms   (target: median < 5 ms)")

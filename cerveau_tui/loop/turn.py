@@ -13,7 +13,12 @@ from ..provider.types import Completion, Delta, ErrorClass, ProviderError, ToolC
 from ..tools.base import ToolError
 from .approver import ApprovalRequest, resolved_event
 from .dispatch import describe_validation, publish_result
-from .guards.text_calls import extract_text_tool_calls, how_to_call_tools_message, unknown_tool_message
+from .guards.repeats import is_repeat_with_results
+from .guards.text_calls import (
+    extract_text_tool_calls,
+    how_to_call_tools_message,
+    unknown_tool_message,
+)
 from .guards.truncation import (
     is_truncated_tool_call,
     looks_truncated,
@@ -21,7 +26,6 @@ from .guards.truncation import (
     wrong_args_message,
 )
 from .hooks import CallRecord, Reenter, Stop, TurnContext
-from .guards.repeats import is_repeat_with_results
 from .schedule import ToolExecution
 
 if TYPE_CHECKING:

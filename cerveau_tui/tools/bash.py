@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
 from ..sandbox.base import CommandResult
+from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
 
 NETWORK_HINTS = ("curl ", "wget ", "pip install", "pip3 install", "npm install", "apt-get", "apt ", "git clone", "git fetch", "git pull", "ssh ")
 
