@@ -93,6 +93,7 @@ class ToolResultPayload(Payload):
     diff: str | None = None
     duration_ms: float = 0.0
     status: Literal["done", "failed", "denied"] = "done"
+    wrote: list[str] = Field(default_factory=list)  # workspace-relative paths actually written
 
 
 class ApprovalRequested(Payload):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 from textual.theme import Theme
@@ -53,7 +54,7 @@ def theme_from_toml(path: Path) -> Theme:
     name = data.get("name") or path.stem
     if "primary" not in data:
         raise ValueError("a theme needs at least `primary`")
-    colours = {k: str(data[k]) for k in _COLOUR_FIELDS if k in data}
+    colours: dict[str, Any] = {k: str(data[k]) for k in _COLOUR_FIELDS if k in data}
     variables = {str(k): str(v) for k, v in dict(data.get("variables", {})).items()}
     return Theme(name=str(name), dark=bool(data.get("dark", True)), variables=variables, **colours)
 

@@ -223,7 +223,7 @@ def done_set_from_config(criteria: Iterable[object], protected: Iterable[str]) -
     return DoneSet(
         criteria=tuple(
             Criterion(
-                name=c.name,
+                name=str(getattr(c, "name", "")),
                 command=getattr(c, "command", "") or "",
                 exit_code=getattr(c, "exit_code", 0),
                 timeout_s=float(getattr(c, "timeout_s", 300.0)),

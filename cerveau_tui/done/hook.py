@@ -300,7 +300,8 @@ class GateHook(Hook):
         decision = self.gate.judge(report, errors)
         self.last_decision = decision
         if decision.action == "accept":
-            return self._accept(ctx, report)
+            self._accept(ctx, report)
+            return None
         rolled = self._maybe_roll_back(ctx, report, errors, decision)
         if rolled:
             report, errors = self._check(ctx, force=True)

@@ -70,7 +70,8 @@ def delegate(parent: Engine, task: str, path: str = ".", lim: DelegateLimits | N
     )
     parent.bus.emit(EventType.DELEGATED, {"task": task, "path": path, "state": "started"})
     outcome = child.run(f"Answer this question by reading the workspace (start at {path}); do not change anything.\n{task}")
-    read, unread = [], []
+    read: list[str] = []
+    unread: list[str] = []
     calls = {e.payload["call_id"]: e.payload for e in rec.of("tool_call")}
     for r in rec.of("tool_result"):
         call = calls.get(r.payload["call_id"], {})

@@ -6,6 +6,8 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .. import protocol as P
 from ..context.pack import pack
 from ..protocol import EventType
@@ -303,7 +305,7 @@ def _prepare(e: Engine, ctx: TurnContext, c: Completion, calls: list[ToolCall]) 
                     e.guard(ctx, "truncation", f"{call.name} arguments cut off at {ctx.max_tokens} tokens", told)
                     cut.append(told)
                     continue
-                detail = describe_validation(exc) if hasattr(exc, "errors") else str(exc)
+                detail = describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)
                 ex = ToolExecution(i, call.id, call.name, {}, error=wrong_args_message(call.name, detail, tool.schema()["parameters"]))
             except ToolError as exc:  # a path that cannot be resolved
                 ex = ToolExecution(i, call.id, call.name, args, error=str(exc))

@@ -130,7 +130,7 @@ def _provision(args: argparse.Namespace, settings: Settings) -> int:
     if args.dry_run:
         steps = plan(paths, settings.model_path, jobs=args.jobs, prebuilt_from=args.adopt,
                      downloads_from=args.downloads_from)  # fmt: skip
-        data = {
+        data: dict[str, Any] = {
             "steps": [{"stage": s.stage, "detail": s.detail, "argv": list(s.argv)} for s in steps]
         }
         lines = [f"{s.stage}: {' '.join(s.argv) if s.argv else s.detail}" for s in steps]

@@ -45,7 +45,7 @@ def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
     as action JSON in `content`, exactly as the real server does."""
     if entry is None:
         entry = {"content": EXHAUSTED}
-    mods = {
+    mods: dict[str, Any] = {
         "die_after_chunks": entry.get("die_after_chunks"),
         "malformed": bool(entry.get("malformed")),
     }

@@ -334,6 +334,7 @@ class ScriptedServer:
     def url(self) -> str:
         assert self._server is not None, "start the server first"
         host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host
         return f"http://{host}:{port}"
 
     @property

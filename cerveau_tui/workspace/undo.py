@@ -47,7 +47,8 @@ class UndoLog:
     def before_write(self, turn_id: str, paths: list[Path]) -> None:
         with self._lock:
             tc = self._current(turn_id)
-            inside, outside = [], []
+            inside: list[Path] = []
+            outside: list[Path] = []
             for p in paths:
                 (inside if _is_inside(self.store.workspace, p) else outside).append(p)
             # A write the person approved outside the workspace is not ours to keep copies of;

@@ -1,0 +1,20 @@
+"""Lint and types as part of the suite: ruff over everything, mypy over the package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ruff_is_clean():
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "cerveau_tui", "tests", "benchmarks"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+def test_mypy_is_clean_on_the_package():
+    proc = subprocess.run([sys.executable, "-m", "mypy", "cerveau_tui"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:]
