@@ -335,6 +335,7 @@ class CerveauApp(App[int]):
             yield SystemCommand("Interrupt", "Stop the running turn", self.action_interrupt)
         elif self.runner is not None and self.runner.session is not None:
             yield SystemCommand("Undo last turn", "Put back the files the last turn's tools changed", partial(self.runner.submit, "undo"))
+            yield SystemCommand("Compact history", "Replace older rounds with a resume brief", partial(self.runner.submit, "compact"))
             net = bool(getattr(self.settings, "network", False))
             yield SystemCommand(
                 "Withdraw network" if net else "Grant network",

@@ -22,6 +22,7 @@ class Engine(Protocol):
     def steer(self, text: str) -> None: ...
     def exec(self, command: str) -> str: ...
     def undo(self) -> Any: ...
+    def compact(self) -> int: ...
 
 
 class Session(Protocol):
@@ -149,6 +150,8 @@ class SessionRunner:
                 self._put(JobDone("run", str(getattr(outcome, "reason", "") or "")))
             elif kind == "undo":
                 self.session.engine.undo()
+            elif kind == "compact":
+                self.session.engine.compact()
             elif kind == "network":
                 self.session.set_network(text == "on")
             elif kind == "discuss":

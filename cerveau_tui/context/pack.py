@@ -56,7 +56,7 @@ def system_prompt(sections: list[str]) -> str:
     return "\n\n".join([BASE_SYSTEM, *[s for s in sections if s]])
 
 
-def _rounds(history: list[dict[str, Any]]) -> list[tuple[int, int]]:
+def rounds(history: list[dict[str, Any]]) -> list[tuple[int, int]]:
     """Spans of history that must move together: an assistant message with tool calls and the
     tool results answering it (a tool result without its call is a shape no server accepts)."""
     spans: list[tuple[int, int]] = []
@@ -96,7 +96,7 @@ def pack(
     if total <= budget:
         return [sys_msg, *history], total, 0
     head = history[:keep_first]
-    spans = [s for s in _rounds(history) if s[0] >= keep_first]
+    spans = [s for s in rounds(history) if s[0] >= keep_first]
     used = message_tokens(sys_msg, count) + sum(costs[:keep_first]) + 200  # room for the brief
     kept: list[tuple[int, int]] = []
     for a, b in reversed(spans):

@@ -206,6 +206,23 @@ class Engine:
         self.history.append({"role": "user", "content": f"[harness] {text}."})
         return result
 
+    def compact(self, keep_rounds: int = 2) -> int:
+        """Replace all but the last `keep_rounds` rounds of history with the resume brief (the
+        person asked: a long session on a small window). Returns how many rounds were dropped.
+        The packer does the same on its own when the window is full."""
+        from ..context.pack import rounds
+        from .turn import _resume_brief
+
+        spans = rounds(self.history)
+        drop = max(0, len(spans) - keep_rounds)
+        if drop == 0:
+            self.bus.emit(EventType.NOTICE, {"text": "nothing to compact"})
+            return 0
+        cut = spans[drop][0]
+        self.history[:] = [{"role": "user", "content": _resume_brief(self, drop)}, *self.history[cut:]]
+        self.bus.emit(EventType.NOTICE, {"text": f"compacted: {drop} earlier rounds replaced by a resume brief"})
+        return drop
+
     # --- events --------------------------------------------------------------------------------
 
     def _emit_call(self, ex: ToolExecution, via: str) -> None:

@@ -206,7 +206,7 @@ def _call_model(e: Engine, ctx: TurnContext, attempt: int = 0) -> Completion:
 def _resume_brief(e: Engine, dropped: int) -> str:
     """What cannot be recovered by reading the workspace: the goal, and what was done."""
     written = sorted({str(p.relative_to(e.workspace)) if p.is_relative_to(e.workspace) else str(p) for p in e.state.written} - {"."})
-    lines = [f"[harness] {dropped} earlier rounds were removed to fit the context window."]
+    lines = [f"[harness] {dropped} earlier rounds were removed to keep the context window small."]
     task = e._task
     if task:
         lines.append(f"The task was: {task[:600]}")

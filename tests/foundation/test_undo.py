@@ -80,3 +80,19 @@ def test_an_approved_write_outside_the_workspace_runs_and_undo_reports_it(tmp_pa
         s.close()
     assert out.reason == "completed" and outside.read_text() == "o"
     assert result.not_restorable == [str(outside)]
+
+
+def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
+    script = {"responses": [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": f"f{i}.txt", "content": str(i)}}]} for i in range(4)
+    ] + [{"content": "done"}]}
+    srv, s, rec = session_for(tmp_path, script)
+    try:
+        s.engine.run("write four files")
+        dropped = s.engine.compact(keep_rounds=2)
+    finally:
+        s.close()
+        srv.stop()
+    brief = s.engine.history[0]["content"]
+    assert dropped == 4 and "The task was: write four files" in brief and "f0.txt" in brief
+    assert s.engine.history[1]["role"] == "assistant" and s.engine.history[-1]["content"] == "done"
