@@ -8,6 +8,7 @@ someone their session.
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,8 +42,13 @@ class ThemeLoad:
     problems: list[str]  # "file: reason", shown as a notice at start-up
 
 
+#: Where a wheel puts the top-level themes/ (pyproject's data-files): <prefix>/share/cerveau/themes.
+INSTALLED_THEMES_DIR = Path(sys.prefix) / "share" / "cerveau" / "themes"
+
+
 def theme_dirs() -> list[Path]:
-    return [BUILTIN_THEMES_DIR, Path(platformdirs.user_config_dir("cerveau")) / "themes"]
+    ours = BUILTIN_THEMES_DIR if BUILTIN_THEMES_DIR.is_dir() else INSTALLED_THEMES_DIR
+    return [ours, Path(platformdirs.user_config_dir("cerveau")) / "themes"]
 
 
 def theme_from_toml(path: Path) -> Theme:
