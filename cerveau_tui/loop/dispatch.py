@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..protocol import EventType, ToolResultPayload
-from ..tools.base import RetryClass, ToolError, ToolResult, display_path
+from ..tools.base import RetryClass, ToolError, clean_text, ToolResult, display_path
 from .approver import ApprovalDecision, ApprovalRequest, resolved_event
 from .schedule import ToolExecution, schedule
 
@@ -155,6 +155,13 @@ class Dispatcher:
         return self._finish(ex, result, "done" if result.ok else "failed")
 
     def _invoke(self, tool: Any, ex: ToolExecution, ctx: Any) -> ToolResult:
+        result = self._invoke_raw(tool, ex, ctx)
+        result.output = clean_text(result.output)
+        if result.diff is not None:
+            result.diff = clean_text(result.diff)
+        return result
+
+    def _invoke_raw(self, tool: Any, ex: ToolExecution, ctx: Any) -> ToolResult:
         try:
             return tool.run(tool.Args.model_validate(ex.arguments), ctx)
         except ValidationError as exc:

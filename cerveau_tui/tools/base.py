@@ -125,8 +125,18 @@ def resolve_path(workspace: Path, raw: str) -> Path:
     return Path(os.path.realpath(p))
 
 
+def clean_text(text: str) -> str:
+    """Text safe to put in JSON and send: a file name that is not UTF-8 arrives from the OS as
+    lone surrogates, which no encoder accepts; they become U+FFFD instead of crashing the turn."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def display_path(workspace: Path, path: Path) -> str:
     try:
-        return str(path.relative_to(Path(os.path.realpath(workspace))))
+        return clean_text(str(path.relative_to(Path(os.path.realpath(workspace)))))
     except ValueError:
-        return str(path)
+        return clean_text(str(path))

@@ -204,3 +204,20 @@ def test_a_generic_openai_server_without_extras_still_runs_a_turn(cli, tmp_path)
         paths = [p for p, n in srv.state.hits.items() if n]
     assert code == 0 and (tmp_path / "g.txt").read_text() == "g"
     assert "/props" in paths  # it asked, got 404, and carried on with defaults
+
+
+def test_a_file_name_that_is_not_utf8_does_not_break_the_turn(cli, tmp_path):
+    import os
+
+    with open(os.path.join(os.fsencode(tmp_path), b"bad\xffname.txt"), "wb") as f:
+        f.write(b"needle\n")
+    script = {"responses": [
+        {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+        {"tool_calls": [{"name": "search", "arguments": {"pattern": "needle"}}]},
+        {"content": "ok"},
+    ]}
+    with ScriptedServer(script) as srv:
+        code, events, _ = cli(tmp_path, srv.url, "x")
+    assert code == 0 and ended(events)["reason"] == "completed"
+    outputs = [e["payload"]["output"] for e in events if e["type"] == "tool_result"]
+    assert "bad\ufffdname.txt" in outputs[0] and "bad\ufffdname.txt:1: needle" in outputs[1]
