@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..protocol import EventType, ToolResultPayload
-from ..tools.base import RetryClass, ToolError, clean_text, ToolResult, display_path
+from ..tools.base import RetryClass, ToolError, ToolResult, clean_text, display_path
 from .approver import ApprovalDecision, ApprovalRequest, resolved_event
 from .schedule import ToolExecution, schedule
 
