@@ -258,6 +258,12 @@ class GateHook(Hook):
             ctx.emit("notice", {"text": f"the done gate already passes before any change ({met}); continuing"})
         return None
 
+    def resume_brief(self) -> list[str]:
+        if not self.active or self.report is None:
+            return []
+        unmet = self.report.unmet()
+        return [f"Done criteria still unmet: {', '.join(unmet)}"] if unmet else []
+
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         if self.report is not None and not self._stale_shown:
             if is_stale(self._checked_seq, self._seq(ctx)):

@@ -112,7 +112,8 @@ class Engine:
         self.tool_extra: dict[str, Any] = {}
         self.squeeze = 1.0  # shrinks when the server says our packed prompt did not fit
         self.undo_log: Any = None  # workspace.undo.UndoLog, wired by build_session
-        self.turn_changes: dict[str, list[str]] = {}  # turn id -> paths the fingerprint saw change  # per-session state tools share (the plan)
+        self.turn_changes: dict[str, list[str]] = {}
+        self.failures: list[str] = []  # recent failed calls, for the resume brief  # turn id -> paths the fingerprint saw change  # per-session state tools share (the plan)
 
     # --- public API (thread-safe where noted) ------------------------------------------------
 

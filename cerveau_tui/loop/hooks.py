@@ -109,6 +109,11 @@ class Hook:
         """The model answered without a tool call. None accepts the answer and ends the turn."""
         return None
 
+    def resume_brief(self) -> list[str]:
+        """Lines for the resume brief that replaces dropped history: what this mechanism knows
+        that reading the workspace cannot recover (the plan's state, the unmet criteria)."""
+        return []
+
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
         """Extra fields for the turn_ended payload (verification, unmet, ...)."""
         return {}

@@ -212,6 +212,14 @@ def _resume_brief(e: Engine, dropped: int) -> str:
         lines.append(f"The task was: {task[:600]}")
     if written:
         lines.append("Files you already wrote: " + ", ".join(written[:20]))
+    if e.failures:
+        lines.append("What already failed (do not repeat it blindly):")
+        lines.extend(f"- {f}" for f in e.failures[-5:])
+    for h in e.hooks:
+        try:
+            lines.extend(h.resume_brief())
+        except Exception:  # a brief with a hole beats no turn; the hole is not invented over
+            continue
     return "\n".join(lines)
 
 
@@ -373,6 +381,10 @@ def _run_execs(e: Engine, ctx: TurnContext, execs: list[ToolExecution]) -> list[
             status=done.status,
         )
         ctx.calls.append(rec)
+        if not r.ok and done.status == "failed":
+            what = rec.command or json.dumps(rec.arguments, ensure_ascii=False)[:120]
+            first = (r.output.strip().splitlines() or [""])[0][:160]
+            e.failures = [*e.failures[-9:], f"{rec.name} {what}: {first}"]
         shown = r.output
         for h in e.hooks:
             replacement = h.on_tool_result(ctx, rec)

@@ -92,6 +92,10 @@ class PlanHook(Hook):
             ctx.tell(plan_guidance(report))
         return None
 
+    def resume_brief(self) -> list[str]:
+        report = self.state.report()
+        return [plan_guidance(report)] if report.steps else []
+
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         if not record.ok or not record.wrote:
             return None

@@ -96,3 +96,21 @@ def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
     brief = s.engine.history[0]["content"]
     assert dropped == 4 and "The task was: write four files" in brief and "f0.txt" in brief
     assert s.engine.history[1]["role"] == "assistant" and s.engine.history[-1]["content"] == "done"
+
+
+def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
+    script = {"responses": [
+        {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": [{"id": "s1", "title": "Build the parser", "files": ["p.py"]}]}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.py"}}]},
+        {"content": "done"},
+    ]}
+    srv, s, rec = session_for(tmp_path, script)
+    try:
+        s.engine.run("parse things")
+        s.engine.compact(keep_rounds=1)
+    finally:
+        s.close()
+        srv.stop()
+    brief = s.engine.history[0]["content"]
+    assert "Build the parser" in brief
+    assert "read_file" in brief and "missing.py" in brief and "What already failed" in brief
