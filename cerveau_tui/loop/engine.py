@@ -212,7 +212,7 @@ class Engine:
         person asked: a long session on a small window). Returns how many rounds were dropped.
         The packer does the same on its own when the window is full."""
         from ..context.pack import rounds
-        from .turn import _resume_brief
+        from .model_call import resume_brief
 
         spans = rounds(self.history)
         drop = max(0, len(spans) - keep_rounds)
@@ -220,7 +220,7 @@ class Engine:
             self.bus.emit(EventType.NOTICE, {"text": "nothing to compact"})
             return 0
         cut = spans[drop][0]
-        self.history[:] = [{"role": "user", "content": _resume_brief(self, drop)}, *self.history[cut:]]
+        self.history[:] = [{"role": "user", "content": resume_brief(self, drop)}, *self.history[cut:]]
         self.bus.emit(EventType.NOTICE, {"text": f"compacted: {drop} earlier rounds replaced by a resume brief"})
         return drop
 

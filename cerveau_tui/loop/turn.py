@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .. import protocol as P
-from ..context.pack import pack
 from ..protocol import EventType
-from ..provider.types import Completion, Delta, ErrorClass, ProviderError, ToolCall, Usage
+from ..provider.types import Completion, ErrorClass, ProviderError, ToolCall, Usage
 from ..tools.base import ToolError
 from .approver import ApprovalRequest, resolved_event
 from .dispatch import describe_validation, publish_result
@@ -28,6 +27,7 @@ from .guards.truncation import (
     wrong_args_message,
 )
 from .hooks import CallRecord, Reenter, Stop, TurnContext
+from .model_call import call_model, publish_usage
 from .schedule import ToolExecution
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def run_turn(e: Engine, task: str) -> Outcome:
             e.bus.emit(EventType.ITERATION_STARTED, {"iteration": ctx.iteration})
 
             try:
-                completion = _call_model(e, ctx)
+                completion = call_model(e, ctx)
                 failures = 0
             except ProviderError as exc:
                 failures += 1
@@ -100,7 +100,7 @@ def run_turn(e: Engine, task: str) -> Outcome:
                 continue
 
             usage.add(completion.usage)
-            context_tokens = _publish_usage(e, completion)
+            context_tokens = publish_usage(e, completion)
             if e.limits.max_turn_tokens and usage.prompt_tokens + usage.completion_tokens > e.limits.max_turn_tokens:
                 raise _End(P.TURN_TOKEN_CEILING, f"token ceiling of {e.limits.max_turn_tokens} reached")
 
@@ -172,77 +172,6 @@ def run_turn(e: Engine, task: str) -> Outcome:
         },
     )
     return Outcome(turn_id, reason, ctx.iteration, usage, context_tokens, message)
-
-
-def _call_model(e: Engine, ctx: TurnContext, attempt: int = 0) -> Completion:
-    schemas = e.registry.schemas()
-    fixed = e.count_tokens(json.dumps(schemas)) if schemas else 0
-    budget = max(256, int((e.n_ctx - ctx.max_tokens - fixed - 64) * e.squeeze))
-    messages, _, dropped = pack(
-        e.system, e.history, budget=budget, count=e.count_tokens, brief=lambda n: _resume_brief(e, n)
-    )
-    if dropped:
-        e.bus.emit(EventType.NOTICE, {"text": f"{dropped} earlier rounds were compacted into a resume brief to fit n_ctx={e.n_ctx}"})
-
-    def on_delta(d: Delta) -> None:
-        if d.content:
-            e.bus.emit(EventType.TOKEN, {"text": d.content})
-        if d.reasoning:
-            e.bus.emit(EventType.REASONING, {"text": d.reasoning})
-
-    try:
-        return e.provider.complete(messages, schemas, max_tokens=ctx.max_tokens, on_delta=on_delta, cancel=e._cancel)
-    except ProviderError as exc:
-        # Our count is the model's own tokenizer, but the server's template adds its own tokens;
-        # on overflow, pack tighter and try again rather than ending the turn.
-        # The squeeze is remembered for the session, so the next round does not overflow again.
-        if exc.error_class == ErrorClass.CONTEXT_OVERFLOW and attempt < 3:
-            e.squeeze *= 0.8
-            e.bus.emit(EventType.NOTICE, {"text": "the prompt did not fit the server's context; compacting and retrying"})
-            return _call_model(e, ctx, attempt + 1)
-        raise
-
-
-def _resume_brief(e: Engine, dropped: int) -> str:
-    """What cannot be recovered by reading the workspace: the goal, and what was done."""
-    written = sorted({str(p.relative_to(e.workspace)) if p.is_relative_to(e.workspace) else str(p) for p in e.state.written} - {"."})
-    lines = [f"[harness] {dropped} earlier rounds were removed to keep the context window small."]
-    task = e._task
-    if task:
-        lines.append(f"The task was: {task[:600]}")
-    if written:
-        lines.append("Files you already wrote: " + ", ".join(written[:20]))
-    if e.failures:
-        lines.append("What already failed (do not repeat it blindly):")
-        lines.extend(f"- {f}" for f in e.failures[-5:])
-    for h in e.hooks:
-        try:
-            lines.extend(h.resume_brief())
-        except Exception:  # a brief with a hole beats no turn; the hole is not invented over
-            continue
-    return "\n".join(lines)
-
-
-def _publish_usage(e: Engine, c: Completion) -> int:
-    t = c.timings
-    if t is not None and (t.prompt_n or t.cache_n):
-        ctx_tokens = t.prompt_n + t.cache_n + t.predicted_n
-    else:
-        ctx_tokens = c.usage.prompt_tokens + c.usage.completion_tokens
-    e.bus.emit(
-        EventType.USAGE,
-        P.UsagePayload(
-            prompt_tokens=c.usage.prompt_tokens,
-            completion_tokens=c.usage.completion_tokens,
-            cache_n=t.cache_n if t else 0,
-            prompt_n=t.prompt_n if t else 0,
-            predicted_n=t.predicted_n if t else 0,
-            predicted_per_second=t.predicted_per_second if t else 0.0,
-            context_tokens=ctx_tokens,
-            n_ctx=e.n_ctx,
-        ),
-    )
-    return ctx_tokens
 
 
 def _on_model_error(e: Engine, ctx: TurnContext, exc: ProviderError, failures: int) -> None:
