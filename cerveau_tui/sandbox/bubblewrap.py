@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from .base import CommandResult, Grant
-from .none import NoSandbox, minimal_env, run_process
+from .none import EnforcingRunner, minimal_env, run_process
 from .seccomp_filter import bpf_fd
 
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
@@ -43,7 +43,7 @@ def _is_under(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-class BubblewrapRunner:
+class BubblewrapRunner(EnforcingRunner):
     backend = "bubblewrap"
     enforced = True
     gaps: list[str] = [
@@ -61,8 +61,7 @@ class BubblewrapRunner:
         if found is None:
             raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
         self.bwrap = found
-        self.env_allow = tuple(env_allow)
-        self._plain = NoSandbox(self.env_allow)
+        super().__init__(env_allow)
 
     def argv(
         self,
@@ -147,32 +146,17 @@ class BubblewrapRunner:
         out["TMPDIR"] = "/tmp"
         return out
 
-    def run(
+    def _run_enforced(
         self,
         command: str,
-        *,
-        workspace: Path,
-        mode: str = "workspace-write",
-        timeout: float = 120.0,
-        output_cap: int = 30_000,
-        grant: Grant | None = None,
-        cancel: threading.Event | None = None,
-        env: dict[str, str] | None = None,
+        ws: Path,
+        mode: str,
+        timeout: float,
+        output_cap: int,
+        grant: Grant | None,
+        cancel: threading.Event | None,
+        env: dict[str, str] | None,
     ) -> CommandResult:
-        if mode == "full-access":
-            result = self._plain.run(
-                command,
-                workspace=workspace,
-                mode=mode,
-                timeout=timeout,
-                output_cap=output_cap,
-                grant=grant,
-                cancel=cancel,
-                env=env,
-            )
-            result.notes.append("full-access: ran without the sandbox")
-            return result
-        ws = Path(os.path.realpath(workspace))
         fd = bpf_fd()
         try:
             return run_process(

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 from .base import CommandResult, Grant
-from .none import NoSandbox, _killpg, minimal_env, run_process
+from .none import EnforcingRunner, _killpg, minimal_env, run_process
 from .seccomp_filter import bpf_fd
 
 HELPER = Path(__file__).with_name("landlock_exec.py")
@@ -43,7 +43,7 @@ def landlock_gaps(abi: int) -> list[str]:
     return gaps
 
 
-class LandlockRunner:
+class LandlockRunner(EnforcingRunner):
     backend = "landlock"
     enforced = True
 
@@ -53,11 +53,10 @@ class LandlockRunner:
         self.abi = landlock_abi()
         if self.abi < 1:
             raise OSError("Landlock is not available in this kernel")
-        self.env_allow = tuple(env_allow)
+        super().__init__(env_allow)
         self.python = python or sys.executable
         self.gaps: list[str] = landlock_gaps(self.abi)
         self.notes: list[str] = [f"Landlock ABI {self.abi}"]
-        self._plain = NoSandbox(self.env_allow)
         self._groups: list[int] = []
         self._lock = threading.Lock()
 
@@ -82,32 +81,17 @@ class LandlockRunner:
             a.append("--network")
         return [*a, "--", "/bin/sh", "-c", command]
 
-    def run(
+    def _run_enforced(
         self,
         command: str,
-        *,
-        workspace: Path,
-        mode: str = "workspace-write",
-        timeout: float = 120.0,
-        output_cap: int = 30_000,
-        grant: Grant | None = None,
-        cancel: threading.Event | None = None,
-        env: dict[str, str] | None = None,
+        ws: Path,
+        mode: str,
+        timeout: float,
+        output_cap: int,
+        grant: Grant | None,
+        cancel: threading.Event | None,
+        env: dict[str, str] | None,
     ) -> CommandResult:
-        if mode == "full-access":
-            result = self._plain.run(
-                command,
-                workspace=workspace,
-                mode=mode,
-                timeout=timeout,
-                output_cap=output_cap,
-                grant=grant,
-                cancel=cancel,
-                env=env,
-            )
-            result.notes.append("full-access: ran without the sandbox")
-            return result
-        ws = Path(os.path.realpath(workspace))
         tmp = Path(tempfile.mkdtemp(prefix="cerveau-cmd-"))
         fd = bpf_fd()
         try:

@@ -244,3 +244,50 @@ class NoSandbox:
             groups, self._groups = self._groups, []
         for pgid in groups:
             _killpg(pgid)
+
+
+class EnforcingRunner:
+    """What the enforcing backends share. full-access is the person's choice of no boundary: it
+    runs as a plain process and the result says so. Every other mode goes to `_run_enforced`."""
+
+    backend = "?"
+    enforced = True
+
+    def __init__(self, env_allow: tuple[str, ...] | list[str] = ()) -> None:
+        self.env_allow = tuple(env_allow)
+        self._plain = NoSandbox(self.env_allow)
+
+    def run(
+        self,
+        command: str,
+        *,
+        workspace: Path,
+        mode: str = "workspace-write",
+        timeout: float = 120.0,
+        output_cap: int = 30_000,
+        grant: Grant | None = None,
+        cancel: threading.Event | None = None,
+        env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        if mode == "full-access":
+            result = self._plain.run(
+                command, workspace=workspace, mode=mode, timeout=timeout, output_cap=output_cap,
+                grant=grant, cancel=cancel, env=env,
+            )  # fmt: skip
+            result.notes.append("full-access: ran without the sandbox")
+            return result
+        ws = Path(os.path.realpath(workspace))
+        return self._run_enforced(command, ws, mode, timeout, output_cap, grant, cancel, env)
+
+    def _run_enforced(
+        self,
+        command: str,
+        ws: Path,
+        mode: str,
+        timeout: float,
+        output_cap: int,
+        grant: Grant | None,
+        cancel: threading.Event | None,
+        env: dict[str, str] | None,
+    ) -> CommandResult:
+        raise NotImplementedError
