@@ -38,24 +38,17 @@ def collect(settings: Settings) -> dict[str, Any]:
             build_info=props.build_info,
             supports_tools=props.supports_tools,
         )
-        try:
-            from .context.tokens import TokenCounter
+        from .context.tokens import TokenCounter
 
-            counter = TokenCounter(provider, props.model_path)
-            server["tokenizer"] = counter.source
-        except Exception as exc:
-            server["tokenizer"] = f"estimate ({exc})"
+        server["tokenizer"] = TokenCounter(provider, props.model_path).source
     else:
         from .stack.cli import doctor_info
 
         server.update(doctor_info(settings))
     info["server"] = server
-    try:
-        from .sandbox.select import doctor_info as sandbox_info
+    from .sandbox.select import doctor_info as sandbox_info
 
-        info["sandbox"] = sandbox_info(settings)
-    except ImportError:
-        info["sandbox"] = {"backend": "none", "enforced": False, "notes": ["no backend available"]}
+    info["sandbox"] = sandbox_info(settings)
     return info
 
 

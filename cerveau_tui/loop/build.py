@@ -57,12 +57,9 @@ class Session:
         }
 
     def report(self) -> Any:
-        try:
-            from ..plan.report import build_report_at
-        except ImportError:
-            return None
-        events = self.log.events if self.log is not None and hasattr(self.log, "events") else []
-        return build_report_at(events, self.settings.workspace)
+        from ..plan.report import build_report_at
+
+        return build_report_at(self.log.events, self.settings.workspace)
 
     def set_network(self, on: bool) -> None:
         """Grant or withdraw the network for the rest of the session. The policy looks the grant
@@ -209,24 +206,17 @@ def _replay_plan(bus: Emitter, events: list[Any]) -> None:
 
 
 def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
-    try:
-        from ..sandbox.select import select_runner, self_check
+    from ..sandbox.select import select_runner, self_check
 
-        status = self_check(settings.resolved_cache_dir())
-        runner = select_runner(settings, status)
-        info = {"backend": status.backend, "enforced": status.enforced, "notes": list(status.notes), "gaps": list(getattr(status, "gaps", []))}
-        return runner, info
-    except ImportError:
-        from ..sandbox.none import NoSandbox
-
-        return NoSandbox(tuple(settings.env_allow)), {"backend": "none", "enforced": False, "notes": ["sandbox backends not built yet"]}
+    status = self_check(settings.resolved_cache_dir())
+    runner = select_runner(settings, status)
+    info = {"backend": status.backend, "enforced": status.enforced, "notes": list(status.notes), "gaps": list(status.gaps)}
+    return runner, info
 
 
 def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
-    try:
-        from ..policy import Policy
-    except ImportError:
-        return None
+    from ..policy import Policy
+
     return Policy(
         settings.workspace,
         settings.sandbox,
@@ -266,15 +256,11 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
 
 
 def _token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]:
-    try:
-        from ..context.tokens import TokenCounter
+    # TokenCounter degrades by itself (GGUF BPE, then /tokenize, then a labelled estimate).
+    from ..context.tokens import TokenCounter
 
-        counter = TokenCounter(provider, getattr(props, "model_path", None))
-        return counter.count, counter.source
-    except Exception:
-        from ..context.pack import estimate_tokens
-
-        return estimate_tokens, "estimate"
+    counter = TokenCounter(provider, getattr(props, "model_path", None))
+    return counter.count, counter.source
 
 
 def _session_log(settings: Settings, bus: Emitter) -> Any:

@@ -39,13 +39,13 @@ class Dispatcher:
     def __init__(self, engine: Engine) -> None:
         self.e = engine
 
-    def _verdict(self, ex: ToolExecution) -> Any:
+    def verdict(self, ex: ToolExecution) -> Any:
         if self.e.policy is None or ex.declared is None:
             return None
         return self.e.policy.evaluate(ex.name, ex.declared)
 
     def run_all(self, execs: list[ToolExecution], ctx: TurnContext | None = None) -> list[Executed]:
-        verdicts = {ex.index: self._verdict(ex) for ex in execs}
+        verdicts = {ex.index: self.verdict(ex) for ex in execs}
         batches = schedule(
             execs,
             max_parallel=4,

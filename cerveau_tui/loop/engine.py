@@ -101,7 +101,6 @@ class Engine:
         self.count_tokens = count_tokens
         self.history: list[dict[str, Any]] = []
         self.state = ToolState()
-        self.iteration_total = 0
         self._cancel = threading.Event()
         self._steer: list[str] = []
         self._steer_lock = threading.Lock()
@@ -177,7 +176,7 @@ class Engine:
                 return "bash is not available"
             ex.declared = tool.declare(tool.Args(command=command), self.tool_context())
             self._emit_call(ex, via="person")
-            done = self._dispatch.run_one(ex, self._dispatch._verdict(ex))
+            done = self._dispatch.run_one(ex, self._dispatch.verdict(ex))
             publish_result(self, done, done.result.output)
             self.history.append(
                 {"role": "user", "content": f"I ran `{command}` myself:\n{done.result.output}"}

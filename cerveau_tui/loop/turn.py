@@ -83,7 +83,6 @@ def run_turn(e: Engine, task: str) -> Outcome:
             if ctx.iteration >= e.limits.max_iterations:
                 raise _End(P.TURN_MAX_ITERATIONS, f"stopped after {ctx.iteration} iterations (the cap)")
             ctx.iteration += 1
-            e.iteration_total += 1
             for text in e._take_steer():
                 e.history.append({"role": "user", "content": f"[the person, while you worked] {text}"})
                 e.bus.emit(EventType.STEER, {"text": text})
@@ -105,9 +104,12 @@ def run_turn(e: Engine, task: str) -> Outcome:
                 raise _End(P.TURN_TOKEN_CEILING, f"token ceiling of {e.limits.max_turn_tokens} reached")
 
             calls = completion.tool_calls
+            spent = False  # the model printed an unknown tool as text and was told: no answer
             if not calls and completion.content:
-                calls = _text_calls(e, ctx, completion)
-            if not calls:
+                text_calls = _text_calls(e, ctx, completion)
+                spent = text_calls is None
+                calls = text_calls or []
+            if not calls and not spent:
                 e.history.append({"role": "assistant", "content": completion.content})
                 e.bus.emit(EventType.ASSISTANT_MESSAGE, {"content": completion.content, "reasoning": completion.reasoning, "finish_reason": completion.finish_reason})
                 verdict = None
@@ -124,7 +126,7 @@ def run_turn(e: Engine, task: str) -> Outcome:
                     continue
                 raise _End(P.TURN_COMPLETED, completion.content)
 
-            execs = _prepare(e, ctx, completion, calls)
+            execs = _prepare(e, ctx, completion, calls) if calls else []
             n = e.limits.max_identical_calls
             repeated = [ex for ex in execs if ex.error is None and is_repeat_with_results(done_log, (ex.name, ex.arguments), n)]
             if repeated:
@@ -194,7 +196,9 @@ def _on_model_error(e: Engine, ctx: TurnContext, exc: ProviderError, failures: i
         raise _End(P.TURN_ERROR, f"{failures} model replies in a row could not be used: {exc.message}")
 
 
-def _text_calls(e: Engine, ctx: TurnContext, c: Completion) -> list[ToolCall]:
+def _text_calls(e: Engine, ctx: TurnContext, c: Completion) -> list[ToolCall] | None:
+    """Tool calls printed as text, executed (and disclosed). None when the text named only tools
+    that do not exist: the model is told the real ones, and the round is spent."""
     found = extract_text_tool_calls(c.content, e.registry.names())
     if not found:
         return []
@@ -205,7 +209,7 @@ def _text_calls(e: Engine, ctx: TurnContext, c: Completion) -> list[ToolCall]:
         e.guard(ctx, "unknown_tool", f"unknown tool {bad!r} printed as text", told)
         e.history.append({"role": "assistant", "content": c.content})
         ctx.tell(told)
-        return [ToolCall("skip", "", "")]  # a sentinel: the round is spent, do not end the turn
+        return None
     calls = [ToolCall("text-" + uuid.uuid4().hex[:8], t.name, json.dumps(t.arguments)) for t in known]
     told = f"executed {len(calls)} tool call(s) the model printed as text: " + ", ".join(t.name for t in known)
     e.guard(ctx, "text_tool_call", "tool call printed as text", told)
@@ -221,8 +225,6 @@ def _prepare(e: Engine, ctx: TurnContext, c: Completion, calls: list[ToolCall]) 
     history_calls: list[dict[str, Any]] = []
     cut: list[str] = []
     for i, call in enumerate(calls):
-        if call.id == "skip":
-            return []
         tool = e.registry.get(call.name)
         if tool is None:
             told = unknown_tool_message(call.name, e.registry.names())
