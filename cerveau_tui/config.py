@@ -67,6 +67,42 @@ class RuleConfig(_Model):
     on: Literal["write", "read", "any"] = "write"
 
 
+#: Read-denied by default: what a command (masked inside the sandbox) and the file tools (refused)
+#: never see without the person changing this list. `~/` is every home on the machine (the
+#: person's, root's, each /home/*): the app may run as root, and root can read them all.
+DEFAULT_DENY_READ: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker",
+    "~/.netrc",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.yarnrc",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.config/gh",
+    "~/.local/share/keyrings",
+    "~/.password-store",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.python_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.lesshst",
+    "~/.config/cerveau",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/ssh",
+)
+
+
 class ExpertConfig(_Model):
     server_url: str
     model: str = ""
@@ -89,6 +125,12 @@ class Settings(_Model):
     network: bool = False
     rules: list[RuleConfig] = Field(default_factory=list)
     env_allow: list[str] = Field(default_factory=list)
+    # Secrets outside the workspace: masked for commands, refused to the file tools (see above).
+    deny_read: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY_READ))
+    # The sandbox's private /tmp and /dev/shm are RAM; uncapped, each could take half the machine.
+    sandbox_tmp_mb: int = Field(512, ge=16)
+    # Processes (and threads) one command may have at once, where the kernel lets us cap it.
+    sandbox_max_procs: int = Field(512, ge=16)
     bash_timeout_s: float = Field(120.0, gt=0)
     output_cap: int = Field(16_000, ge=1_000)
     show_reasoning: bool = True
@@ -222,3 +264,41 @@ def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:
     tmp.write_bytes(tomli_w.dumps(data).encode())
     os.replace(tmp, target)
     return target
+
+
+def homes() -> list[Path]:
+    """Every home directory a `~/` deny pattern stands for: $HOME, root's, each account's that
+    exists. The app may run as root, which can read them all."""
+    import pwd
+
+    seen: list[Path] = []
+    candidates = [os.environ.get("HOME", ""), "/root"]
+    try:
+        candidates += [p.pw_dir for p in pwd.getpwall()]
+    except OSError:
+        pass
+    for raw in candidates:
+        if not raw or raw == "/" or not os.path.isdir(raw):
+            continue
+        real = Path(os.path.realpath(raw))
+        if real != Path("/") and real not in seen:
+            seen.append(real)
+    return seen
+
+
+def deny_read_paths(patterns: list[str] | tuple[str, ...]) -> list[Path]:
+    """The absolute paths a deny-read list names (`~/x` once per home), realpath'd, in order.
+    Paths that do not exist are kept: a secret created later must be denied too."""
+    out: list[Path] = []
+    for pat in patterns:
+        if pat.startswith("~/"):
+            cands = [h / pat[2:] for h in homes()]
+        elif pat.startswith("/"):
+            cands = [Path(pat)]
+        else:
+            continue  # a relative pattern has no meaning outside a workspace; rules cover those
+        for c in cands:
+            p = Path(os.path.realpath(c))
+            if p not in out:
+                out.append(p)
+    return out
