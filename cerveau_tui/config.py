@@ -267,14 +267,15 @@ def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:
 
 
 def homes() -> list[Path]:
-    """Every home directory a `~/` deny pattern stands for: $HOME, root's, each account's that
-    exists. The app may run as root, which can read them all."""
+    """Every home directory a `~/` deny pattern stands for: $HOME, root's, and each account's
+    under /home that exists (system accounts' "homes" such as /usr/sbin hold no secrets). The app
+    may run as root, which can read them all."""
     import pwd
 
     seen: list[Path] = []
     candidates = [os.environ.get("HOME", ""), "/root"]
     try:
-        candidates += [p.pw_dir for p in pwd.getpwall()]
+        candidates += [p.pw_dir for p in pwd.getpwall() if p.pw_dir.startswith("/home/")]
     except OSError:
         pass
     for raw in candidates:
