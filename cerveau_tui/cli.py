@@ -35,7 +35,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         "action_mode": args.action_mode,
         "discuss": args.discuss,
     }
-    return load_settings(args.workspace, flags)
+    return load_settings(args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False)))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", help="what to do")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line")
     run.add_argument("--yes", action="store_true", help="approve every crossing (only with --sandbox full-access)")
+    run.add_argument(
+        "--trust-workspace-config",
+        action="store_true",
+        help="apply what .cerveau/config.toml asks for even where it lowers protection (the TUI asks instead)",
+    )
     doc = sub.add_parser("doctor", help="report server, model, tokenizer, config and sandbox")
     _common(doc)
     doc.add_argument("--json", action="store_true")

@@ -147,6 +147,12 @@ class Settings(_Model):
 
     # Where each layer came from, for `cerveau doctor`.
     sources: list[str] = Field(default_factory=list, exclude=True)
+    # What the workspace's config asked for that would lower protection, and was NOT applied
+    # because the person has not trusted this exact file (see review_workspace_layer).
+    workspace_review: list[str] = Field(default_factory=list, exclude=True)
+    # ... and what it lowered that WAS applied (the person trusted the file): said at start.
+    workspace_lowered: list[str] = Field(default_factory=list, exclude=True)
+    workspace_config_digest: str = Field("", exclude=True)
 
     @property
     def workspace_config_path(self) -> Path:
@@ -217,12 +223,132 @@ def _explain(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
+# --- the workspace layer is not the person's word ------------------------------------------------
+#
+# `.cerveau/config.toml` sits in a folder the model (and whoever wrote the repository the person
+# cloned) can write. Found by probing: a command created one saying `sandbox = "full-access"` and
+# the person's next plain run executed commands on the host, with nothing said. So a workspace
+# layer may always ask for MORE protection, but anything that lowers it is applied only when the
+# person has trusted that exact file (direnv's `allow`: the yes is kept outside the workspace,
+# keyed by the file's content hash, so any later edit needs a new yes).
+
+_SANDBOX_RANK = {"read-only": 0, "workspace-write": 1, "full-access": 2}
+# `never` denies every crossing and `untrusted` asks for nearly everything: both protect more
+# than `on-request`, which protects more than `on-failure` (it runs first, asks after).
+_APPROVAL_RANK = {"never": 0, "untrusted": 0, "on-request": 1, "on-failure": 2}
+# Settings that name a program the app runs on the host, or where the conversation is sent: any
+# change from the workspace is a lowering (a `cache_dir` inside the workspace would make the app
+# run a llama-server binary the model wrote; a `server_url` sends the session to another machine).
+_ANY_CHANGE = ("server_url", "model_path", "cache_dir", "expert", "keymap")
+
+
+def _lowerings(base: Settings, full: Settings) -> list[tuple[str, str]]:
+    """(field, sentence) for each way `full` protects less than `base`."""
+    out: list[tuple[str, str]] = []
+    if _SANDBOX_RANK[full.sandbox] > _SANDBOX_RANK[base.sandbox]:
+        out.append(("sandbox", f"sandbox: {full.sandbox} (otherwise {base.sandbox})"))
+    if _APPROVAL_RANK[full.approval] > _APPROVAL_RANK[base.approval]:
+        out.append(("approval", f"approval: {full.approval} (otherwise {base.approval})"))
+    if full.network and not base.network:
+        out.append(("network", "network: granted to every command"))
+    base_rules = [r.model_dump() for r in base.rules]
+    full_rules = [r.model_dump() for r in full.rules]
+    dropped = [r for r in base_rules if r not in full_rules and r["action"] != "allow"]
+    added = [r for r in full_rules if r not in base_rules and r["action"] == "allow"]
+    if dropped or added:
+        parts = [f"drops `{r['pattern']}` ({r['action']})" for r in dropped]
+        parts += [f"allows `{r['pattern']}`" for r in added]
+        out.append(("rules", "rules: " + ", ".join(parts)))
+    new_env = sorted(set(full.env_allow) - set(base.env_allow))
+    if new_env:
+        out.append(("env_allow", "env_allow: passes " + ", ".join(new_env) + " into commands"))
+    unmasked = [p for p in base.deny_read if p not in full.deny_read]
+    if unmasked:
+        out.append(("deny_read", "deny_read: no longer hides " + ", ".join(unmasked)))
+    if full.sandbox_tmp_mb > base.sandbox_tmp_mb:
+        out.append(("sandbox_tmp_mb", f"sandbox_tmp_mb: {full.sandbox_tmp_mb}"))
+    if full.sandbox_max_procs > base.sandbox_max_procs:
+        out.append(("sandbox_max_procs", f"sandbox_max_procs: {full.sandbox_max_procs}"))
+    unprotected = [p for p in base.done.protected if p not in full.done.protected]
+    if unprotected:
+        out.append(("done.protected", "done.protected: drops " + ", ".join(unprotected)))
+    for name in _ANY_CHANGE:
+        if getattr(full, name) != getattr(base, name):
+            shown = getattr(full, name)
+            out.append((name, f"{name}: {shown!r} (otherwise {getattr(base, name)!r})"))
+    return out
+
+
+def trust_store_path(user_config: Path | None = None) -> Path:
+    """Beside the person's own config: outside every workspace, masked inside the sandbox."""
+    return (user_config or user_config_path()).parent / "trusted-workspaces.json"
+
+
+def config_digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _trusted(ws: Path, digest: str, store: Path) -> bool:
+    import json
+
+    try:
+        data = json.loads(store.read_text())
+    except (OSError, ValueError):
+        return False
+    entry = data.get(str(ws)) if isinstance(data, dict) else None
+    return isinstance(entry, dict) and entry.get("digest") == digest
+
+
+def trust_workspace_config(workspace: Path, digest: str, user_config: Path | None = None) -> Path:
+    """Record the person's yes for this exact workspace config (its content hash)."""
+    import json
+    import time
+
+    ws = Path(os.path.realpath(workspace))
+    store = trust_store_path(user_config)
+    try:
+        data = json.loads(store.read_text())
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data[str(ws)] = {"digest": digest, "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    store.parent.mkdir(parents=True, exist_ok=True)
+    tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, store)
+    return store
+
+
+def _read_workspace_config(path: Path) -> tuple[dict[str, Any], bytes] | None:
+    """The workspace config's table and exact bytes, or None when there is none. Opened without
+    following a final symlink: a link planted there points at a file the model controls."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc} (a symbolic link here is refused)") from exc
+    with os.fdopen(fd, "rb") as f:
+        raw = f.read(1_000_000)
+    try:
+        return tomllib.loads(raw.decode("utf-8")), raw
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
 def load_settings(
     workspace: Path | str | None = None,
     flags: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
     user_config: Path | None = None,
+    *,
+    trust_workspace: bool = False,
 ) -> Settings:
+    """`trust_workspace`: apply a workspace config that lowers protection even though the person
+    has not trusted that file (the headless `--trust-workspace-config`)."""
     ws = Path(os.path.realpath(workspace or Path.cwd()))
     env = dict(os.environ if environ is None else environ)
     layers: list[tuple[str, dict[str, Any]]] = []
@@ -230,8 +356,17 @@ def load_settings(
     if ucp.is_file():
         layers.append((str(ucp), _read_toml(ucp)))
     wcp = ws / ".cerveau" / "config.toml"
-    if wcp.is_file():
-        layers.append((str(wcp), _read_toml(wcp)))
+    review: list[str] = []
+    lowered: list[str] = []
+    digest = ""
+    found = _read_workspace_config(wcp)
+    if found is not None:
+        table, raw = found
+        digest = config_digest(raw)
+        table, review, lowered = _review_workspace_layer(
+            ws, layers, table, str(wcp), trust_workspace or _trusted(ws, digest, trust_store_path(user_config))
+        )
+        layers.append((str(wcp), table))
     env_layer = _env_layer(env)
     if env_layer:
         layers.append(("environment (CERVEAU_*)", env_layer))
@@ -249,7 +384,38 @@ def load_settings(
         merged = candidate
     settings = Settings.model_validate({**merged, "workspace": ws})
     settings.sources = [s for s, _ in layers]
+    settings.workspace_review = review
+    settings.workspace_lowered = lowered
+    settings.workspace_config_digest = digest
     return settings
+
+
+def _review_workspace_layer(
+    ws: Path, below: list[tuple[str, dict[str, Any]]], table: dict[str, Any], source: str, trusted: bool
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """(the layer to apply, lowerings held back, lowerings applied). Untrusted, each lowering
+    field is taken out of the layer, so what is in force is what the layers below say."""
+    merged: dict[str, Any] = {}
+    for _, data in below:
+        merged = _merge(merged, data)
+    try:
+        base = Settings.model_validate({**merged, "workspace": ws})
+        full = Settings.model_validate({**_merge(merged, table), "workspace": ws})
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, source)) from exc
+    found = _lowerings(base, full)
+    if not found:
+        return table, [], []
+    if trusted:
+        return table, [], [text for _, text in found]
+    kept = dict(table)
+    for name, _ in found:
+        top, _, sub = name.partition(".")
+        if sub and isinstance(kept.get(top), dict):
+            kept[top] = {k: v for k, v in kept[top].items() if k != sub}
+        else:
+            kept.pop(top, None)
+    return kept, [text for _, text in found], []
 
 
 def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:

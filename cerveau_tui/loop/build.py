@@ -5,8 +5,10 @@ The only place that knows every mechanism; the engine itself imports none of the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -171,13 +173,46 @@ def build_session(
         engine.tool_extra["delegate"] = lambda task, path=".": delegate(engine, task, path)
     resumed = _load_previous(settings, resume) if resume is not None else []
     log = _session_log(settings, bus)
+    protection = _protection(settings)
     bus.emit(
         EventType.SESSION_STARTED,
-        {"server_url": url, "n_ctx": n_ctx, "sandbox": sandbox_status, "model": engine.model.split("/")[-1]},
+        {
+            "server_url": url,
+            "n_ctx": n_ctx,
+            "sandbox": sandbox_status,
+            "model": engine.model.split("/")[-1],
+            "mode": settings.sandbox,
+            "approval": settings.approval,
+            "workspace_config": protection,
+        },
     )
+    for text in _protection_notices(protection):
+        bus.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": "boundary"})
     if resume is not None:
         _replay_plan(bus, resumed)
     return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log, full_registry)
+
+
+def _protection(settings: Settings) -> dict[str, Any]:
+    """What the workspace's own config asked for that protects less than the person's: held back
+    (not trusted) or applied (trusted). Said at start, in the event and as warnings."""
+    return {
+        "held_back": list(settings.workspace_review),
+        "applied": list(settings.workspace_lowered),
+        "digest": settings.workspace_config_digest,
+    }
+
+
+def _protection_notices(p: dict[str, Any]) -> list[str]:
+    out = []
+    if p["held_back"]:
+        out.append(
+            ".cerveau/config.toml asks for less protection and was NOT applied there (trust it in the "
+            "TUI, or pass --trust-workspace-config): " + "; ".join(p["held_back"])
+        )
+    if p["applied"]:
+        out.append("this workspace's trusted .cerveau/config.toml lowers protection: " + "; ".join(p["applied"]))
+    return out
 
 
 def _load_previous(settings: Settings, resume: str) -> list[Any]:
@@ -214,6 +249,20 @@ def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
     return runner, info
 
 
+def denied_reads(settings: Settings) -> list[Any]:
+    """The deny-read list as paths, plus wherever the person's own config (and the trust store
+    beside it) really lives: it says how the next session is protected."""
+    from ..config import deny_read_paths, user_config_path
+
+    paths = deny_read_paths(settings.deny_read)
+    own = Path(os.path.realpath(user_config_path().parent))
+    if own not in paths:
+        paths.append(own)
+    ws = Path(os.path.realpath(settings.workspace))
+    # A workspace inside a denied folder stays usable: the list hides secrets, not the work.
+    return [p for p in paths if not (p == ws or p in ws.parents)]
+
+
 def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
     from ..policy import Policy
 
@@ -224,6 +273,7 @@ def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
         settings.rules,
         network_grant=lambda: settings.network,
         enforced=bool(status.get("enforced")),
+        deny_read=denied_reads(settings),
     )
 
 

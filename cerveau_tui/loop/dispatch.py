@@ -69,10 +69,27 @@ class Dispatcher:
                 break
         return [done[ex.index] for ex in sorted(execs, key=lambda x: x.index) if ex.index in done]
 
+    def judge_now(self, ex: ToolExecution, verdict: Any) -> Any:
+        """The verdict on what the call will touch NOW, after the calls before it in the reply ran.
+
+        Found by probing: one reply of `bash: ln -s /anywhere d` then `write_file d/x` was judged
+        whole before anything ran, so the write was "inside" when judged and outside when done.
+        The declaration is taken again (its realpaths see the new link) and judged again; the
+        file tools then open what was judged without following a link (workspace/beneath.py)."""
+        tool = self.e.registry.get(ex.name)
+        if tool is None or ex.declared is None or ex.error is not None:
+            return verdict
+        try:
+            ex.declared = tool.declare(tool.Args.model_validate(ex.arguments), self.e.tool_context())
+        except (ValidationError, ToolError, OSError, ValueError):
+            return verdict
+        return self.verdict(ex)
+
     def run_one(self, ex: ToolExecution, verdict: Any, *, grant: Any = None, ctx: TurnContext | None = None) -> Executed:
         e = self.e
         if ex.error is not None:
             return self._finish(ex, ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
+        verdict = self.judge_now(ex, verdict)
         if ctx is not None:
             # A hook may refuse a call before it runs (serving on the model's own port): the
             # refusal is the result the model reads, and nothing is asked or executed.
@@ -95,6 +112,9 @@ class Dispatcher:
                 return self._finish(ex, ToolResult(False, text), "denied")
             if decision.decision == "approved_session":
                 e.policy.grant_session(verdict)
+        if verdict is not None and verdict.grant is not None:
+            # On `allow` too: a session grant or the network the person granted is room the
+            # command must actually get (found: both were accepted, then not applied).
             grant = verdict.grant
         return self._execute(ex, grant)
 
@@ -122,7 +142,7 @@ class Dispatcher:
         resolved_event(e.bus, req, decision)
         return decision
 
-    def _execute(self, ex: ToolExecution, grant: Any) -> Executed:
+    def _execute(self, ex: ToolExecution, grant: Any, *, rerun: bool = False) -> Executed:
         e = self.e
         tool = e.registry.get(ex.name)
         assert tool is not None
@@ -146,12 +166,15 @@ class Dispatcher:
         result.meta.setdefault("duration_ms", (time.monotonic() - started) * 1000)
         if not result.ok:
             result.output = shape_failure(result, retried=ex.name != "bash")
-        if not result.ok and ex.name == "bash" and e.policy is not None and ex.declared is not None:
+        if not result.ok and not rerun and ex.name == "bash" and e.policy is not None and ex.declared is not None:
+            # Put to the person once: a rerun that is refused again is the answer, not a new question.
             retry = e.policy.after_failure(ex.name, ex.declared, result.exit_code, result.output) if hasattr(e.policy, "after_failure") else None
             if retry is not None:
                 decision = self._ask(ex, retry)
                 if decision.approved:
-                    return self._execute(ex, retry.grant)
+                    if decision.decision == "approved_session":
+                        e.policy.grant_session(retry)
+                    return self._execute(ex, retry.grant, rerun=True)
         return self._finish(ex, result, "done" if result.ok else "failed")
 
     def _invoke(self, tool: Any, ex: ToolExecution, ctx: Any) -> ToolResult:

@@ -1,17 +1,24 @@
 """The policy: one tool call's declaration in, allow / ask / deny out. Pure: no I/O but realpath.
 
 Order of questions, each for a reason:
-1. `deny` rules first, in every mode: a person's written "never" outranks any approval.
+1. `deny` rules first, in every mode: a person's written "never" outranks any approval. Then what
+   the file tools may never touch: they run in the app's own process, with the person's rights,
+   outside the sandbox, so whatever the sandbox masks (the deny-read list: keys, credentials,
+   the app's own config) they refuse too, and they never write git's or the app's own state
+   (`.git` at any depth, `.cerveau/`): code planted there runs at the person's next `git status`,
+   and a config written there lowers the next session's protection.
 2. The sandbox mode says what crosses: read-only (any write), workspace-write (writes outside the
    workspace, into protected paths, and the network), full-access (nothing).
 3. Without an enforcing sandbox every command in read-only and workspace-write crosses: a declared
    path is advisory (a model can hide a write inside `python -c`), only the kernel is a boundary.
-4. `ask` rules ask questions the sandbox cannot (`*.lock`, `.env*`), in every mode.
+4. `ask` rules ask questions the sandbox cannot (`*.lock`, `.env*`), in every mode. A file tool
+   reading outside the workspace asks too: the sandbox confines commands, not the app itself.
 5. The approval policy turns crossings into verdicts; a session grant answers an ask in advance.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +54,12 @@ class Policy:
         network_grant: Callable[[], bool],
         enforced: bool,
         protected_extra: list[str] | None = None,
+        deny_read: list[Path] | None = None,
     ) -> None:
         self.boundary = Boundary(workspace, list(protected_extra or []))
+        # Absolute, realpath'd (config.deny_read_paths); not applied in full-access, where
+        # nothing is masked for commands either.
+        self.deny_read = [Path(os.path.realpath(p)) for p in (deny_read or [])]
         self.workspace = self.boundary.workspace
         self.mode = mode
         self.approval = approval
@@ -56,6 +67,7 @@ class Policy:
         self.network_grant = network_grant
         self.enforced = enforced
         self._session: dict[str, str] = {}  # scope_key -> scope, in grant order
+        self._session_room: dict[str, Grant] = {}  # scope_key -> the room that grant gave
 
     # -- the question -------------------------------------------------------------------------
     def evaluate(self, tool: str, declared: Declared) -> Verdict:
@@ -69,9 +81,15 @@ class Policy:
             return Verdict(
                 "deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it"
             )
+        if not is_cmd and self.mode != "full-access":
+            refusal = self._app_refusal(reads, writes)
+            if refusal:
+                return Verdict("deny", refusal)
 
-        allowed = {p for _, p, _ in self._rule_hits(("allow",), reads, writes) if p in writes}
-        crossings = self._crossings(is_cmd, writes, allowed, declared)
+        allow_hits = self._rule_hits(("allow",), reads, writes)
+        allowed = {p for _, p, _ in allow_hits if p in writes}
+        allowed_reads = {p for _, p, verb in allow_hits if verb == "reads"}
+        crossings = self._crossings(is_cmd, writes, allowed, declared, reads, allowed_reads)
         asks = [
             _Crossing(
                 f"{verb} {self.boundary.show(p)} (the rule `{pat}` asks first)", sandboxable=False
@@ -85,6 +103,15 @@ class Policy:
             ),
             network=network_on and is_cmd,
         )
+        if is_cmd:
+            # A session grant is room, not only "do not ask": the rerun the person approved for
+            # `make` with /opt writable gives every later `make` that room too.
+            given = self._session_room.get(f"command:{command_prefix(declared.command or '')}")
+            if given is not None:
+                base = Grant(
+                    extra_writable=tuple(dict.fromkeys([*base.extra_writable, *given.extra_writable])),
+                    network=base.network or given.network,
+                )
         all_items = crossings + asks
         if (
             not all_items
@@ -100,7 +127,7 @@ class Policy:
         if not all_items:
             return Verdict("allow", "inside the boundary", grant=base)
 
-        scope, key = self._scope(tool, declared, is_cmd, writes, crossings, asks)
+        scope, key = self._scope(tool, declared, is_cmd, writes, crossings, asks, reads)
         room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
         grant = Grant(
             extra_writable=room, network=base.network or any(c.network for c in all_items)
@@ -134,10 +161,12 @@ class Policy:
     def after_failure(
         self, tool: str, declared: Declared, exit_code: int | None, output: str
     ) -> Verdict | None:
-        """Under `on-failure`: a command that failed inside the sandbox with a denial-looking error
-        gets an ask to rerun with more room (the paths it was refused, or the network). None when
+        """A command that failed inside the sandbox with a denial-looking error gets an ask to
+        rerun with more room (the paths it was refused, or the network): under `on-failure` that
+        is the policy itself; under `on-request` and `untrusted` a refusal the person could grant
+        would otherwise be a silent failure the model cannot fix. Never under `never`. None when
         there is nothing to offer."""
-        if self.approval != "on-failure" or not self.enforced or self.mode == "full-access":
+        if self.approval == "never" or not self.enforced or self.mode == "full-access":
             return None
         if not (tool in COMMAND_TOOLS or declared.command is not None) or exit_code in (0, None):
             return None
@@ -176,6 +205,8 @@ class Policy:
     def grant_session(self, verdict: Verdict) -> None:
         if verdict.scope_key:
             self._session[verdict.scope_key] = verdict.scope or verdict.scope_key
+            if verdict.grant is not None:
+                self._session_room[verdict.scope_key] = verdict.grant
 
     def session_grants(self) -> list[str]:
         return list(self._session)
@@ -185,6 +216,7 @@ class Policy:
         return list(self._session.items())
 
     def revoke(self, scope_key: str) -> bool:
+        self._session_room.pop(scope_key, None)
         return self._session.pop(scope_key, None) is not None
 
     # -- parts --------------------------------------------------------------------------------
@@ -220,7 +252,13 @@ class Policy:
         return hits
 
     def _crossings(
-        self, is_cmd: bool, writes: list[Path], allowed: set[Path], declared: Declared
+        self,
+        is_cmd: bool,
+        writes: list[Path],
+        allowed: set[Path],
+        declared: Declared,
+        reads: list[Path],
+        allowed_reads: set[Path],
     ) -> list[_Crossing]:
         if self.mode == "full-access":
             return []
@@ -243,6 +281,14 @@ class Policy:
                         self._needs_room(p),
                     )
                 )
+        if not is_cmd:
+            for rp in reads:
+                if rp not in allowed_reads and self.boundary.where(rp) == "outside":
+                    out.append(
+                        _Crossing(
+                            f"reads {self.boundary.show(rp)}, outside the workspace", sandboxable=False
+                        )
+                    )
         if declared.network and not self.network_grant():
             out.append(_Crossing("uses the network, which is not granted", network=True))
         if is_cmd and not self.enforced:
@@ -253,6 +299,25 @@ class Policy:
                 )
             )
         return out
+
+    def _app_refusal(self, reads: list[Path], writes: list[Path]) -> str | None:
+        for p in [*reads, *writes]:
+            hit = next((d for d in self.deny_read if p == d or d in p.parents), None)
+            if hit is not None:
+                return (
+                    f"{display(p)} is on the deny-read list ({display(hit)}: secrets and the app's own "
+                    "config); the person can change `deny_read` in their own config"
+                )
+        for p in writes:
+            rel = self.boundary.rel(p)
+            if rel is None:
+                continue
+            parts = [x.lower() for x in rel.split("/")]
+            if ".git" in parts:
+                return f"{display(rel)} is inside git's own folder; the file tools never write there (it can run code at the next git command)"
+            if parts[0] == ".cerveau":
+                return f"{display(rel)} is the app's own state; the file tools never write there"
+        return None
 
     def _needs_room(self, path: Path) -> Path | None:
         """The room a command needs to write `path`; None when the sandbox already allows it.
@@ -286,6 +351,7 @@ class Policy:
         writes: list[Path],
         crossings: list[_Crossing],
         asks: list[_Crossing],
+        reads: list[Path] = (),  # type: ignore[assignment]
     ) -> tuple[str, str]:
         if is_cmd:
             prefix = command_prefix(declared.command or "")
@@ -309,6 +375,10 @@ class Policy:
             return f"{tool} writing {shown}", "write:" + "|".join(
                 p.as_posix() for p in sorted(writes)
             )
+        outside = sorted(p for p in reads if self.boundary.where(p) == "outside")
+        if outside:
+            shown = ", ".join(self.boundary.show(p) for p in outside)
+            return f"{tool} reading {shown}", "read:" + "|".join(p.as_posix() for p in outside)
         return f"every `{tool}` call", f"tool:{tool}"
 
 

@@ -63,9 +63,16 @@ def test_an_ordinary_failure_is_not_offered_a_rerun(make_policy: PolicyFactory, 
     )
 
 
-def test_only_on_failure_policy_offers_reruns(make_policy: PolicyFactory, ws: Path) -> None:
+def test_never_policy_offers_no_reruns(make_policy: PolicyFactory, ws: Path) -> None:
     out = "Read-only file system: '/etc/x'"
-    assert make_policy(approval="on-request").after_failure("bash", bash(ws, "x"), 1, out) is None
+    assert make_policy(approval="never").after_failure("bash", bash(ws, "x"), 1, out) is None
+
+
+def test_on_request_offers_a_rerun_the_person_could_grant(make_policy: PolicyFactory, ws: Path) -> None:
+    # Issue 10: under the default policy a refusal the person could grant was a silent failure.
+    out = "touch: cannot touch '/etc/x': Read-only file system"
+    v = make_policy(approval="on-request").after_failure("bash", bash(ws, "touch /etc/x"), 1, out)
+    assert v is not None and v.action == "ask" and "/etc" in v.reason and v.scope
 
 
 def test_never_offers_a_writable_root(make_policy: PolicyFactory, ws: Path) -> None:

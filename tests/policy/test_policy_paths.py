@@ -55,7 +55,7 @@ def test_workspace_opened_through_a_symlink(
     assert policy.evaluate("write_file", write(ws / "a.py")).action == "allow"
     assert policy.evaluate("write_file", write(alias / "a.py")).action == "allow"
     assert (
-        policy.evaluate("write_file", write(alias / ".git" / "hooks" / "pre-commit")).action
+        policy.evaluate("bash", cmd_write(alias / ".git" / "hooks" / "pre-commit")).action
         == "ask"
     )
 
@@ -92,6 +92,11 @@ def test_non_utf8_name_outside_has_a_readable_reason(
     v.reason.encode("utf-8")  # printable: no lone surrogates reach the modal
 
 
+def cmd_write(*paths: Path) -> Declared:
+    """A command that declares what it writes (a grant would widen the sandbox for it)."""
+    return Declared(writes=list(paths), command="cp a b")
+
+
 def test_protected_paths_ask_in_workspace_write(make_policy: PolicyFactory, ws: Path) -> None:
     policy = make_policy()
     for p in (
@@ -99,18 +104,37 @@ def test_protected_paths_ask_in_workspace_write(make_policy: PolicyFactory, ws: 
         ws / ".git" / "config",
         ws / ".cerveau" / "config.toml",
     ):
-        v = policy.evaluate("write_file", write(p))
+        v = policy.evaluate("bash", cmd_write(p))
         assert v.action == "ask", p
         assert "protected" in v.reason
 
 
 def test_protected_paths_match_regardless_of_case(make_policy: PolicyFactory, ws: Path) -> None:
-    v = make_policy().evaluate("write_file", write(ws / ".GIT" / "Hooks" / "pre-commit"))
+    v = make_policy().evaluate("bash", cmd_write(ws / ".GIT" / "Hooks" / "pre-commit"))
     assert v.action == "ask" and "protected" in v.reason
 
 
 def test_other_git_internals_are_not_protected(make_policy: PolicyFactory, ws: Path) -> None:
-    assert make_policy().evaluate("write_file", write(ws / ".git" / "HEAD")).action == "allow"
+    assert make_policy().evaluate("bash", cmd_write(ws / ".git" / "HEAD")).action == "allow"
+
+
+def test_the_file_tools_never_write_git_or_app_state(make_policy: PolicyFactory, ws: Path) -> None:
+    # Issue 10: the file tools run outside the sandbox; code planted in .git runs at the person's
+    # next git command, and a config in .cerveau/ changes the next session.
+    policy = make_policy()
+    for p in (
+        ws / ".git" / "hooks" / "pre-commit",
+        ws / ".git" / "HEAD",
+        ws / ".git" / "commondir",
+        ws / "sub" / ".git" / "config",
+        ws / ".GIT" / "Hooks" / "pre-commit",
+        ws / ".cerveau" / "config.toml",
+        ws / ".cerveau" / "sessions" / "x.jsonl",
+    ):
+        for tool in ("write_file", "edit_file"):
+            v = policy.evaluate(tool, write(p))
+            assert v.action == "deny", (tool, p)
+    assert make_policy(mode="full-access").evaluate("write_file", write(ws / ".git" / "HEAD")).action == "allow"
 
 
 def test_a_case_variant_of_the_workspace_path_is_outside(
@@ -138,6 +162,29 @@ def test_extra_protected_globs(ws: Path) -> None:
     assert policy.evaluate("write_file", write(ws / "tests" / "a.txt")).action == "allow"
 
 
-def test_reads_anywhere_never_cross(make_policy: PolicyFactory) -> None:
+def test_a_file_tool_reading_outside_the_workspace_asks(make_policy: PolicyFactory) -> None:
+    # Issue 10: the file tools run with the person's rights outside the sandbox; reading outside
+    # the workspace is a crossing the person decides (headless: denied).
     v = make_policy().evaluate("read_file", Declared(reads=[Path("/etc/passwd")]))
+    assert v.action == "ask" and "outside the workspace" in v.reason
+    assert v.scope_key == "read:/etc/passwd"
+    assert make_policy(approval="never").evaluate("search", Declared(reads=[Path("/etc")])).action == "deny"
+    assert make_policy(mode="full-access").evaluate("read_file", Declared(reads=[Path("/etc/passwd")])).action == "allow"
+
+
+def test_a_command_declaring_reads_never_crosses_for_them(make_policy: PolicyFactory, ws: Path) -> None:
+    v = make_policy().evaluate("bash", Declared(reads=[Path("/etc/passwd")], writes=[ws], command="cat /etc/passwd"))
     assert v.action == "allow"
+
+
+def test_deny_read_list_refuses_the_file_tools(ws: Path, tmp_path: Path) -> None:
+    from cerveau_tui.policy import Policy
+
+    secret = tmp_path / "home" / ".ssh"
+    policy = Policy(ws, "workspace-write", "on-request", [], lambda: False, True, deny_read=[secret])
+    for tool in ("read_file", "list_files", "search"):
+        v = policy.evaluate(tool, Declared(reads=[secret / "id_rsa"]))
+        assert v.action == "deny" and "deny-read" in v.reason, tool
+    (ws / "link").symlink_to(secret.parent)
+    v = policy.evaluate("read_file", Declared(reads=[ws / "link" / ".ssh" / "id_rsa"]))
+    assert v.action == "deny"

@@ -38,7 +38,10 @@ def test_deny_rule_is_not_bypassed_by_a_session_grant(make_policy: PolicyFactory
 def test_read_rules_match_reads(make_policy: PolicyFactory, ws: Path) -> None:
     policy = make_policy(rules=[RuleConfig(pattern="/etc/shadow", action="deny", on="read")])
     assert policy.evaluate("read_file", Declared(reads=[Path("/etc/shadow")])).action == "deny"
-    assert policy.evaluate("read_file", Declared(reads=[Path("/etc/hostname")])).action == "allow"
+    # Not denied by the rule; asked because it is outside the workspace (issue 10).
+    assert policy.evaluate("read_file", Declared(reads=[Path("/etc/hostname")])).action == "ask"
+    opened = make_policy(rules=[RuleConfig(pattern="/etc/hostname", action="allow", on="read")])
+    assert opened.evaluate("read_file", Declared(reads=[Path("/etc/hostname")])).action == "allow"
 
 
 def test_allow_rule_opens_an_outside_path_and_grants_its_room(
