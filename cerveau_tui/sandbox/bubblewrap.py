@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from .base import CommandResult, Grant
 from .none import EnforcingRunner, minimal_env, run_process
+from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
 
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~ vanish with it
-PROTECTED_REL = (".git/hooks", ".git/config", ".cerveau/config.toml")
+# `.cerveau` whole (see protect.py); its config.toml again so that a grant of `.cerveau` itself
+# does not open the config with it.
+PROTECTED_REL = (".git/hooks", ".git/config", STATE_DIR, f"{STATE_DIR}/config.toml")
 
 
 def find_bwrap(exclude_under: Path | None = None) -> str | None:
@@ -46,22 +50,33 @@ def _is_under(path: Path, root: Path) -> bool:
 class BubblewrapRunner(EnforcingRunner):
     backend = "bubblewrap"
     enforced = True
-    gaps: list[str] = [
-        "no limit on the number of processes or memory: a fork bomb is stopped only by the timeout",
-    ]
     notes: list[str] = [
         "background processes die when their command exits (PID namespace)",
+        "/tmp and /dev/shm are private to each command and size-capped",
+        "deny-read paths are masked; .cerveau/ and .git/ are read-only",
         "full-access mode runs commands without the sandbox (nothing crosses, by definition)",
     ]
 
     def __init__(
-        self, bwrap: str | None = None, env_allow: tuple[str, ...] | list[str] = ()
+        self,
+        bwrap: str | None = None,
+        env_allow: tuple[str, ...] | list[str] = (),
+        *,
+        deny_read: Sequence[Path] | None = None,
+        tmp_mb: int = 512,
+        max_procs: int = 512,
     ) -> None:
         found = bwrap or find_bwrap()
         if found is None:
             raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
         self.bwrap = found
-        super().__init__(env_allow)
+        super().__init__(env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs)
+        self.gaps: list[str] = [
+            "no memory limit beyond the /tmp and /dev/shm caps",
+            "deny-read paths inside the workspace (or holding it) cannot be masked",
+        ]
+        if self.cap.gap:
+            self.gaps.append(self.cap.gap)
 
     def argv(
         self,
@@ -95,19 +110,13 @@ class BubblewrapRunner(EnforcingRunner):
         ]
         for key, value in sorted(self.command_env(ws, env).items()):
             a += ["--setenv", key, value]
-        a += [
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-            "--dir",
-            SANDBOX_HOME,
-        ]
+        size = str(self.tmp_mb * 1024 * 1024)
+        # /tmp and /dev/shm are RAM: uncapped, each could take half the machine. bwrap's /dev is a
+        # tmpfs too (uncapped), so it is remounted read-only once /dev/shm sits on it; writing to
+        # the device nodes in it still works (a read-only mount does not stop that).
+        a += ["--ro-bind", "/", "/", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
+        a += ["--remount-ro", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/tmp"]
+        a += ["--dir", SANDBOX_HOME]
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
         # the private /tmp (pytest's tmp_path is).
         a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
@@ -134,11 +143,24 @@ class BubblewrapRunner(EnforcingRunner):
         for rt in _runtime_dirs_under_tmp():
             if not _is_under(ws, Path(rt)):
                 a += ["--ro-bind-try", rt, rt]
+        a += self.mask_args(ws)
         a += ["--chdir", str(ws)]
         if seccomp_fd is not None:
             a += ["--seccomp", str(seccomp_fd)]
         a += ["--", "/bin/sh", "-c", command]
         return a
+
+    def mask_args(self, ws: Path) -> list[str]:
+        """Hide each existing denied path: a folder under an empty read-only tmpfs (its names
+        vanish too), a file under /dev/null (unreadable: binds are nodev). Last, so a grant or a
+        bind above cannot uncover one: the person's deny list wins over a per-command grant."""
+        out: list[str] = []
+        for p in maskable(self.deny_read, ws, keep=runtime_dirs(), hidden=(Path("/tmp"),)):
+            if p.is_dir():
+                out += ["--size", "4096", "--tmpfs", str(p), "--remount-ro", str(p)]
+            else:
+                out += ["--ro-bind", "/dev/null", str(p)]
+        return out
 
     def command_env(self, ws: Path, env: dict[str, str] | None = None) -> dict[str, str]:
         out = minimal_env(ws, self.env_allow, env)
@@ -157,10 +179,16 @@ class BubblewrapRunner(EnforcingRunner):
         cancel: threading.Event | None,
         env: dict[str, str] | None,
     ) -> CommandResult:
+        try:
+            group = self.cap.new_group()
+        except OSError as exc:  # fail closed: never run past a cap we said we hold
+            msg = f"cerveau: could not create the command's process-count cgroup: {exc}"
+            return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
         fd = bpf_fd()
         try:
+            argv = self.argv(command, workspace=ws, mode=mode, grant=grant, env=env, seccomp_fd=fd)
             return run_process(
-                self.argv(command, workspace=ws, mode=mode, grant=grant, env=env, seccomp_fd=fd),
+                [*group.wrapper, *argv],
                 cwd=ws,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                 timeout=timeout,
@@ -170,6 +198,9 @@ class BubblewrapRunner(EnforcingRunner):
             )
         finally:
             os.close(fd)
+            # Nothing outlives a bwrap command (PID namespace); kill is for the moment between
+            # its init exiting and the kernel reaping the rest.
+            group.remove(kill=True)
 
     def kill_background(self) -> None:
         # Nothing survives a bwrap command; only full-access commands can leave groups behind.

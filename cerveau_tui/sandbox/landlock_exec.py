@@ -20,6 +20,7 @@ import argparse
 import ctypes
 import os
 import sys
+from collections.abc import Callable
 
 SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on every architecture that has Landlock
 SYS_LANDLOCK_ADD_RULE = 445
@@ -137,13 +138,56 @@ def _allow(ruleset_fd: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def apply_landlock(workspace: str, mode: str, writable: list[str], network: bool) -> None:
+def read_everything_but(deny: list[str], allow: Callable[[str, int], None]) -> None:
+    """Read on / except the denied paths. Landlock rules only add access, so a denied path cannot
+    be carved out of a rule on /: instead, read is granted on every sibling along the way down to
+    each denied path, and only READ_DIR on the folders on the way (their names stay listable,
+    beneath them READ_DIR too: a denied folder's file NAMES can be listed, never their contents).
+
+    Symlinks among the siblings are skipped, never followed: a rule attaches to the inode a link
+    points at, so `~/x -> ~/.ssh` would otherwise open the secret again. Whatever a link points
+    at is reached through its real place, which this walk covers."""
+    denied = {os.path.normpath(d) for d in deny if d != "/" and os.path.lexists(d)}
+    if not denied:
+        allow("/", READ)
+        return
+    on_the_way: set[str] = set()
+    for d in denied:
+        parent = os.path.dirname(d)
+        while True:
+            on_the_way.add(parent)
+            if parent == "/":
+                break
+            parent = os.path.dirname(parent)
+    on_the_way -= denied  # a denied folder that holds another is denied whole
+    for folder in sorted(on_the_way):
+        if any(folder == d or folder.startswith(d + "/") for d in denied):
+            continue
+        allow(folder, READ_DIR)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in denied or path in on_the_way or os.path.islink(path):
+                continue
+            try:
+                allow(path, READ if os.path.isdir(path) else READ_FILE | EXECUTE)
+            except OSError:
+                continue  # less access, never more: a sibling we cannot name stays unreadable
+
+
+def apply_landlock(
+    workspace: str, mode: str, writable: list[str], network: bool, deny: list[str] | None = None
+) -> None:
     abi = abi_version()
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
     everything = fs_rights(abi)
     # A rule on a file (not a directory) may only carry file rights, or the kernel says EINVAL.
     file_rights = everything & (WRITE_FILE | READ_FILE | EXECUTE | TRUNCATE | IOCTL_DEV)
+    deny = deny or []
     attr = _RulesetAttr(everything, 0 if network else net_rights(abi), 3 if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24  # older kernels reject fields they do not know
     ruleset = _check(
@@ -151,7 +195,7 @@ def apply_landlock(workspace: str, mode: str, writable: list[str], network: bool
         "landlock_create_ruleset",
     )
     try:
-        _allow(ruleset, "/", READ)
+        read_everything_but(deny, lambda path, rights: _allow(ruleset, path, rights))
         for dev in DEV_WRITABLE:
             if os.path.exists(dev):
                 _allow(ruleset, dev, file_rights)
@@ -183,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", default="workspace-write")
     parser.add_argument("--writable", action="append", default=[])
     parser.add_argument("--network", action="store_true")
+    parser.add_argument("--deny", action="append", default=[])
     parser.add_argument("--seccomp-fd", type=int, default=-1)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -200,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
             args.mode,
             [os.path.realpath(p) for p in args.writable],
             args.network,
+            [os.path.realpath(p) for p in args.deny],
         )
         if args.seccomp_fd < 0:
             raise OSError("no seccomp filter was passed")

@@ -13,9 +13,12 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from .base import CommandResult, Grant
+from .limits import ProcessCap
+from .protect import StateDirRefused, default_denied, ensure_state_dir
 
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "USER", "LOGNAME")
 
@@ -205,7 +208,11 @@ class NoSandbox:
     enforced = False
     gaps: list[str] = [
         "commands run with your full rights: the policy asks before every command in read-only "
-        "and workspace-write modes"
+        "and workspace-write modes",
+        "no deny-read masking: a command can read every secret you can",
+        "no read-only .cerveau/ or .git/: a command can rewrite the harness's state and git hooks",
+        "background processes can outlive the command",
+        "no process-count limit and no /tmp size limit",
     ]
     notes: list[str] = []
 
@@ -253,9 +260,20 @@ class EnforcingRunner:
     backend = "?"
     enforced = True
 
-    def __init__(self, env_allow: tuple[str, ...] | list[str] = ()) -> None:
+    def __init__(
+        self,
+        env_allow: tuple[str, ...] | list[str] = (),
+        *,
+        deny_read: Sequence[Path] | None = None,
+        tmp_mb: int = 512,
+        max_procs: int = 512,
+    ) -> None:
         self.env_allow = tuple(env_allow)
         self._plain = NoSandbox(self.env_allow)
+        # Built bare (tests, tools), a runner still masks the default secrets: secure by default.
+        self.deny_read = list(default_denied() if deny_read is None else deny_read)
+        self.tmp_mb = tmp_mb
+        self.cap = ProcessCap(max_procs)
 
     def run(
         self,
@@ -277,6 +295,10 @@ class EnforcingRunner:
             result.notes.append("full-access: ran without the sandbox")
             return result
         ws = Path(os.path.realpath(workspace))
+        try:
+            ensure_state_dir(ws)
+        except (StateDirRefused, OSError) as exc:
+            return CommandResult(exit_code=126, output=f"cerveau: {exc}\n", notes=[str(exc)])
         return self._run_enforced(command, ws, mode, timeout, output_cap, grant, cancel, env)
 
     def _run_enforced(

@@ -2,17 +2,22 @@
 
 A kernel can advertise user namespaces and still refuse them (a sysctl, an AppArmor profile, a
 container), so the only honest check is: run `true` through the backend, then a write outside the
-workspace that must fail and must not land on the host. The answer is cached, keyed by kernel
-release + bwrap version + Landlock ABI, because the check costs a few process starts.
+workspace that must fail and must not land on the host, then a write inside that must land.
+
+Never read from a file. The answer used to be cached in the cache dir; a command overwrote that
+file (a symlink race) and every later session ran commands on the host while reporting
+`enforced: true`. The probe costs a few process starts (about 40 ms for bubblewrap, 0.5 s for
+Landlock with its Python helper, measured here), so it runs at every start, and nothing read
+from disk can claim a boundary.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,11 +25,12 @@ from typing import Any
 
 from .base import Runner
 from .bubblewrap import BubblewrapRunner, bwrap_version, find_bwrap
-from .landlock import LandlockRunner, landlock_abi, landlock_gaps
+from .landlock import LandlockRunner, landlock_abi
 from .none import NoSandbox
+from .protect import STATE_DIR
 
-CACHE_NAME = "sandbox-check.json"
-CHECK_VERSION = 1  # bump when the probes change, so old cached answers are not trusted
+CACHE_NAME = "sandbox-check.json"  # no longer read or written; kept so old files are known
+CHECK_VERSION = 2
 BACKENDS: tuple[str, ...] = ("bubblewrap", "landlock")
 
 
@@ -53,22 +59,42 @@ def cache_key() -> str:
     )
 
 
-def _make(backend: str, env_allow: Sequence[str] = ()) -> Runner:
+def _make(
+    backend: str,
+    env_allow: Sequence[str] = (),
+    *,
+    deny_read: Sequence[Path] | None = None,
+    tmp_mb: int = 512,
+    max_procs: int = 512,
+) -> Runner:
+    limits: dict[str, Any] = {"deny_read": deny_read, "tmp_mb": tmp_mb, "max_procs": max_procs}
     if backend == "bubblewrap":
-        return BubblewrapRunner(env_allow=tuple(env_allow))
+        return BubblewrapRunner(env_allow=tuple(env_allow), **limits)
     if backend == "landlock":
-        return LandlockRunner(env_allow=tuple(env_allow))
+        return LandlockRunner(env_allow=tuple(env_allow), **limits)
     if backend == "none":
         return NoSandbox(tuple(env_allow))
     raise ValueError(f"unknown sandbox backend {backend!r}")
 
 
+@dataclass
+class ProbeResult:
+    problem: str | None  # None when the backend confines
+    gaps: list[str] = field(default_factory=list)
+
+
 def probe(backend: str, scratch: Path) -> str | None:
     """Run the backend for real; None when it confines, else what went wrong."""
+    return run_probe(backend, scratch).problem
+
+
+def run_probe(backend: str, scratch: Path) -> ProbeResult:
+    """The live check, plus the runner's declared gaps and any protection seen failing live."""
     try:
         runner = _make(backend)
     except (OSError, RuntimeError, ValueError) as exc:
-        return f"unavailable: {exc}"
+        return ProbeResult(f"unavailable: {exc}")
+    gaps = list(getattr(runner, "gaps", []))
     ws = scratch / "ws"
     outside = scratch / "outside"
     ws.mkdir(parents=True, exist_ok=True)
@@ -76,30 +102,38 @@ def probe(backend: str, scratch: Path) -> str | None:
     try:
         ok = runner.run("true", workspace=ws, timeout=20, output_cap=2000)
     except Exception as exc:  # noqa: BLE001 - any failure to start means "not this backend"
-        return f"cannot start: {exc}"
+        return ProbeResult(f"cannot start: {exc}")
     if ok.exit_code != 0:
-        return f"`true` failed (exit {ok.exit_code}): {ok.output.strip()[:200]}"
+        return ProbeResult(f"`true` failed (exit {ok.exit_code}): {ok.output.strip()[:200]}")
     target = outside / "escaped"
-    bad = runner.run(f"echo escaped > '{target}'", workspace=ws, timeout=20, output_cap=2000)
+    state = ws / STATE_DIR / "probe"
+    # One process for two checks: the outside write decides the exit code; the write into the
+    # state folder is only looked at from here.
+    bad = runner.run(
+        f"echo escaped > '{target}'; s=$?; echo x > '{state}' 2>/dev/null; exit $s",
+        workspace=ws,
+        timeout=20,
+        output_cap=2000,
+    )
     if target.exists():
-        return "a write outside the workspace landed on the host: NOT a boundary"
+        return ProbeResult("a write outside the workspace landed on the host: NOT a boundary")
     if bad.exit_code == 0:
-        return "a write outside the workspace reported success"
+        return ProbeResult("a write outside the workspace reported success")
+    if os.path.lexists(state) and not any(".cerveau" in g for g in gaps):
+        gaps.append("the read-only .cerveau/ did not hold in the self-check")
     inside = runner.run("echo ok > probe.txt", workspace=ws, timeout=20, output_cap=2000)
     if inside.exit_code != 0 or not (ws / "probe.txt").exists():
-        return f"a write inside the workspace failed: {inside.output.strip()[:200]}"
-    return None
+        return ProbeResult(f"a write inside the workspace failed: {inside.output.strip()[:200]}")
+    return ProbeResult(None, gaps)
 
 
 def self_check(
-    cache_dir: Path | None = None, *, backends: Sequence[str] = BACKENDS, use_cache: bool = True
+    cache_dir: Path | None = None, *, backends: Sequence[str] = BACKENDS, use_cache: bool = False
 ) -> SandboxStatus:
-    key = cache_key()
-    cache_file = cache_dir / CACHE_NAME if cache_dir else None
-    if use_cache and cache_file is not None and tuple(backends) == BACKENDS:
-        cached = _read_cache(cache_file, key)
-        if cached is not None:
-            return cached
+    """Probe the backends in order of strength, live, every time. `cache_dir` is only where the
+    probe's scratch folders go; `use_cache` is accepted for old callers and ignored: nothing is
+    read from disk (see the module docstring)."""
+    del use_cache
     notes: list[str] = []
     status: SandboxStatus | None = None
     # Not under /tmp: bubblewrap gives commands a private /tmp, so a probe target there would
@@ -108,19 +142,17 @@ def self_check(
     base.mkdir(parents=True, exist_ok=True)
     for backend in backends:
         scratch = Path(tempfile.mkdtemp(prefix="cerveau-selfcheck-", dir=base))
+        started = time.monotonic()
         try:
-            problem = probe(backend, scratch)
+            result = run_probe(backend, scratch)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        if problem is None:
-            gaps = (
-                landlock_gaps(landlock_abi())
-                if backend == "landlock"
-                else list(BubblewrapRunner.gaps)
-            )
-            status = SandboxStatus(backend, True, [*notes, f"{backend}: self-check passed"], gaps)
+        ms = (time.monotonic() - started) * 1000
+        if result.problem is None:
+            notes.append(f"{backend}: self-check passed (live, {ms:.0f} ms)")
+            status = SandboxStatus(backend, True, notes, result.gaps)
             break
-        notes.append(f"{backend}: {problem}")
+        notes.append(f"{backend}: {result.problem}")
     if status is None:
         status = SandboxStatus(
             "none",
@@ -129,41 +161,26 @@ def self_check(
                 *notes,
                 "no backend confines commands: every command in read-only and workspace-write mode is asked",
             ],
-            [
-                "commands run with your full rights; only the approval policy stands between them and your files"
-            ],
+            list(NoSandbox.gaps),
         )
-    if cache_file is not None and tuple(backends) == BACKENDS:
-        _write_cache(cache_file, key, status)
     return status
-
-
-def _read_cache(path: Path, key: str) -> SandboxStatus | None:
-    try:
-        data = json.loads(path.read_text())
-        if data.get("key") != key:
-            return None
-        return SandboxStatus(**data["status"])
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-
-
-def _write_cache(path: Path, key: str, status: SandboxStatus) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key, "status": asdict(status)}, indent=1))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache we cannot write only costs the check again next start
 
 
 def select_runner(settings: Any, status: SandboxStatus | None = None) -> Runner:
     """The runner for this session: bubblewrap > landlock > NoSandbox (enforced False, said so).
 
-    `settings` is cerveau_tui.config.Settings (uses resolved_cache_dir() and env_allow)."""
+    `settings` is cerveau_tui.config.Settings (uses resolved_cache_dir(), env_allow, deny_read,
+    sandbox_tmp_mb, sandbox_max_procs)."""
+    from ..config import deny_read_paths
+
     status = status or self_check(settings.resolved_cache_dir())
-    runner = _make(status.backend, settings.env_allow)
+    runner = _make(
+        status.backend,
+        settings.env_allow,
+        deny_read=deny_read_paths(settings.deny_read),
+        tmp_mb=settings.sandbox_tmp_mb,
+        max_procs=settings.sandbox_max_procs,
+    )
     runner.status = status  # type: ignore[attr-defined]
     return runner
 

@@ -1,0 +1,89 @@
+"""What every enforcing backend protects besides "writes stay in the workspace": the harness's own
+state folder, and the secrets on the person's deny-read list.
+
+The state folder (`.cerveau/`) holds the config the NEXT session reads, the session log and the
+blob store. A read-only bind of `.cerveau/config.toml` protected nothing: with no file yet the
+command created one saying `sandbox = "full-access"`, and with one present `mv .cerveau x` and a
+new folder did the same. So the runner makes `.cerveau` a real directory BEFORE the first command
+and bubblewrap binds the whole folder read-only: a mount point cannot be renamed or removed from
+inside, and nothing beneath it can be created, replaced or linked.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+STATE_DIR = ".cerveau"
+
+
+class StateDirRefused(RuntimeError):
+    """`.cerveau` in the workspace is not a real directory: a command would run with the harness's
+    state redirected (a link) or unprotectable (a file)."""
+
+
+def ensure_state_dir(ws: Path) -> Path:
+    """Make `ws/.cerveau` a real directory (never following a link), or refuse.
+
+    Refused rather than moved aside: a link there was made by someone who meant the harness to
+    write its state elsewhere, and the person should see that, not have it silently tidied."""
+    path = ws / STATE_DIR
+    try:
+        os.mkdir(path, 0o755)
+        return path
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if stat.S_ISDIR(st.st_mode):
+        return path
+    kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
+    target = f" to {os.readlink(path)}" if stat.S_ISLNK(st.st_mode) else ""
+    raise StateDirRefused(
+        f"refused to run: {path} is {kind}{target}; the harness's state folder must be a real "
+        f"directory. Inspect it, then remove or rename it (outside this session) to continue."
+    )
+
+
+def runtime_dirs() -> list[Path]:
+    """Where the app's own interpreter and code live: never masked, or the command (and a done
+    criterion `python -m pytest`) could not start the same Python."""
+    here = Path(os.path.realpath(__file__)).parents[1]  # the cerveau_tui package
+    dirs = {Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix)), here}
+    return sorted(dirs)
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def maskable(
+    denied: Iterable[Path],
+    workspace: Path,
+    keep: Sequence[Path] = (),
+    hidden: Sequence[Path] = (),
+) -> list[Path]:
+    """The denied paths a backend can hide: existing, not `/`, not holding the workspace or a
+    kept dir (hiding them would hide those too), not inside the workspace (the model's own files)
+    or a kept dir, not under a `hidden` dir (bubblewrap's private /tmp). Outermost first."""
+    out: list[Path] = []
+    for p in sorted({Path(os.path.realpath(d)) for d in denied}, key=lambda x: len(x.parts)):
+        if p == Path("/") or not os.path.lexists(p) or any(_under(p, h) for h in hidden):
+            continue
+        if _under(workspace, p) or _under(p, workspace):
+            continue
+        if any(_under(k, p) or _under(p, k) for k in keep):
+            continue
+        if any(_under(p, o) for o in out):
+            continue  # already hidden by an outer mask
+        out.append(p)
+    return out
+
+
+def default_denied() -> list[Path]:
+    """The default deny-read list, for runners built without settings (tests, tools)."""
+    from ..config import DEFAULT_DENY_READ, deny_read_paths
+
+    return deny_read_paths(DEFAULT_DENY_READ)
