@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .types import ToolCall
+from .types import MAX_ARGUMENT_DEPTH, ArgumentsTooDeep, ToolCall, loads_bounded
 
 ACTION_INSTRUCTION = (
     'Reply with one JSON action: {"tool": name, "arguments": {...}} to use a tool, '
@@ -58,7 +58,7 @@ def response_format(tools: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _same_action(text: str, rendered: str) -> bool:
     try:
-        return bool(text) and json.loads(text) == json.loads(rendered)
+        return bool(text) and loads_bounded(text, _ACTION_DEPTH) == json.loads(rendered)
     except ValueError:
         return False
 
@@ -68,7 +68,7 @@ def action_text(name: str, arguments: str) -> str:
     that are not JSON (they should never be replayed, but if they are) stay a string so the
     message is still valid JSON."""
     try:
-        args: Any = json.loads(arguments) if arguments.strip() else {}
+        args: Any = loads_bounded(arguments) if arguments.strip() else {}
     except ValueError:
         args = arguments
     return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
@@ -148,7 +148,20 @@ def rewrite_history(
 _TOOL_NAME = re.compile(r'^\s*\{\s*"tool"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _ARGS_START = re.compile(r'"arguments"\s*:\s*')
 _ANSWER_START = re.compile(r'^\s*\{\s*"answer"\s*:\s*"')
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+# The action wraps the arguments in one object more.
+_ACTION_DEPTH = MAX_ARGUMENT_DEPTH + 1
+
+
+def _unfence(body: str) -> str:
+    """The text inside a ```json fence, if the whole reply is one. String operations, not a
+    regex: `(.*?)\\s*```` backtracks quadratically over a long run of spaces, and the model
+    chooses what the reply contains."""
+    if len(body) < 6 or not (body.startswith("```") and body.endswith("```")):
+        return body
+    inner = body[3:-3]
+    if inner.startswith("json"):
+        inner = inner[4:]
+    return inner.strip()
 
 
 def parse_action(
@@ -163,14 +176,17 @@ def parse_action(
     call vanishing. A server that ignored the schema (some OpenAI-compatible servers do) gets its
     text treated as a plain answer: honest, nothing invented.
     """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
+    body = _unfence(text.strip())
     try:
-        value = json.loads(body)
-    except ValueError:
-        return _parse_cut(body, finish_reason, new_id) if finish_reason == "length" else (text, [])
+        value = loads_bounded(body, _ACTION_DEPTH)
+    except ValueError as exc:
+        if finish_reason == "length":
+            return _parse_cut(body, finish_reason, new_id)
+        if isinstance(exc, ArgumentsTooDeep):
+            # Well-formed but too deep to parse safely: still the call the model meant, with
+            # its raw arguments, so the loop answers "invalid arguments" and the model retries.
+            return _parse_cut(body, finish_reason, new_id, whole=True)
+        return text, []
     if isinstance(value, dict) and isinstance(value.get("tool"), str):
         args = value.get("arguments", {})
         return "", [
@@ -185,13 +201,15 @@ def parse_action(
 
 
 def _parse_cut(
-    body: str, finish_reason: str | None, new_id: Callable[[], str]
+    body: str, finish_reason: str | None, new_id: Callable[[], str], *, whole: bool = False
 ) -> tuple[str, list[ToolCall]]:
     named = _TOOL_NAME.match(body)
     if named:
         name = json.loads(f'"{named.group(1)}"')
         start = _ARGS_START.search(body, named.end())
         raw_args = body[start.end() :] if start else ""
+        if whole and raw_args.endswith("}"):
+            raw_args = raw_args[:-1].rstrip()  # the action's own closing brace
         return "", [ToolCall(id=new_id(), name=name, arguments=raw_args)]
     if _ANSWER_START.match(body):
         return AnswerStream().feed(body), []
@@ -201,43 +219,72 @@ def _parse_cut(
 class AnswerStream:
     """Shows a constrained answer as it streams: given the growing JSON text, yields the newly
     decoded characters of the `answer` string, and nothing at all for a tool call (raw action JSON
-    is not something to show a person). Holds back an escape sequence until it is complete."""
+    is not something to show a person). Holds back an escape sequence until it is complete.
+
+    Linear in the reply: each fragment is decoded once (only an unfinished escape is carried
+    over), because re-decoding the whole text per fragment turned a few-MB reply streamed in
+    small pieces into minutes of CPU."""
+
+    # The head `{"answer": "` never needs more than this; past it the reply is not an answer.
+    _HEAD_MAX = 256
 
     def __init__(self) -> None:
-        self._buf = ""
-        self._emitted = 0  # decoded characters already returned
-        self._closed = False
+        self._head = ""  # the start of the reply, until it is known to be an answer or not
+        self._state = "undecided"  # undecided | answer | other | closed
+        self._carry = ""  # an escape sequence split across fragments
 
     def feed(self, fragment: str) -> str:
-        self._buf += fragment
-        if self._closed:
+        if self._state in ("other", "closed"):
             return ""
-        head = _ANSWER_START.match(self._buf)
-        if not head:
-            return ""
-        decoded, closed = _decode_prefix(self._buf[head.end() :])
-        self._closed = closed
-        new = decoded[self._emitted :]
-        self._emitted = len(decoded)
-        return new
+        if self._state == "undecided":
+            self._head = (self._head + fragment).lstrip()
+            head = _ANSWER_START.match(self._head)
+            if head is None:
+                if len(self._head) > self._HEAD_MAX or not _could_open_answer(self._head):
+                    self._state = "other"
+                return ""
+            self._state = "answer"
+            fragment, self._head = self._head[head.end() :], ""
+        decoded, used, closed = _decode_prefix(self._carry + fragment)
+        self._carry = "" if closed else (self._carry + fragment)[used:]
+        if closed:
+            self._state = "closed"
+        return decoded
 
 
-def _decode_prefix(s: str) -> tuple[str, bool]:
-    """Decode a JSON string body up to its closing quote or the last complete character."""
+_ANSWER_PREFIX = '{"answer":"'
+_QUOTE_OR_ESCAPE = re.compile(r'["\\]')
+
+
+def _could_open_answer(head: str) -> bool:
+    """Whether `head` (no leading space) may still grow into `{"answer": "`."""
+    squeezed = "".join(head.split())
+    return _ANSWER_PREFIX.startswith(squeezed[: len(_ANSWER_PREFIX)]) and len(squeezed) < len(
+        _ANSWER_PREFIX
+    )
+
+
+def _decode_prefix(s: str) -> tuple[str, int, bool]:
+    """Decode a JSON string body up to its closing quote or the last complete character:
+    (decoded text, characters consumed, whether the closing quote was reached)."""
     out: list[str] = []
     i = 0
-    while i < len(s):
+    n = len(s)
+    while i < n:
         ch = s[i]
         if ch == '"':
-            return "".join(out), True
+            return "".join(out), i + 1, True
         if ch != "\\":
-            out.append(ch)
-            i += 1
+            # Plain text runs to the next quote or backslash: copied in one slice.
+            stop = _QUOTE_OR_ESCAPE.search(s, i)
+            j = stop.start() if stop else n
+            out.append(s[i:j])
+            i = j
             continue
-        if i + 1 >= len(s):
+        if i + 1 >= n:
             break
         if s[i + 1] == "u":
-            if i + 6 > len(s):
+            if i + 6 > n:
                 break
             try:
                 out.append(chr(int(s[i + 2 : i + 6], 16)))
@@ -247,4 +294,4 @@ def _decode_prefix(s: str) -> tuple[str, bool]:
             continue
         out.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(s[i + 1], s[i + 1]))
         i += 2
-    return "".join(out), False
+    return "".join(out), i, False

@@ -57,6 +57,8 @@ _ACTION: dict[ErrorClass, str] = {
     ErrorClass.TRANSIENT: "the server was briefly unavailable",
     ErrorClass.CONNECTION: "nothing answers at the server URL; start it (`cerveau stack up`) or fix --server",
     ErrorClass.BAD_STREAM: "the server's stream was malformed or ended early",
+    ErrorClass.TOO_LARGE: "the server's reply passed its size cap; stopped",
+    ErrorClass.DEADLINE: "the server's reply outlived the request deadline; stopped",
     ErrorClass.CANCELLED: "cancelled",
     ErrorClass.FATAL: "the server rejected the request",
 }
@@ -94,16 +96,19 @@ def server_message(body_text: str) -> str:
     servers `{"detail": ...}`; anything else is shown as it came (trimmed)."""
     try:
         data = json.loads(body_text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # any bytes at all may come back here
         return _squash(body_text)
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
+            return _cut(err["message"])
         if isinstance(err, str):
-            return err
+            return _cut(err)
         if "detail" in data:
-            return _squash(str(data["detail"]))
+            try:
+                return _squash(str(data["detail"]))
+            except RecursionError:
+                return _squash(body_text)
     return _squash(body_text)
 
 
@@ -123,6 +128,10 @@ def backoff_delay(attempt: int, *, base: float = 0.5, cap: float = 8.0) -> float
     """Seconds to wait before retry number `attempt` (1-based): 0.5, 1, 2, 4, 8, 8...
     No jitter: one client talks to one local server, there is no herd to spread."""
     return min(cap, base * (2 ** max(0, attempt - 1)))
+
+
+def _cut(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _squash(text: str, limit: int = 400) -> str:

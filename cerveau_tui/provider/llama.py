@@ -9,17 +9,39 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 
 from . import constrained
 from .errors import backoff_delay, classify_error, describe
-from .sse import DONE, MalformedChunk, StreamAssembler, StreamErrorEvent, iter_sse_data, parse_chunk
-from .types import Completion, Delta, ErrorClass, ProviderError, ServerProps
+from .sse import (
+    DONE,
+    MalformedChunk,
+    ReplyTooLarge,
+    StreamAssembler,
+    StreamErrorEvent,
+    iter_bounded_lines,
+    iter_sse_data,
+    parse_chunk,
+)
+from .types import Completion, Delta, ErrorClass, ProviderError, ReplyLimits, ServerProps
 
 ACTION_MODES = ("auto", "native", "constrained")
+# /props, /tokenize, /health: a real answer is kilobytes (a long /tokenize a few MB).
+EXTRAS_BODY_CAP = 16 * 1024 * 1024
+# We ask for an uncompressed stream: decompressing is where a small answer becomes a large one
+# (a gzip chunk of 64 KB can expand a thousandfold before any cap of ours sees it).
+_PLAIN = {"Accept-Encoding": "identity"}
+
+
+class _DeadlinePassed(Exception):
+    pass
+
+
+class _Cancelled(Exception):
+    pass
 
 
 class LlamaProvider:
@@ -35,7 +57,13 @@ class LlamaProvider:
         clock: Callable[[], float] = time.monotonic,
         max_retries: int = 3,
         transport: httpx.BaseTransport | None = None,
+        deadline_s: float | None = None,
+        limits: ReplyLimits | None = None,
     ) -> None:
+        """`timeout_s` bounds waiting for any one read and, with retries, the whole call;
+        `deadline_s` (default: `timeout_s`) bounds one call however busy the server keeps the
+        connection: keep-alive comments and endless output do not extend it. `limits` caps the
+        bytes one reply may bring (see ReplyLimits)."""
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.base_url = base_url.rstrip("/")
@@ -43,13 +71,19 @@ class LlamaProvider:
         self.action_mode = action_mode
         self.temperature = temperature
         self.timeout_s = timeout_s
+        self.deadline_s = timeout_s if deadline_s is None else deadline_s
+        if self.deadline_s <= 0:
+            raise ValueError(f"deadline_s must be positive, got {self.deadline_s}")
+        self.limits = limits or ReplyLimits()
         self.max_retries = max_retries
         self._sleep = sleep
         self._clock = clock
         # Connecting is quick or hopeless on loopback; reading may wait minutes on a slow CPU model.
+        # A silent read never outlasts the deadline either (the deadline is checked between reads).
+        read_s = min(timeout_s, self.deadline_s)
         self._client = httpx.Client(
             base_url=self.base_url,
-            timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+            timeout=httpx.Timeout(read_s, connect=min(10.0, read_s)),
             transport=transport,
             # A proxy from HTTP_PROXY must never sit between us and a server on this machine.
             trust_env=not _is_loopback(self.base_url),
@@ -66,57 +100,66 @@ class LlamaProvider:
         (llama-cpp-python's server, vLLM, Ollama) or cannot be reached: unknown, not invented."""
         if self._props is not None:
             return self._props
-        try:
-            r = self._client.get("/props")
-        except httpx.HTTPError:
+        answer = self._extra("GET", "/props")
+        if answer is None:
             return ServerProps()
-        if r.status_code == 404:
+        status, raw = answer
+        if status == 404:
             self._props = ServerProps()  # definitive: this server has no /props; do not ask again
             return self._props
-        if r.status_code != 200:
-            return ServerProps()
-        try:
-            raw = r.json()
-        except ValueError:
+        if status != 200 or not isinstance(raw, dict):
             return ServerProps()
         self._props = props_from(raw)
         return self._props
 
+    def _extra(self, method: str, path: str, body: Any = None) -> tuple[int, Any] | None:
+        """(status, parsed JSON or None) of a small request, read with a byte cap and within the
+        deadline; None when no answer came. The extras are asked before every turn: a server
+        that answers them with an endless or hostile body must not hang or crash the session."""
+        deadline_at = self._clock() + self.deadline_s
+        try:
+            with self._client.stream(method, path, json=body, headers=_PLAIN) as r:
+                data = self._read_body(r, EXTRAS_BODY_CAP, deadline_at, cut=False)
+                status = r.status_code
+        except (httpx.HTTPError, ReplyTooLarge, _DeadlinePassed):
+            return None
+        try:
+            return status, json.loads(data)
+        except (ValueError, RecursionError):
+            return status, None
+
     def health(self) -> bool:
         """True when the server is up and its model loaded. Servers without `/health` are
         asked `/v1/models` instead."""
-        try:
-            r = self._client.get("/health")
-            if r.status_code == 404:
-                r = self._client.get("/v1/models")
-        except httpx.HTTPError:
-            return False
-        return r.status_code == 200
+        answer = self._extra("GET", "/health")
+        if answer is not None and answer[0] == 404:
+            answer = self._extra("GET", "/v1/models")
+        return answer is not None and answer[0] == 200
 
     def tokenize(self, text: str) -> list[int] | None:
         """Exact token ids from the loaded model, or None when the server cannot tokenize."""
         if self._tokenize_missing:
             return None
-        try:
-            r = self._client.post("/tokenize", json={"content": text})
-            if r.status_code in (400, 422):  # llama-cpp-python's server wants {"input": ...}
-                r = self._client.post("/tokenize", json={"input": text})
-        except httpx.HTTPError:
+        answer = self._extra("POST", "/tokenize", {"content": text})
+        if answer is not None and answer[0] in (400, 422):
+            # llama-cpp-python's server wants {"input": ...}
+            answer = self._extra("POST", "/tokenize", {"input": text})
+        if answer is None:
             return None
-        if r.status_code == 404:
+        status, data = answer
+        if status == 404:
             self._tokenize_missing = True
             return None
-        if r.status_code != 200:
+        tokens = data.get("tokens") if status == 200 and isinstance(data, dict) else None
+        if not isinstance(tokens, list):
             return None
-        try:
-            tokens = r.json().get("tokens")
-        except (ValueError, AttributeError):
-            return None
-        return (
-            [t if isinstance(t, int) else t.get("id", 0) for t in tokens]
-            if isinstance(tokens, list)
-            else None
-        )
+        ids: list[int] = []
+        for t in tokens:
+            tid = t.get("id") if isinstance(t, dict) else t
+            if type(tid) is not int:
+                return None  # a count built on strange ids would be an invention: unknown
+            ids.append(tid)
+        return ids
 
     def resolved_mode(self) -> str:
         """ "native" or "constrained". Auto trusts `/props`: without a template that supports
@@ -142,10 +185,12 @@ class LlamaProvider:
         mode = self.resolved_mode() if tools else "native"
         body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode)
         started = self._clock()
+        # One deadline for the call, retries included: a retry must not restart the clock.
+        deadline_at = started + self.deadline_s
         attempt = 0
         while True:
             try:
-                return self._stream_once(body, on_delta, cancel)
+                return self._stream_once(body, on_delta, cancel, deadline_at)
             except ProviderError as err:
                 attempt += 1
                 if not err.retryable or attempt > self.max_retries:
@@ -170,17 +215,30 @@ class LlamaProvider:
         body = self.request_body(messages, [], max_tokens=max_tokens, mode="native")
         body.update(stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}})
         body.pop("stream_options", None)
+        deadline_at = self._clock() + self.deadline_s
         try:
-            r = self._client.post("/v1/chat/completions", json=body)
+            with self._client.stream("POST", "/v1/chat/completions", json=body, headers=_PLAIN) as r:
+                if r.status_code != 200:
+                    text = self._error_text(r, deadline_at)
+                    cls = classify_error(r.status_code, text)
+                    raise ProviderError(
+                        describe(cls, r.status_code, text, self.base_url), cls, r.status_code
+                    )
+                data = self._read_body(r, self._body_cap, deadline_at, cut=False)
         except httpx.HTTPError as exc:
             raise ProviderError(f"no answer from {self.base_url}: {exc}", ErrorClass.CONNECTION) from exc
-        if r.status_code != 200:
-            cls = classify_error(r.status_code, r.text)
-            raise ProviderError(describe(cls, r.status_code, r.text, self.base_url), cls, r.status_code)
+        except ReplyTooLarge as exc:
+            raise self._too_large(exc, None) from exc
+        except _DeadlinePassed as exc:
+            raise self._deadline(None) from exc
         try:
-            return str(r.json()["choices"][0]["message"].get("content") or "")
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ProviderError(f"unreadable reply from {self.base_url}", ErrorClass.BAD_STREAM) from exc
+            reply = json.loads(data)
+            content = reply["choices"][0]["message"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
+            raise ProviderError(
+                f"unreadable reply from {self.base_url}: not a chat completion", ErrorClass.BAD_STREAM
+            ) from exc
+        return content if isinstance(content, str) else ""
 
     def request_body(
         self,
@@ -216,33 +274,38 @@ class LlamaProvider:
         body: dict[str, Any],
         on_delta: Callable[[Delta], None] | None,
         cancel: threading.Event | None,
+        deadline_at: float,
     ) -> Completion:
-        asm = StreamAssembler()
+        asm = StreamAssembler(self.limits)
         via = "constrained" if "response_format" in body else "native"
         answer = constrained.AnswerStream() if via == "constrained" else None
         saw_done = False
         if cancel is not None and cancel.is_set():
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
         try:
-            with self._client.stream("POST", "/v1/chat/completions", json=body) as r:
+            with self._client.stream(
+                "POST", "/v1/chat/completions", json=body, headers=_PLAIN
+            ) as r:
                 if r.status_code != 200:
-                    text = r.read().decode("utf-8", errors="replace")
+                    text = self._error_text(r, deadline_at)
                     cls = classify_error(r.status_code, text)
                     raise ProviderError(
                         describe(cls, r.status_code, text, self.base_url), cls, r.status_code
                     )
+                encoding = r.headers.get("content-encoding", "identity").strip().lower()
+                if encoding not in ("", "identity"):
+                    raise MalformedChunk(f"the reply is {encoding}-compressed though we asked for none")
                 if "text/event-stream" not in r.headers.get("content-type", ""):
                     # A server that ignored stream=true answered with one body.
-                    asm.feed(parse_chunk(r.read().decode("utf-8", errors="replace")))
+                    whole = self._read_body(r, self._body_cap, deadline_at, cancel, cut=False)
+                    asm.feed(parse_chunk(whole.decode("utf-8", errors="replace")))
                     saw_done = True
                 else:
-                    for data in iter_sse_data(r.iter_lines()):
+                    raw = self._guarded(r.iter_raw(), deadline_at, cancel)
+                    lines = iter_bounded_lines(raw, self.limits.max_line_bytes)
+                    for data in iter_sse_data(lines):
                         if cancel is not None and cancel.is_set():
-                            raise ProviderError(
-                                "cancelled",
-                                ErrorClass.CANCELLED,
-                                partial=self._finish(asm, via, partial=True),
-                            )
+                            raise _Cancelled
                         if data.strip() == DONE:
                             saw_done = True
                             break
@@ -254,10 +317,18 @@ class LlamaProvider:
                                 )
                             if delta.content or delta.reasoning:
                                 on_delta(delta)
+        except _Cancelled as exc:
+            raise ProviderError(
+                "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
+            ) from exc
+        except _DeadlinePassed as exc:
+            raise self._deadline(self._finish(asm, via, partial=True)) from exc
+        except ReplyTooLarge as exc:
+            raise self._too_large(exc, self._finish(asm, via, partial=True)) from exc
         except MalformedChunk as exc:
-            raise self._bad_stream(f"malformed SSE line from the server ({exc})", asm, via) from exc
+            raise self._bad_stream(f"malformed reply from the server ({exc})", asm, via) from exc
         except StreamErrorEvent as exc:
-            text = json.dumps({"error": exc.error})
+            text = _dumps_error(exc.error)
             cls = classify_error(_status_of(exc.error), text)
             raise ProviderError(
                 describe(cls, _status_of(exc.error), text, self.base_url),
@@ -291,6 +362,70 @@ class LlamaProvider:
             raise self._bad_stream("the stream ended without [DONE]", asm, via)
         return self._finish(asm, via)
 
+    # -- bounded reading -----------------------------------------------------------------------
+
+    @property
+    def _body_cap(self) -> int:
+        # A whole non-streamed reply: its text is capped by the assembler, the JSON around it
+        # gets one line's worth of room.
+        return self.limits.max_reply_bytes + self.limits.max_line_bytes
+
+    def _guarded(
+        self, chunks: Iterator[bytes], deadline_at: float, cancel: threading.Event | None = None
+    ) -> Iterator[bytes]:
+        """The raw chunks, checked against the deadline and the cancel flag after every read,
+        so neither waits for a data line: `: ping` comments carry none."""
+        for chunk in chunks:
+            if self._clock() > deadline_at:
+                raise _DeadlinePassed
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled
+            yield chunk
+
+    def _read_body(
+        self,
+        r: httpx.Response,
+        cap: int,
+        deadline_at: float,
+        cancel: threading.Event | None = None,
+        *,
+        cut: bool,
+    ) -> bytes:
+        """The body, at most `cap` bytes: cut there (`cut=True`, for error texts) or refused."""
+        buf = bytearray()
+        for chunk in self._guarded(r.iter_raw(), deadline_at, cancel):
+            buf += chunk
+            if len(buf) > cap:
+                if cut:
+                    return bytes(buf[:cap])
+                raise ReplyTooLarge("the reply", cap)
+        return bytes(buf)
+
+    def _error_text(self, r: httpx.Response, deadline_at: float) -> str:
+        try:
+            data = self._read_body(r, self.limits.max_error_bytes, deadline_at, cut=True)
+        except _DeadlinePassed:
+            data = b"(the error body did not finish before the deadline)"
+        return data.decode("utf-8", errors="replace")
+
+    def _too_large(self, exc: ReplyTooLarge, partial: Completion | None) -> ProviderError:
+        return ProviderError(
+            f"the server sent more than {_size(exc.limit)} in {exc.what}; stopped "
+            f"({self.base_url}). A runaway or hostile server, or a reply far beyond the "
+            "token cap: lower max_tokens, or check what is listening at the server URL",
+            ErrorClass.TOO_LARGE,
+            partial=partial,
+        )
+
+    def _deadline(self, partial: Completion | None) -> ProviderError:
+        return ProviderError(
+            f"the server kept the reply going for more than {self.deadline_s:g} s without "
+            f"finishing ({self.base_url}); stopped. Keep-alive pings or endless output do not "
+            "extend the deadline; if the model is only slow, raise request_timeout_s",
+            ErrorClass.DEADLINE,
+            partial=partial,
+        )
+
     def _finish(self, asm: StreamAssembler, via: str, *, partial: bool = False) -> Completion:
         done = asm.completion(via)
         if via == "constrained":
@@ -319,18 +454,47 @@ class LlamaProvider:
 
 
 def props_from(raw: dict[str, Any]) -> ServerProps:
-    gen = raw.get("default_generation_settings") or {}
-    caps = raw.get("chat_template_caps") or {}
+    """What /props says, each field only when it has the type it should: a field of another
+    type is unknown (None), never a crash when the loop reads it."""
+    gen = _dict(raw.get("default_generation_settings"))
+    caps = _dict(raw.get("chat_template_caps"))
     supports = caps.get("supports_tools")
     return ServerProps(
-        n_ctx=gen.get("n_ctx") if isinstance(gen.get("n_ctx"), int) else raw.get("n_ctx"),
-        model_path=raw.get("model_path"),
-        build_info=raw.get("build_info"),
+        n_ctx=_positive_int(gen.get("n_ctx")) or _positive_int(raw.get("n_ctx")),
+        model_path=_str(raw.get("model_path")),
+        build_info=_str(raw.get("build_info")),
         supports_tools=supports if isinstance(supports, bool) else None,
-        chat_template=raw.get("chat_template"),
-        total_slots=raw.get("total_slots"),
+        chat_template=_str(raw.get("chat_template")),
+        total_slots=_positive_int(raw.get("total_slots")),
         raw=raw,
     )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if type(value) is int and value > 0 else None
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024 and n % (1024 * 1024) == 0:
+        return f"{n // (1024 * 1024)} MB"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024} KB"
+    return f"{n} bytes"
+
+
+def _dumps_error(error: Any) -> str:
+    try:
+        return json.dumps({"error": error})
+    except (ValueError, TypeError, RecursionError):
+        return '{"error": "(an error event nested too deeply to show)"}'
 
 
 def _status_of(error: Any) -> int | None:

@@ -10,17 +10,27 @@ chunks that carry no choices at all.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .types import Completion, Delta, Timings, ToolCall, Usage
+from .types import Completion, Delta, ReplyLimits, Timings, ToolCall, Usage
 
 DONE = "[DONE]"
 
 
 class MalformedChunk(ValueError):
-    """A `data:` line that is not a JSON object."""
+    """A `data:` line that is not a JSON object, or a chunk of the wrong shape."""
+
+
+class ReplyTooLarge(Exception):
+    """The reply passed a byte cap (`what` says which one, `limit` in bytes)."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what = what
+        self.limit = limit
+        super().__init__(f"{what} passed {limit} bytes")
 
 
 class StreamErrorEvent(Exception):
@@ -29,14 +39,41 @@ class StreamErrorEvent(Exception):
 
     def __init__(self, error: Any) -> None:
         self.error = error
-        super().__init__(json.dumps(error) if not isinstance(error, str) else error)
+        super().__init__(error if isinstance(error, str) else _dumps_or_repr(error))
 
 
-def iter_sse_data(lines: Iterable[str]) -> Iterator[str]:
+def iter_bounded_lines(chunks: Iterable[bytes], max_line_bytes: int) -> Iterator[bytes]:
+    """Lines (without their terminator) out of raw bytes, never holding more than one line of
+    `max_line_bytes`. httpx's `iter_lines` keeps buffering until a newline arrives, so a server
+    that never sends one grows our memory with every byte (300 MB line: 1.2 GB RSS)."""
+    pending = bytearray()
+    for chunk in chunks:
+        for part in chunk.splitlines(keepends=True):
+            if part[-1:] in (b"\n", b"\r"):
+                if pending:
+                    pending += part
+                    line = bytes(pending)
+                    pending.clear()
+                else:
+                    line = part
+                line = line.rstrip(b"\r\n")
+                if len(line) > max_line_bytes:
+                    raise ReplyTooLarge("one line of the stream", max_line_bytes)
+                yield line
+            else:
+                pending += part
+                if len(pending) > max_line_bytes:
+                    raise ReplyTooLarge("one line of the stream", max_line_bytes)
+    if pending:
+        yield bytes(pending)
+
+
+def iter_sse_data(lines: Iterable[str | bytes]) -> Iterator[str]:
     """The payloads of `data:` fields. Comments (`:` pings, sent by llama-server on long prompts),
     `event:`/`id:` fields and blank separators carry nothing a chat client needs."""
     for raw in lines:
-        line = raw.rstrip("\r\n")
+        line = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        line = line.rstrip("\r\n")
         if not line.startswith("data:"):
             continue
         payload = line[5:]
@@ -46,6 +83,8 @@ def iter_sse_data(lines: Iterable[str]) -> Iterator[str]:
 def parse_chunk(data: str) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
+    except RecursionError as exc:
+        raise MalformedChunk(f"JSON nested too deeply: {data[:200]!r}") from exc
     except ValueError as exc:
         raise MalformedChunk(f"not JSON: {data[:200]!r}") from exc
     if not isinstance(chunk, dict):
@@ -62,10 +101,29 @@ class _PartialCall:
     arguments: list[str] = field(default_factory=list)
 
 
+def _shape(what: str, value: Any, expected: str) -> MalformedChunk:
+    return MalformedChunk(f"{what} is {type(value).__name__}, expected {expected}")
+
+
+def _text_or_none(obj: dict[str, Any], key: str, what: str) -> str:
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _shape(what, value, "a string")
+    return value
+
+
 @dataclass
 class StreamAssembler:
-    """Accumulates chunks; `feed` returns what should be shown right away."""
+    """Accumulates chunks; `feed` returns what should be shown right away.
 
+    Every field the server controls is checked for its type here, the one place wire data
+    becomes typed: a reply of the wrong shape (`"choices": "nope"`, a delta that is a number,
+    arguments that are a list) is a MalformedChunk naming the field, never a TypeError from
+    deep inside the loop. Everything kept counts against `limits.max_reply_bytes`."""
+
+    limits: ReplyLimits = field(default_factory=ReplyLimits)
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
@@ -73,6 +131,13 @@ class StreamAssembler:
     usage: Usage = field(default_factory=Usage)
     timings: Timings | None = None
     chunks: int = 0
+    kept_bytes: int = 0
+
+    def _keep(self, text: str) -> None:
+        # ASCII (nearly every fragment) is measured for free; anything else is encoded to count.
+        self.kept_bytes += len(text) if text.isascii() else len(text.encode("utf-8"))
+        if self.kept_bytes > self.limits.max_reply_bytes:
+            raise ReplyTooLarge("the reply", self.limits.max_reply_bytes)
 
     def feed(self, chunk: dict[str, Any]) -> Delta | None:
         self.chunks += 1
@@ -80,40 +145,84 @@ class StreamAssembler:
             self.usage = usage_from(chunk["usage"])
         if isinstance(chunk.get("timings"), dict):
             self.timings = timings_from(chunk["timings"])
+        choices = chunk.get("choices")
+        if choices is None:
+            choices = []
+        if not isinstance(choices, list):
+            raise _shape("choices", choices, "a list")
         shown = Delta()
-        for choice in chunk.get("choices") or []:
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
-            delta = choice.get("delta") or choice.get("message") or {}
-            text = delta.get("content")
-            if isinstance(text, str) and text:
+        for choice in choices:
+            if not isinstance(choice, dict):
+                raise _shape("a choice", choice, "an object")
+            finish = choice.get("finish_reason")
+            if finish is not None and not isinstance(finish, str):
+                raise _shape("finish_reason", finish, "a string")
+            if finish:
+                self.finish_reason = finish
+            delta = choice.get("delta")
+            if delta is None or delta == {}:
+                delta = choice.get("message")
+            if delta is None:
+                delta = {}
+            if not isinstance(delta, dict):
+                raise _shape("delta", delta, "an object")
+            text = _text_or_none(delta, "content", "delta.content")
+            if text:
+                self._keep(text)
                 self.content.append(text)
                 shown.content += text
-            thought = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(thought, str) and thought:
+            thought = _text_or_none(delta, "reasoning_content", "delta.reasoning_content") or (
+                _text_or_none(delta, "reasoning", "delta.reasoning")
+            )
+            if thought:
+                self._keep(thought)
                 self.reasoning.append(thought)
                 shown.reasoning += thought
-            for position, frag in enumerate(delta.get("tool_calls") or []):
+            frags = delta.get("tool_calls")
+            if frags is None:
+                frags = []
+            if not isinstance(frags, list):
+                raise _shape("delta.tool_calls", frags, "a list")
+            for position, frag in enumerate(frags):
                 self._add_call_fragment(frag, position)
         return shown if (shown.content or shown.reasoning) else None
 
-    def _add_call_fragment(self, frag: dict[str, Any], position: int) -> None:
+    def _add_call_fragment(self, frag: Any, position: int) -> None:
+        if not isinstance(frag, dict):
+            raise _shape("a tool call", frag, "an object")
         # Servers that omit `index` (some non-streaming bodies) list calls in order.
         index = frag.get("index", position)
-        call = self.calls.setdefault(index, _PartialCall())
-        if frag.get("id"):
-            call.id = frag["id"]
-        fn = frag.get("function") or {}
-        if fn.get("name"):
+        cap = self.limits.max_tool_calls
+        if type(index) is not int or not 0 <= index < cap:
+            raise MalformedChunk(f"tool call index {index!r} is not an integer from 0 to {cap - 1}")
+        call = self.calls.get(index)
+        if call is None:
+            if len(self.calls) >= cap:
+                raise MalformedChunk(f"more than {cap} tool calls in one reply")
+            call = self.calls[index] = _PartialCall()
+        call_id = _text_or_none(frag, "id", "tool call id")
+        if call_id:
+            self._keep(call_id)
+            call.id = call_id
+        fn = frag.get("function")
+        if fn is None:
+            fn = {}
+        if not isinstance(fn, dict):
+            raise _shape("tool call function", fn, "an object")
+        name = _text_or_none(fn, "name", "tool call name")
+        if name:
+            self._keep(name)
             # The name arrives whole in one fragment; a server that repeats it must not double it.
-            call.name = (
-                fn["name"] if not call.name or call.name == fn["name"] else call.name + fn["name"]
-            )
+            call.name = name if not call.name or call.name == name else call.name + name
         args = fn.get("arguments")
-        if isinstance(args, str):
-            call.arguments.append(args)
-        elif isinstance(args, dict):  # some servers send parsed objects
-            call.arguments.append(json.dumps(args))
+        if isinstance(args, dict):  # some servers send parsed objects
+            args = _dumps_or_repr(args)
+        if args is None:
+            return
+        if not isinstance(args, str):
+            raise _shape("tool call arguments", args, "a string")
+        self._keep(args)
+        call.arguments.append(args)
 
     def completion(self, via: str = "native") -> Completion:
         calls = [
@@ -131,25 +240,51 @@ class StreamAssembler:
         )
 
 
+def _dumps_or_repr(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return "(nested too deeply to show)"
+
+
+def _count(value: Any) -> int:
+    """A token count from the wire; anything that is not a plain non-negative number is unknown
+    (0): usage is bookkeeping, and a strange figure there is no reason to lose a reply."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return max(0, min(int(value), 2**53))
+
+
+def _rate(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    rate = float(value)
+    return rate if math.isfinite(rate) and rate >= 0 else 0.0
+
+
 def usage_from(raw: dict[str, Any]) -> Usage:
     return Usage(
-        prompt_tokens=int(raw.get("prompt_tokens") or 0),
-        completion_tokens=int(raw.get("completion_tokens") or 0),
+        prompt_tokens=_count(raw.get("prompt_tokens")),
+        completion_tokens=_count(raw.get("completion_tokens")),
     )
 
 
 def timings_from(raw: dict[str, Any]) -> Timings:
     return Timings(
-        cache_n=int(raw.get("cache_n") or 0),
-        prompt_n=int(raw.get("prompt_n") or 0),
-        predicted_n=int(raw.get("predicted_n") or 0),
-        prompt_per_second=float(raw.get("prompt_per_second") or 0.0),
-        predicted_per_second=float(raw.get("predicted_per_second") or 0.0),
+        cache_n=_count(raw.get("cache_n")),
+        prompt_n=_count(raw.get("prompt_n")),
+        predicted_n=_count(raw.get("predicted_n")),
+        prompt_per_second=_rate(raw.get("prompt_per_second")),
+        predicted_per_second=_rate(raw.get("predicted_per_second")),
     )
 
 
-def completion_from_body(body: dict[str, Any], via: str = "native") -> Completion:
+def completion_from_body(
+    body: dict[str, Any], via: str = "native", limits: ReplyLimits | None = None
+) -> Completion:
     """A non-streaming `chat.completion` body: one message instead of deltas, same assembly."""
-    asm = StreamAssembler()
+    asm = StreamAssembler(limits or ReplyLimits())
     asm.feed(body)
     return asm.completion(via)

@@ -20,9 +20,23 @@ class ErrorClass(StrEnum):
     JINJA_MISSING = "jinja_missing"  # server started without --jinja: configuration, fatal
     TRANSIENT = "transient"  # connection reset, 502/503/504: retry with backoff
     CONNECTION = "connection"  # nothing listening: retry a little, then fatal
-    BAD_STREAM = "bad_stream"  # malformed SSE or a stream that died
+    BAD_STREAM = "bad_stream"  # malformed SSE, a reply of the wrong shape, or a stream that died
+    TOO_LARGE = "too_large"  # the reply (or one SSE line) passed its byte cap: stopped
+    DEADLINE = "deadline"  # the reply outlived the request deadline (keep-alives do not extend it)
     CANCELLED = "cancelled"  # the person (or the loop) asked to stop mid-call: not a failure
     FATAL = "fatal"  # anything else: surface and stop
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """What one reply may cost before the request is stopped. A server (or a model) that never
+    finishes must not keep a turn alive or grow memory without bound: measured before these
+    existed, `: ping` every 2 s kept a turn open forever and one 300 MB SSE line cost 1.2 GB."""
+
+    max_reply_bytes: int = 4 * 1024 * 1024  # content + reasoning + tool names, ids, arguments
+    max_line_bytes: int = 1024 * 1024  # one SSE line (a whole non-streamed body gets the reply cap)
+    max_tool_calls: int = 64  # distinct `index` values in one reply
+    max_error_bytes: int = 64 * 1024  # an error body is read this far, then cut
 
 
 class ProviderError(Exception):
@@ -47,6 +61,50 @@ class ProviderError(Exception):
         return self.error_class in (ErrorClass.LOADING, ErrorClass.TRANSIENT, ErrorClass.CONNECTION)
 
 
+# Tool arguments are flat records; a few levels cover every schema we ship. The cap exists
+# because the model controls the text: `{"path": [[[[...]]]]}` 100k deep makes json.loads (and
+# pydantic, and every later json.dumps of the history) raise RecursionError, which is not a
+# ValueError and used to end the turn as an internal error instead of a call the model can fix.
+MAX_ARGUMENT_DEPTH = 32
+
+
+class ArgumentsTooDeep(ValueError):
+    """Arguments nested deeper than MAX_ARGUMENT_DEPTH (a ValueError: an invalid-arguments case)."""
+
+
+def loads_bounded(text: str, max_depth: int = MAX_ARGUMENT_DEPTH) -> Any:
+    """json.loads for text the model wrote: every failure is a ValueError, nesting included."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ArgumentsTooDeep(f"arguments nested deeper than {max_depth} levels") from None
+    if json_depth(value, max_depth) > max_depth:
+        raise ArgumentsTooDeep(f"arguments nested deeper than {max_depth} levels")
+    return value
+
+
+def json_depth(value: Any, stop_at: int) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), counted without recursion and
+    stopping once `stop_at` is passed."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > stop_at:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
 @dataclass
 class ToolCall:
     id: str
@@ -54,9 +112,10 @@ class ToolCall:
     arguments: str  # raw JSON text exactly as the model produced it (possibly cut off)
 
     def parsed(self) -> dict[str, Any]:
-        """The arguments as a dict; raises ValueError on text that is not a JSON object."""
+        """The arguments as a dict; raises ValueError on text that is not a JSON object,
+        including text nested too deeply to parse safely."""
         text = self.arguments.strip() or "{}"
-        value = json.loads(text)
+        value = loads_bounded(text)
         if not isinstance(value, dict):
             raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
         return value
