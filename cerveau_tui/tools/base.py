@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
+
+from ..workspace.beneath import FileTooLarge, NotRegularFile, UnsafePath
 
 
 class RetryClass(StrEnum):
@@ -123,6 +127,78 @@ def resolve_path(workspace: Path, raw: str) -> Path:
     if not p.is_absolute():
         p = workspace / p
     return Path(os.path.realpath(p))
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a run() opens a path: `rel` beneath `root`, never following a link at open time.
+
+    `path` is the realpath now, which is what declare() gave the policy when nothing changed in
+    between; `root` is the workspace realpath for a path in it, `/` for one outside.
+    """
+
+    path: Path
+    root: Path
+    rel: str
+    inside: bool
+    shown: str
+    asked: str = ""  # the path as the model named it, normalised (a link's own name counts too)
+
+
+def _lexically_under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def locate(workspace: Path, raw: str) -> Target:
+    """The Target of a model-supplied path at run() time.
+
+    A path named inside the workspace whose realpath now lands outside it went through a link
+    out: refused, whatever was judged. declare() saw the realpath of that moment; a link planted
+    since (`ln -s /anywhere d` in the same reply) would otherwise take the write outside unasked.
+    The model can name the outside path itself, which the policy then judges as such.
+    """
+    path = resolve_path(workspace, raw)
+    ws = Path(os.path.realpath(workspace))
+    shown = display_path(workspace, path)
+    rel = path.relative_to(ws).as_posix() if _lexically_under(str(path), str(ws)) else None
+    given = Path(raw.strip())
+    lexical = os.path.normpath(given if given.is_absolute() else ws / given)
+    if rel is not None:
+        asked = os.path.relpath(lexical, ws) if _lexically_under(lexical, str(ws)) else lexical
+        return Target(path, ws, "" if rel == "." else rel, True, shown, asked)
+    if any(_lexically_under(lexical, str(r)) for r in {str(ws), os.path.abspath(workspace)}):
+        raise PathError(
+            f"{raw.strip()}: a symbolic link on the way leads out of the workspace (to {path}); "
+            f"refusing to follow it. If you mean that file, give its absolute path {path}"
+        )
+    return Target(path, Path("/"), path.relative_to("/").as_posix(), False, shown, lexical)
+
+
+def refuse_state_write(t: Target) -> None:
+    """Writes into git's or the harness's own state are refused here, whatever the policy says:
+    a git hook or `.git/config` runs with the person's rights on their next commit, `.git/commondir`
+    redirects the repository, and `.cerveau/` holds the session log, blobs and config the harness
+    trusts. Case-insensitive: a case-insensitive volume opens `.GIT/hooks` as `.git/hooks`."""
+    parts = [p.casefold() for p in t.rel.split("/") if p]
+    if ".git" in parts or ".git" in (p.casefold() for p in t.asked.split("/")):
+        raise PathError(f"{t.shown} is git's own state; the file tools do not write there")
+    if t.inside and parts and parts[0] == ".cerveau":
+        raise PathError(f"{t.shown} is the harness's own state; the file tools do not write there")
+
+
+@contextmanager
+def beneath_errors(t: Target) -> Iterator[None]:
+    """The beneath.* failures, as errors the model can act on (a retry would fail the same)."""
+    try:
+        yield
+    except UnsafePath as exc:
+        raise PathError(str(exc)) from exc
+    except FileTooLarge as exc:
+        raise ToolError(f"{t.shown} is {exc.size} bytes, too large to read whole") from exc
+    except NotRegularFile as exc:
+        raise ToolError(f"{t.shown} is not a regular file (a device, socket or FIFO); not read") from exc
+    except NotADirectoryError as exc:
+        raise ToolError(f"{t.shown}: a component on the way is a file, not a directory") from exc
 
 
 def clean_text(text: str) -> str:

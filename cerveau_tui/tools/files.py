@@ -1,16 +1,33 @@
 """File tools: read, write, edit, list. The app performs these itself, so their declared paths are
-exact and the policy alone decides them."""
+exact and the policy alone decides them.
+
+They run in the harness's process with the person's rights, so run() opens what declare() named
+through workspace.beneath: no symbolic link is followed at open time, and one swapped in after
+the verdict makes the call fail instead of taking it elsewhere. Writes into `.git` or the
+workspace's `.cerveau/` are refused here whatever the policy says (base.refuse_state_write).
+"""
 
 from __future__ import annotations
 
 import difflib
 import os
-from pathlib import Path
+import stat
 
 from pydantic import BaseModel, Field
 
-from ..workspace.atomic import atomic_write
-from .base import Declared, Tool, ToolContext, ToolError, ToolResult, display_path, resolve_path
+from ..workspace.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
+from .base import (
+    Declared,
+    Target,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    beneath_errors,
+    locate,
+    refuse_state_write,
+    resolve_path,
+)
 from .walk import walk_files
 
 MAX_READ_BYTES = 2_000_000
@@ -22,18 +39,23 @@ def unified_diff(rel: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b))
 
 
-def _read_text(path: Path, rel: str) -> str:
-    if not path.exists():
-        raise ToolError(f"{rel}: no such file")
-    if path.is_dir():
-        raise ToolError(f"{rel} is a directory; use list_files")
-    size = path.stat().st_size
-    if size > MAX_READ_BYTES:
-        raise ToolError(f"{rel} is {size} bytes, too large to read whole")
-    data = path.read_bytes()
+def _read_text(t: Target) -> str:
+    with beneath_errors(t):
+        st = lstat_beneath(t.root, t.rel)
+        if st is None:
+            raise ToolError(f"{t.shown}: no such file")
+        if stat.S_ISDIR(st.st_mode):
+            raise ToolError(f"{t.shown} is a directory; use list_files")
+        data = read_bytes_beneath(t.root, t.rel, MAX_READ_BYTES)
     if b"\x00" in data[:8192]:
-        raise ToolError(f"{rel} looks binary ({size} bytes); not shown")
+        raise ToolError(f"{t.shown} looks binary ({len(data)} bytes); not shown")
     return data.decode("utf-8", errors="replace")
+
+
+def _write(t: Target, text: str) -> None:
+    refuse_state_write(t)
+    with beneath_errors(t):
+        atomic_write_beneath(t.root, t.rel, text)
 
 
 class ReadFile(Tool):
@@ -47,9 +69,7 @@ class ReadFile(Tool):
         return Declared(reads=[resolve_path(ctx.workspace, args.path)])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        path = resolve_path(ctx.workspace, args.path)
-        rel = display_path(ctx.workspace, path)
-        text = _read_text(path, rel)
+        text = _read_text(locate(ctx.workspace, args.path))
         cap = ctx.output_cap
         if len(text) > cap:
             text = text[:cap] + f"\n[... file continues: {len(text) - cap} more characters not shown]"
@@ -69,13 +89,17 @@ class WriteFile(Tool):
         return Declared(writes=[resolve_path(ctx.workspace, args.path)])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        path = resolve_path(ctx.workspace, args.path)
-        rel = display_path(ctx.workspace, path)
-        if path.is_dir():
+        t = locate(ctx.workspace, args.path)
+        rel = t.shown
+        refuse_state_write(t)
+        with beneath_errors(t):
+            st = lstat_beneath(t.root, t.rel)
+        if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{rel} is a directory")
-        old = path.read_text(errors="replace") if path.is_file() else ""
-        existed = path.is_file()
-        atomic_write(path, args.content)
+        existed = st is not None and stat.S_ISREG(st.st_mode)
+        old = _read_text(t) if existed else ""
+        _write(t, args.content)
+        path = t.path
         ctx.state.record_write(path)
         n = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
         verb = "overwrote" if existed else "created"
@@ -102,9 +126,10 @@ class EditFile(Tool):
         return Declared(reads=[p], writes=[p])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        path = resolve_path(ctx.workspace, args.path)
-        rel = display_path(ctx.workspace, path)
-        text = _read_text(path, rel)
+        t = locate(ctx.workspace, args.path)
+        rel, path = t.shown, t.path
+        refuse_state_write(t)
+        text = _read_text(t)
         if args.old == "":
             raise ToolError("`old` is empty; give the exact text to replace (use write_file to create)")
         count = text.count(args.old)
@@ -119,7 +144,7 @@ class EditFile(Tool):
                 f"`old` text occurs {count} times in {rel}; include more surrounding lines so it is unique"
             )
         new_text = text.replace(args.old, args.new, 1)
-        atomic_write(path, new_text)
+        _write(t, new_text)
         ctx.state.record_write(path)
         return ToolResult(ok=True, output=f"edited {rel}", diff=unified_diff(rel, text, new_text), wrote=[path])
 
@@ -145,17 +170,18 @@ class ListFiles(Tool):
         return Declared(reads=[resolve_path(ctx.workspace, args.path or ".")])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        root = resolve_path(ctx.workspace, args.path or ".")
-        rel = display_path(ctx.workspace, root)
-        if not root.exists():
-            raise ToolError(f"{rel}: no such directory")
-        if root.is_file():
-            return ToolResult(ok=True, output=rel)
-        names: list[str] = []
-        for p in walk_files(root, ctx.workspace):
-            names.append(os.path.relpath(p, root))
-            if len(names) > self.LIMIT:
-                break
+        t = locate(ctx.workspace, args.path or ".")
+        with beneath_errors(t):
+            st = lstat_beneath(t.root, t.rel)
+            if st is None:
+                raise ToolError(f"{t.shown}: no such directory")
+            if not stat.S_ISDIR(st.st_mode):
+                return ToolResult(ok=True, output=t.shown)
+            names: list[str] = []
+            for p in walk_files(t.path, ctx.workspace):
+                names.append(os.path.relpath(p, t.path))
+                if len(names) > self.LIMIT:
+                    break
         names.sort()
         more = ""
         if len(names) > self.LIMIT:

@@ -1,14 +1,31 @@
-"""Regex search over the workspace, respecting .gitignore."""
+"""Regex search over the workspace, respecting .gitignore. Files are read beneath the workspace
+without following a link (walk.walk_files lists none), so a link planted to a file outside is
+never read with the person's rights."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
 
 from pydantic import BaseModel
 
-from .base import Declared, Tool, ToolContext, ToolError, ToolResult, resolve_path
+from ..workspace.beneath import lstat_beneath, read_bytes_beneath
+from .base import (
+    Declared,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    beneath_errors,
+    locate,
+    resolve_path,
+)
 from .walk import walk_files
+
+MAX_BYTES = 2_000_000
 
 
 class Search(Tool):
@@ -29,15 +46,20 @@ class Search(Tool):
             rx = re.compile(args.pattern)
         except re.error as exc:
             raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from exc
-        root = resolve_path(ctx.workspace, args.path or ".")
-        files = [root] if root.is_file() else walk_files(root, ctx.workspace)
+        t = locate(ctx.workspace, args.path or ".")
+        with beneath_errors(t):
+            st = lstat_beneath(t.root, t.rel)
+            if st is None:
+                raise ToolError(f"{t.shown}: no such file or directory")
+            files: Iterable[Path] = [t.path] if not stat.S_ISDIR(st.st_mode) else walk_files(t.path, ctx.workspace)
         hits: list[str] = []
         for path in files:
             try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if len(data) > 2_000_000 or b"\x00" in data[:4096]:
+                base = t.root
+                data = read_bytes_beneath(base, path.relative_to(base).as_posix(), MAX_BYTES)
+            except (OSError, ValueError):
+                continue  # too large, a FIFO, gone, or a link swapped in: not read
+            if b"\x00" in data[:4096]:
                 continue
             rel = os.path.relpath(path, ctx.workspace)
             for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):

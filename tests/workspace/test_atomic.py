@@ -5,7 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cerveau_tui.workspace.atomic import atomic_write
+import pytest
+
+from cerveau_tui.workspace.atomic import UnsafePath, atomic_write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,12 +39,14 @@ def test_new_file_is_not_made_private(tmp_path: Path) -> None:
     assert os.stat(tmp_path / "n.txt").st_mode & 0o777 == 0o666 & ~umask
 
 
-def test_writes_through_a_symlink_to_its_target(tmp_path: Path) -> None:
+def test_a_symlink_at_the_name_is_neither_followed_nor_replaced(tmp_path: Path) -> None:
+    # Issue 10 changed this: writing through a link sent the harness's bytes wherever it pointed.
     (tmp_path / "target.txt").write_text("old")
     os.symlink("target.txt", tmp_path / "link.txt")
-    atomic_write(tmp_path / "link.txt", "new")
+    with pytest.raises(UnsafePath):
+        atomic_write(tmp_path / "link.txt", "new")
     assert os.path.islink(tmp_path / "link.txt")
-    assert (tmp_path / "target.txt").read_text() == "new"
+    assert (tmp_path / "target.txt").read_text() == "old"
 
 
 def test_a_write_failing_midway_keeps_the_old_content(tmp_path: Path) -> None:
