@@ -1,11 +1,26 @@
-"""The memory store: SQLite under the workspace's `.cerveau/`, one row per note, deduplicated."""
+"""The memory store: SQLite under the workspace's `.cerveau/`, one row per note, deduplicated.
+
+SQLite opens its files by name, following links, with the person's rights. So `.cerveau` is
+opened beneath the workspace without following links (a planted link is moved aside:
+`moved_aside`), the database and its side files are checked not to be links (moved aside too),
+and the database is named through `/proc/self/fd/<dir fd>`, the directory just checked. WAL mode
+opens the side files once, at connect, and keeps them open: a `.cerveau` swapped later cannot
+redirect a journal created mid-session.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
+
+from ..workspace.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
+
+DB = "memory.sqlite"
+_SIDE_FILES = (DB, f"{DB}-journal", f"{DB}-wal", f"{DB}-shm")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (
@@ -26,11 +41,14 @@ def normalise(text: str) -> str:
 
 class MemoryStore:
     def __init__(self, workspace: Path, clock=time.time) -> None:
-        self.path = Path(workspace) / ".cerveau" / "memory.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(workspace) / ".cerveau" / DB
+        self._dir_fd, self.moved_aside = _state_dir(Path(workspace))
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        proc = f"/proc/self/fd/{self._dir_fd}"
+        where = f"{proc}/{DB}" if os.path.isdir(proc) else str(self.path)
+        self._db = sqlite3.connect(where, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
 
     def add(self, kind: str, text: str) -> bool:
@@ -60,3 +78,19 @@ class MemoryStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            if self._dir_fd >= 0:
+                os.close(self._dir_fd)
+                self._dir_fd = -1
+
+
+def _state_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
+    fd, moved = open_state_dir(workspace, ".cerveau")
+    try:
+        for name in _SIDE_FILES:
+            st = lstat_beneath(fd, name)
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                moved.append(move_aside(fd, name, [".cerveau"]))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, moved

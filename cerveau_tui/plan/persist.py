@@ -3,10 +3,16 @@
 Persisted so `cerveau report` can rebuild the plan after the run, from the same events the TUI saw.
 Append-only and fsync'd per event, so a crash loses at most the line being written; a torn last
 line is skipped on load instead of making the whole session unreadable.
+
+The directory is opened beneath the workspace without following links (workspace.beneath): a
+`.cerveau/sessions` replaced by a link to elsewhere would otherwise receive the next session's
+log, written with the person's rights. A planted link is moved aside and a fresh directory made
+(`SessionLog.moved_aside`, for the caller to show); loading refuses to read through one.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -16,6 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..protocol import Event, EventType
+from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
 from .render import render_text
 from .report import build_report_at
 
@@ -28,6 +35,10 @@ DEFAULT_SKIP = frozenset({EventType.TOKEN, EventType.REASONING})
 
 class SessionNotFound(LookupError):
     pass
+
+
+SESSIONS = ".cerveau/sessions"
+_LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def sessions_dir(workspace: Path) -> Path:
@@ -51,12 +62,26 @@ class SessionLog:
     def __init__(
         self, workspace: Path, session_id: str, skip: frozenset[str] = DEFAULT_SKIP
     ) -> None:
-        self.path = sessions_dir(workspace) / f"{_check_id(session_id)}.jsonl"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        name = f"{_check_id(session_id)}.jsonl"
+        self.path = sessions_dir(workspace) / name
         self.skip = skip
         self._lock = threading.Lock()
         self.events: list[Event] = []  # what was logged, for an in-process report
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        dir_fd, moved = open_state_dir(Path(workspace), SESSIONS)
+        #: What was found planted on the way (a link at `.cerveau/sessions`) and moved aside.
+        self.moved_aside: list[MovedAside] = moved
+        try:
+            try:
+                fd = os.open(name, _LOG_FLAGS, 0o644, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                # A link planted at this session's own file name: moved aside like the directory.
+                self.moved_aside.append(move_aside(dir_fd, name, SESSIONS.split("/")))
+                fd = os.open(name, _LOG_FLAGS, 0o644, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+        self._fd: int | None = fd
 
     def __call__(self, event: Event) -> None:
         if event.type in self.skip:
@@ -81,15 +106,33 @@ class SessionLog:
                 self._fd = None
 
 
-def list_sessions(workspace: Path) -> list[str]:
-    """Session ids, oldest first (by last write)."""
-    d = sessions_dir(workspace)
+def _open_sessions(workspace: Path) -> int | None:
+    """The sessions directory's fd, None when there is none. SessionNotFound when a link is on the
+    way: reading through it would load events from wherever it points."""
     try:
-        files = [p for p in d.iterdir() if p.suffix == ".jsonl" and p.is_file()]
-    except FileNotFoundError:
+        return open_dir_beneath(Path(workspace), SESSIONS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnsafePath as exc:
+        raise SessionNotFound(f"not reading sessions: {exc}") from None
+
+
+def list_sessions(workspace: Path) -> list[str]:
+    """Session ids, oldest first (by last write). Links in the directory are not sessions."""
+    fd = _open_sessions(workspace)
+    if fd is None:
         return []
-    files.sort(key=lambda p: (p.stat().st_mtime_ns, p.name))
-    return [p.stem for p in files]
+    try:
+        with os.scandir(fd) as it:
+            found = []
+            for e in it:
+                if not e.name.endswith(".jsonl") or not e.is_file(follow_symlinks=False):
+                    continue
+                found.append((e.stat(follow_symlinks=False).st_mtime_ns, e.name[: -len(".jsonl")]))
+    finally:
+        os.close(fd)
+    found.sort()
+    return [stem for _, stem in found]
 
 
 def load_events(workspace: Path, session_id: str | None = None) -> list[Event]:
@@ -99,13 +142,27 @@ def load_events(workspace: Path, session_id: str | None = None) -> list[Event]:
         if not ids:
             raise SessionNotFound(f"no sessions under {sessions_dir(workspace)}")
         session_id = ids[-1]
-    path = sessions_dir(workspace) / f"{_check_id(session_id)}.jsonl"
+    name = f"{_check_id(session_id)}.jsonl"
+    dir_fd = _open_sessions(workspace)
     try:
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        if dir_fd is None:
+            raise FileNotFoundError(name)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+            raw = f.read()
     except FileNotFoundError:
         raise SessionNotFound(
             f"no session {session_id!r} under {sessions_dir(workspace)}"
         ) from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise SessionNotFound(
+            f"session {session_id!r} is a symbolic link; not following it"
+        ) from None
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
     events: list[Event] = []
     for line in raw.splitlines():
         if not line.strip():

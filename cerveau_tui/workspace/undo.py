@@ -8,11 +8,12 @@ command changed is detected by fingerprint and REPORTED as not restorable, never
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .store import BlobStore
+from .store import BlobStore, RestoreRefused
 
 
 @dataclass
@@ -73,14 +74,18 @@ class UndoLog:
             if not self._turns:
                 return None
             tc = self._turns.pop()
-        self.store.restore(tc.before)
-        covered = set(tc.before)
+        refused: list[str] = []
+        try:
+            self.store.restore(tc.before)
+        except RestoreRefused as exc:
+            # A link now on the way to a file: restoring through it would write where it points.
+            # The rest is back; these are reported, not followed.
+            refused = exc.paths
+        covered = set(tc.before) - set(refused)
         others = sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
-        return UndoResult(tc.turn_id, sorted(covered), sorted({*others, *tc.outside}))
+        return UndoResult(tc.turn_id, sorted(covered), sorted({*others, *tc.outside, *refused}))
 
 
 def _is_inside(root: Path, path: Path) -> bool:
-    import os
-
     p = Path(os.path.realpath(path))
     return p == root or root in p.parents
