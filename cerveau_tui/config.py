@@ -131,6 +131,9 @@ class Settings(_Model):
     sandbox_tmp_mb: int = Field(512, ge=16)
     # Processes (and threads) one command may have at once, where the kernel lets us cap it.
     sandbox_max_procs: int = Field(512, ge=16)
+    # Which enforcement backend to use: "auto" takes the first that passes its live self-check.
+    # Naming a weaker one is for the person (and the probe suite), never for a workspace config.
+    sandbox_backend: Literal["auto", "bubblewrap", "landlock", "none"] = "auto"
     bash_timeout_s: float = Field(120.0, gt=0)
     output_cap: int = Field(16_000, ge=1_000)
     show_reasoning: bool = True
@@ -239,7 +242,7 @@ _APPROVAL_RANK = {"never": 0, "untrusted": 0, "on-request": 1, "on-failure": 2}
 # Settings that name a program the app runs on the host, or where the conversation is sent: any
 # change from the workspace is a lowering (a `cache_dir` inside the workspace would make the app
 # run a llama-server binary the model wrote; a `server_url` sends the session to another machine).
-_ANY_CHANGE = ("server_url", "model_path", "cache_dir", "expert", "keymap")
+_ANY_CHANGE = ("server_url", "model_path", "cache_dir", "expert", "keymap", "sandbox_backend")
 
 
 def _lowerings(base: Settings, full: Settings) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ NETWORK_HINTS = ("curl ", "wget ", "pip install", "pip3 install", "npm install",
 
 class Bash(Tool):
     name = "bash"
-    description = "Run a shell command in the workspace."
+    description = "Run a shell command in the workspace (sandboxed; /tmp is private and emptied after each command)."
     retry_class = RetryClass.TRANSIENT
     mutates = True
 
@@ -31,8 +31,10 @@ class Bash(Tool):
             raise ToolError("command is empty")
         if ctx.runner is None:
             raise ToolError("no command runner is configured", RetryClass.TRANSIENT)
-        timeout = float(args.timeout) if args.timeout else ctx.bash_timeout
-        timeout = max(1.0, min(timeout, ctx.bash_timeout * 5))
+        # The model may ask for less time than the person's `bash_timeout_s`, never more: a
+        # `timeout: 99999999` kept a hung command (and the turn) alive for days.
+        timeout = float(args.timeout) if args.timeout and args.timeout > 0 else ctx.bash_timeout
+        timeout = max(1.0, min(timeout, ctx.bash_timeout))
         fp = ctx.extra.get("fingerprinter")
         before = fp.scan() if fp is not None else None
         res: CommandResult = ctx.runner.run(
