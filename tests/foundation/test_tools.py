@@ -160,3 +160,135 @@ def test_failures_are_shaped_by_retry_class():
     assert "retried once" in shape_failure(ToolResult(False, "busy", error_class=RetryClass.TRANSIENT), True)
     cmd = ToolResult(False, "boom\n[exit code 2]", error_class=RetryClass.ARGS, exit_code=2)
     assert shape_failure(cmd, False) == cmd.output  # a command's failure is its own output
+
+
+# --- issue 10: a link swapped in after the verdict is never followed by run() -------------------
+
+
+@pytest.fixture
+def outside(tmp_path):
+    out = tmp_path.parent / (tmp_path.name + "-outside")
+    out.mkdir()
+    (out / "x").write_text("outside's own\n")
+    (out / "a.py").write_text("a = 1\n")
+    return out
+
+
+def _listing(d):
+    import hashlib
+
+    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def _declared_then_swapped(tool, ctx, tmp_path, outside, **kw):
+    """declare() while `d` is a real directory (or absent), then `d` replaced by a link out, as a
+    command in the same reply would do, then run()."""
+    args = tool.Args(**kw)
+    declared = tool.declare(args, ctx)
+    assert all(str(p).startswith(os.path.realpath(tmp_path)) for p in declared.writes + declared.reads)
+    import shutil
+
+    if (tmp_path / "d").exists():
+        shutil.rmtree(tmp_path / "d")
+    (tmp_path / "d").symlink_to(outside)
+    return tool.run(args, ctx)
+
+
+def test_write_file_through_a_directory_swapped_for_a_link_is_refused(ctx, tmp_path, outside):
+    before = _listing(outside)
+    with pytest.raises(PathError, match="symbolic link on the way"):
+        _declared_then_swapped(WriteFile(), ctx, tmp_path, outside, path="d/x", content="overwritten")
+    assert _listing(outside) == before
+
+
+def test_write_file_of_a_new_file_through_a_link_planted_after_the_verdict_is_refused(ctx, tmp_path, outside):
+    before = _listing(outside)
+    with pytest.raises(PathError):
+        _declared_then_swapped(WriteFile(), ctx, tmp_path, outside, path="d/new.txt", content="planted")
+    assert _listing(outside) == before and not (outside / "new.txt").exists()
+
+
+def test_edit_file_through_a_directory_swapped_for_a_link_is_refused(ctx, tmp_path, outside):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d/a.py").write_text("a = 1\n")
+    before = _listing(outside)
+    with pytest.raises(PathError):
+        _declared_then_swapped(EditFile(), ctx, tmp_path, outside, path="d/a.py", old="a = 1", new="a = 2")
+    assert _listing(outside) == before
+
+
+def test_read_file_of_a_file_swapped_for_a_link_out_is_refused(ctx, tmp_path, outside):
+    (tmp_path / "notes.txt").write_text("mine")
+    args = ReadFile.Args(path="notes.txt")
+    ReadFile().declare(args, ctx)
+    (tmp_path / "notes.txt").unlink()
+    (tmp_path / "notes.txt").symlink_to(outside / "x")
+    with pytest.raises(PathError, match="leads out of the workspace"):
+        ReadFile().run(args, ctx)
+
+
+def test_a_link_pointing_inside_the_workspace_still_works(ctx, tmp_path):
+    (tmp_path / "doc").mkdir()
+    (tmp_path / "docs").symlink_to("doc")
+    assert run(WriteFile(), ctx, path="docs/x.md", content="hi\n").ok
+    assert (tmp_path / "doc/x.md").read_text() == "hi\n"
+    assert run(ReadFile(), ctx, path="docs/x.md").output == "hi\n"
+
+
+def test_an_approved_absolute_path_outside_is_written(ctx, outside):
+    r = run(WriteFile(), ctx, path=str(outside / "new.txt"), content="asked and approved\n")
+    assert r.ok and (outside / "new.txt").read_text() == "asked and approved\n"
+
+
+def test_search_does_not_read_a_linked_file_pointing_out(ctx, tmp_path, outside):
+    (outside / "x").write_text("needle outside\n")
+    (tmp_path / "leak.txt").symlink_to(outside / "x")
+    (tmp_path / "keep.py").write_text("needle\n")
+    assert run(Search(), ctx, pattern="needle").output == "keep.py:1: needle"
+
+
+def test_list_files_does_not_follow_a_linked_directory(ctx, tmp_path, outside):
+    (tmp_path / "d").symlink_to(outside)
+    (tmp_path / "keep.py").write_text("k\n")
+    assert run(ListFiles(), ctx).output.splitlines() == ["keep.py"]
+
+
+def test_torn_temp_files_are_never_listed(ctx, tmp_path):
+    from cerveau_tui.workspace.beneath import TEMP_PREFIX
+
+    (tmp_path / f"{TEMP_PREFIX}abc-keep.py").write_text("torn")
+    (tmp_path / "keep.py").write_text("k\n")
+    assert run(ListFiles(), ctx).output.splitlines() == ["keep.py"]
+
+
+STATE_PATHS = [".git/commondir", ".git/HEAD", "sub/.git/config", ".GIT/hooks/x", ".cerveau/config.toml", "wt/.git"]
+
+
+@pytest.mark.parametrize("rel", STATE_PATHS)
+def test_write_file_refuses_gits_and_the_harness_state(ctx, tmp_path, rel):
+    with pytest.raises(PathError, match="own state; the file tools do not write there"):
+        run(WriteFile(), ctx, path=rel, content="planted\n")
+    assert not (tmp_path / rel).exists()
+
+
+@pytest.mark.parametrize("rel", STATE_PATHS)
+def test_edit_file_refuses_gits_and_the_harness_state(ctx, tmp_path, rel):
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text("original\n")
+    with pytest.raises(PathError, match="own state"):
+        run(EditFile(), ctx, path=rel, old="original", new="planted")
+    assert (tmp_path / rel).read_text() == "original\n"
+
+
+def test_a_link_into_git_does_not_get_a_write_in(ctx, tmp_path):
+    (tmp_path / ".git/hooks").mkdir(parents=True)
+    (tmp_path / "hooks").symlink_to(".git/hooks")
+    with pytest.raises(PathError, match="git's own state"):
+        run(WriteFile(), ctx, path="hooks/pre-commit", content="#!/bin/sh\n")
+    assert not (tmp_path / ".git/hooks/pre-commit").exists()
+
+
+def test_reading_the_harness_state_is_allowed(ctx, tmp_path):
+    (tmp_path / ".cerveau").mkdir()
+    (tmp_path / ".cerveau/config.toml").write_text("x = 1\n")
+    assert run(ReadFile(), ctx, path=".cerveau/config.toml").output == "x = 1\n"
