@@ -4,8 +4,16 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from cerveau_tui.bus import Emitter
-from cerveau_tui.plan.persist import SessionLog, list_sessions, load_events, report_command
+from cerveau_tui.plan.persist import (
+    SessionLog,
+    SessionNotFound,
+    list_sessions,
+    load_events,
+    report_command,
+)
 
 
 def _session(ws: Path, sid: str) -> SessionLog:
@@ -69,3 +77,44 @@ def test_report_command_without_sessions_fails_with_a_reason(tmp_path: Path) -> 
     code, text = report_command(tmp_path, None, as_json=False)
     assert code == 1 and "no sessions" in text
     assert report_command(tmp_path, "../x", as_json=True)[0] == 1
+
+
+def test_a_planted_sessions_link_receives_no_log_and_is_reported(tmp_path: Path) -> None:
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    ws.mkdir()
+    out.mkdir()
+    (ws / ".cerveau").mkdir()
+    (ws / ".cerveau" / "sessions").symlink_to(out)
+    log = _session(ws, "abc")
+    assert list(out.iterdir()) == []
+    assert (ws / ".cerveau" / "sessions" / "abc.jsonl").is_file()
+    assert [(m.path, m.pointed_to) for m in log.moved_aside] == [(".cerveau/sessions", str(out))]
+
+
+def test_a_planted_link_at_the_log_file_itself_is_moved_aside(tmp_path: Path) -> None:
+    target = tmp_path / "victim.txt"
+    target.write_text("precious\n")
+    (tmp_path / "ws" / ".cerveau" / "sessions").mkdir(parents=True)
+    (tmp_path / "ws" / ".cerveau" / "sessions" / "abc.jsonl").symlink_to(target)
+    log = _session(tmp_path / "ws", "abc")
+    assert target.read_text() == "precious\n"
+    assert [m.moved_to for m in log.moved_aside] == [".cerveau/sessions/abc.jsonl.suspect-1"]
+
+
+def test_loading_refuses_to_read_through_a_planted_sessions_link(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _session(elsewhere, "abc")
+    (ws / ".cerveau").mkdir(parents=True)
+    (ws / ".cerveau" / "sessions").symlink_to(elsewhere / ".cerveau" / "sessions")
+    with pytest.raises(SessionNotFound, match="symbolic link"):
+        load_events(ws, "abc")
+    assert report_command(ws, None, as_json=False)[0] == 1
+
+
+def test_a_linked_session_file_is_not_a_session(tmp_path: Path) -> None:
+    _session(tmp_path, "real")
+    (tmp_path / ".cerveau/sessions/fake.jsonl").symlink_to(tmp_path / ".cerveau/sessions/real.jsonl")
+    assert list_sessions(tmp_path) == ["real"]
+    with pytest.raises(SessionNotFound):
+        load_events(tmp_path, "fake")

@@ -5,7 +5,13 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.workspace.fingerprint import Fingerprinter
-from cerveau_tui.workspace.store import BlobCorrupt, BlobMissing, BlobStore, OutsideWorkspace
+from cerveau_tui.workspace.store import (
+    BlobCorrupt,
+    BlobMissing,
+    BlobStore,
+    OutsideWorkspace,
+    RestoreRefused,
+)
 
 
 def test_put_then_get_round_trips(tmp_path: Path) -> None:
@@ -67,3 +73,66 @@ def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     with pytest.raises(OutsideWorkspace):
         store.restore({"../evil.txt": store.put(b"x")})
     assert not (tmp_path / "evil.txt").exists()
+
+
+def _listing(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+def test_a_planted_blobs_link_receives_nothing_and_is_reported(tmp_path: Path) -> None:
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    ws.mkdir()
+    out.mkdir()
+    (ws / ".cerveau").mkdir()
+    (ws / ".cerveau" / "blobs").symlink_to(out)
+    store = BlobStore(ws)
+    d = store.put(b"kept safe")
+    assert _listing(out) == []
+    assert (ws / ".cerveau" / "blobs" / d[:2] / d[2:]).read_bytes() == b"kept safe"
+    assert [m.path for m in store.moved_aside] == [".cerveau/blobs"]
+
+
+def test_a_blob_planted_as_a_link_is_not_read_through(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    secret = tmp_path.parent / (tmp_path.name + "-secret")
+    secret.write_bytes(b"secret")
+    d = store.put(b"secret")
+    blob = tmp_path / ".cerveau" / "blobs" / d[:2] / d[2:]
+    blob.unlink()
+    blob.symlink_to(secret)
+    with pytest.raises(BlobMissing):
+        store.get(d)
+
+
+def test_snapshot_does_not_copy_a_file_swapped_for_a_link(tmp_path: Path) -> None:
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    ws.mkdir()
+    out.mkdir()
+    (out / "f").write_text("outside")
+    (ws / "d").mkdir()
+    store = BlobStore(ws)
+    (ws / "d").rmdir()
+    (ws / "d").symlink_to(out)
+    with pytest.raises(OutsideWorkspace):  # the realpath now lands outside: not snapshotted
+        store.snapshot_files(["d/f"])
+
+
+def test_restore_through_a_directory_swapped_for_a_link_writes_nothing_there(tmp_path: Path) -> None:
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    ws.mkdir()
+    out.mkdir()
+    (out / "f.txt").write_text("outside's own")
+    (ws / "d").mkdir()
+    (ws / "d" / "f.txt").write_text("then")
+    (ws / "a.txt").write_text("a then")
+    store = BlobStore(ws)
+    snap = store.snapshot_files(["d/f.txt", "a.txt"])
+    (ws / "a.txt").write_text("a now")
+    (ws / "d" / "f.txt").unlink()
+    (ws / "d").rmdir()
+    (ws / "d").symlink_to(out)
+    with pytest.raises(RestoreRefused) as info:
+        store.restore(snap)
+    assert info.value.paths == ["d/f.txt"]
+    assert (out / "f.txt").read_text() == "outside's own"
+    assert (ws / "a.txt").read_text() == "a then"  # the rest was put back
