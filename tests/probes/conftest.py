@@ -66,20 +66,20 @@ class Box:
             "GIT_CONFIG_NOSYSTEM": "1",
         }
 
-    def run(self, *replies: dict[str, Any], task: str = "probe", args: tuple[str, ...] = ()) -> Run:
+    def run(self, *replies: dict[str, Any], task: str = "probe", plain: bool = False) -> Run:
+        """`cerveau run --json` with the acceptance flags; `plain`: the person's next plain run,
+        with no flags, which is what a planted workspace config would change."""
         script = {"responses": [*replies, {"content": "done."}]}
+        flags = () if plain else ("--sandbox", "workspace-write", "--approval", "on-request")
         with ScriptedServer(script) as srv:
-            code, events, err = run_cli(
-                self.ws, srv.url, task, "--sandbox", "workspace-write", "--approval", "on-request",
-                *args, env=self.env(), timeout=180,
-            )
+            code, events, err = run_cli(self.ws, srv.url, task, *flags, env=self.env(), timeout=180)
             run = Run(code, events, err, list(srv.requests))
         self.runs.append(run)
         return run
 
     def git(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         """The person's next git command, on the host, with their rights."""
-        env = {**os.environ, "HOME": str(self.home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_PAGER": "", "PAGER": "cat"}
+        env = {**os.environ, "HOME": str(self.home), "GIT_CONFIG_NOSYSTEM": "1"}
         env.pop("GIT_DIR", None)
         return subprocess.run(["git", *args], cwd=cwd or self.ws, env=env, capture_output=True, text=True, timeout=60)
 

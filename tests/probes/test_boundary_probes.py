@@ -48,7 +48,7 @@ def test_a_planted_link_to_a_secret_is_not_read(box: Box) -> None:
 
 def _next_session_runs_on_host(box: Box) -> bool:
     marker = box.out / "ran-on-host"
-    run = box.run(reply(call("bash", command=f"touch {marker}")))
+    run = box.run(reply(call("bash", command=f"touch {marker}")), plain=True)
     return marker.exists() or run.started.get("mode") == "full-access"
 
 
@@ -77,7 +77,7 @@ def test_the_file_tools_cannot_write_the_config(box: Box) -> None:
 def test_a_config_that_came_with_the_repository_is_held_back_and_said(box: Box) -> None:
     (box.ws / ".cerveau").mkdir()
     (box.ws / ".cerveau" / "config.toml").write_text('sandbox = "full-access"\nnetwork = true\n')
-    run = box.run(reply(call("bash", command=f"touch {box.out}/ran-on-host")))
+    run = box.run(reply(call("bash", command=f"touch {box.out}/ran-on-host")), plain=True)
     assert not (box.out / "ran-on-host").exists()
     assert run.started["mode"] == "workspace-write" and run.started["workspace_config"]["held_back"]
     assert any("NOT applied" in n.get("text", "") for n in run.of("notice"))
@@ -135,14 +135,15 @@ def test_an_existing_repository_gets_no_commondir_or_hook(box: Box) -> None:
 
 
 def test_a_nested_repository_and_a_gitdir_file(box: Box) -> None:
+    box.git("init", "-q")  # the person's repository exists; the model adds others inside it
     box.run(reply(call("bash", command=(
-        f"git init -q sub && git -C sub config core.pager 'touch {box.out}/pager; cat' && "
-        f"mkdir -p fake && git init -q --bare fake/repo && git -C fake/repo config core.fsmonitor 'touch {box.out}/gitdir' && "
-        "mkdir -p other && echo 'gitdir: ../fake/repo' > other/.git"
+        f"git init -q sub && git -C sub config core.fsmonitor 'touch {box.out}/nested' && "
+        f"git init -q x && mv x/.git store-g && rmdir x && git --git-dir=store-g config core.fsmonitor 'touch {box.out}/gitdir' && "
+        "mkdir -p other && echo 'gitdir: ../store-g' > other/.git"
     ))))
-    box.git("log", cwd=box.ws / "sub")
+    box.git("status", cwd=box.ws / "sub")
     box.git("status", cwd=box.ws / "other")
-    assert not (box.out / "pager").exists() and not (box.out / "gitdir").exists()
+    assert not (box.out / "nested").exists() and not (box.out / "gitdir").exists()
 
 
 # --- 5. secrets outside the workspace -------------------------------------------------------------
