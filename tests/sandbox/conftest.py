@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,3 +87,38 @@ def landlock_runner() -> LandlockRunner:
     if landlock_abi() < 1:
         pytest.skip("Landlock is not available")
     return LandlockRunner()
+
+
+@dataclass
+class FakeHome:
+    home: Path
+    secret: bytes  # the bytes that must never come back from a command
+    denied: list[Path]  # what the runner is told to mask
+
+
+@pytest.fixture
+def fake_home(box: Box) -> FakeHome:
+    """A home beside the workspace with a planted key folder and token file, on the deny list,
+    and one ordinary file that must stay readable (so "everything unreadable" cannot pass)."""
+    home = box.root / "home"
+    secret = f"cerveau-secret-{uuid.uuid4().hex}".encode()
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_bytes(secret + b"\n")
+    (home / ".npmrc").write_bytes(b"//registry/:_authToken=" + secret + b"\n")
+    (home / "notes.txt").write_text("ordinary\n")
+    return FakeHome(home, secret, [home / ".ssh", home / ".npmrc"])
+
+
+@pytest.fixture(params=_BACKENDS)
+def masked_runner(
+    request: pytest.FixtureRequest, fake_home: FakeHome
+) -> BubblewrapRunner | LandlockRunner | NoSandbox:
+    """An enforcing runner built the way select_runner builds one: with resolved deny paths and
+    small bounds, so the caps are cheap to hit."""
+    limits = {"deny_read": fake_home.denied, "tmp_mb": 16, "max_procs": 32}
+    if request.param == "none":
+        return NoSandbox()
+    if request.param == "bubblewrap":
+        require_bwrap()
+        return BubblewrapRunner(**limits)  # type: ignore[arg-type]
+    return LandlockRunner(**limits)  # type: ignore[arg-type]
