@@ -38,7 +38,8 @@ from .messages import (
 )
 from .plan_model import PLAN_EVENTS, build_report, make_fingerprinter
 from .runner import Session, SessionRunner, progress_text
-from .screens.approval import GRACE_S, ApprovalScreen
+from .screens.approval import ApprovalScreen
+from .screens.armed import QUIET_S
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.chat import ChatView
 from .widgets.plan_strip import PlanStrip
@@ -76,14 +77,14 @@ class CerveauApp(App[int]):
         clock: Callable[[], float] = time.monotonic,
         save_setting: Callable[[str, Any], object] = save_user_setting,
         theme_dirs: list[Path] | None = None,
-        grace_s: float = GRACE_S,
+        quiet_s: float = QUIET_S,
     ) -> None:
         super().__init__()
         self.settings = settings
         self.bus = bus or Emitter()
         self.approver = BusApprover(self.bus, timeout_s=settings.approval_timeout_s)
         self.clock = clock
-        self.grace_s = grace_s
+        self.quiet_s = quiet_s
         self._save_setting = save_setting
         self._theme_load = load_themes(theme_dirs)
         self.bridge = Bridge(self.post_message)
@@ -117,6 +118,11 @@ class CerveauApp(App[int]):
             yield PromptInput()
         yield StatusBar()
         yield Footer()
+
+    @property
+    def prompt(self) -> PromptInput:
+        # The base screen's: `self.query_one` searches the active screen, a dialog while one is up.
+        return self.screen_stack[0].query_one(PromptInput)
 
     def on_mount(self) -> None:
         for theme in self._theme_load.themes:
@@ -223,7 +229,9 @@ class CerveauApp(App[int]):
     def _ask(self, payload: dict[str, Any]) -> None:
         screen = self.approval_screen
         if screen is None or screen.closing:
-            screen = ApprovalScreen(self._resolve_approval, self.clock, self.grace_s)
+            screen = ApprovalScreen(
+                self._resolve_approval, self.clock, self.quiet_s, sink=self.prompt
+            )
             self.approval_screen = screen
             screen.add(payload)
             self.push_screen(screen, lambda _: self._approval_closed(screen))

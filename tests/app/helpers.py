@@ -11,6 +11,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from cerveau_tui.app.app import CerveauApp, default_factory
+from cerveau_tui.app.screens.armed import QUIET_S, ArmedModal
 from cerveau_tui.bus import Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
@@ -34,6 +35,18 @@ async def wait_until(pilot: Pilot[Any], cond: Callable[[], bool], *, steps: int 
             return True
         await pilot.pause(0.05)
     return cond()
+
+
+async def arm(pilot: Pilot[Any], clock: FakeClock) -> ArmedModal[Any]:
+    """Let the keyboard be quiet long enough on the injected clock, tick, and wait until the
+    dialog on screen has armed (its real keys drawn, then armed one refresh later)."""
+    screen = pilot.app.screen
+    assert isinstance(screen, ArmedModal), screen
+    assert await wait_until(pilot, lambda: screen.on_screen)
+    clock.advance(QUIET_S)
+    screen.tick_arming()
+    assert await wait_until(pilot, lambda: screen.armed)
+    return screen
 
 
 def viewer_app(tmp_path: Path, clock: FakeClock | None = None, **settings: Any) -> CerveauApp:

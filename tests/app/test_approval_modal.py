@@ -1,5 +1,5 @@
-"""The approval modal's keys, grace period, timeout and queue, against the real BusApprover
-(asked from another thread, as the engine asks it)."""
+"""The approval modal's keys, arming, timeout and queue, against the real BusApprover (asked from
+another thread, as the engine asks it). How arming treats keys typed early: test_approval_arming."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from pathlib import Path
 
 from cerveau_tui.app.screens.approval import ApprovalScreen
 
-from .helpers import AskInThread, FakeClock, viewer_app, wait_until
+from .helpers import AskInThread, FakeClock, arm, viewer_app, wait_until
 
 
-async def test_y_approves_once_after_the_grace_period(tmp_path: Path) -> None:
+async def test_y_approves_once_once_armed(tmp_path: Path) -> None:
     clock = FakeClock()
     app = viewer_app(tmp_path, clock)
     async with app.run_test() as pilot:
         ask = AskInThread(app)
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        clock.advance(0.6)
+        await arm(pilot, clock)
         await pilot.press("y")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved"
@@ -29,15 +29,15 @@ async def test_a_approves_for_the_session_and_spells_out_the_scope(tmp_path: Pat
     async with app.run_test() as pilot:
         ask = AskInThread(app, summary="npm install", scope="commands starting with `npm install`")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await arm(pilot, clock)
         keys = str(app.screen.query_one("#keys").render())
         assert "approve for this session: commands starting with `npm install`" in keys
-        clock.advance(0.6)
         await pilot.press("a")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved_session"
 
 
-async def test_keys_are_ignored_during_the_grace_period(tmp_path: Path) -> None:
+async def test_keys_do_not_answer_before_the_dialog_arms(tmp_path: Path) -> None:
     clock = FakeClock()
     app = viewer_app(tmp_path, clock)
     async with app.run_test() as pilot:
@@ -48,7 +48,7 @@ async def test_keys_are_ignored_during_the_grace_period(tmp_path: Path) -> None:
         await pilot.pause()
         assert ask.decision is None and isinstance(app.screen, ApprovalScreen)
         assert app.approver.pending == [ask.req.request_id]
-        clock.advance(0.3)
+        await arm(pilot, clock)
         await pilot.press("y")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved"
@@ -60,7 +60,7 @@ async def test_n_denies_with_the_reason_typed_before_enter(tmp_path: Path) -> No
     async with app.run_test() as pilot:
         ask = AskInThread(app)
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        clock.advance(1)
+        await arm(pilot, clock)
         await pilot.press("n", *"not yet, a y", "enter")
         ask.thread.join(5)
         assert ask.decision is not None
@@ -73,7 +73,7 @@ async def test_escape_denies_and_stops(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         ask = AskInThread(app)
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        clock.advance(1)
+        await arm(pilot, clock)
         await pilot.press("escape")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "stopped"
@@ -107,15 +107,15 @@ async def test_two_pending_requests_queue_and_both_are_answered(tmp_path: Path) 
         assert isinstance(screen, ApprovalScreen)
         assert await wait_until(pilot, lambda: len(screen.queue) == 2)
         assert "(1 of 2)" in str(screen.query_one("#head").render())
-        clock.advance(1)
+        await arm(pilot, clock)
         await pilot.press("y")
         first.thread.join(5)
-        # the grace period re-arms for the second request: the same key repeated does nothing
+        # the dialog re-arms for the second request: the same key repeated does nothing
         await pilot.press("n")
         await pilot.pause()
         assert second.decision is None
         assert "make deploy" in str(screen.query_one("#subject").render())
-        clock.advance(1)
+        await arm(pilot, clock)
         await pilot.press("n", "enter")
         second.thread.join(5)
         assert first.decision is not None and first.decision.decision == "approved"
@@ -131,7 +131,7 @@ async def test_a_request_arriving_as_the_dialog_closes_gets_a_dialog_of_its_own(
     async with app.run_test() as pilot:
         first = AskInThread(app, summary="make build", call_id="c1")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        clock.advance(1)
+        await arm(pilot, clock)
         await pilot.press("y")
         second = AskInThread(app, summary="make deploy", call_id="c2")
         first.thread.join(5)
@@ -144,7 +144,7 @@ async def test_a_request_arriving_as_the_dialog_closes_gets_a_dialog_of_its_own(
             )
 
         assert await wait_until(pilot, showing_second)
-        clock.advance(1)
+        await arm(pilot, clock)
         await pilot.press("y")
         second.thread.join(5)
         assert second.decision is not None and second.decision.decision == "approved"

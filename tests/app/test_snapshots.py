@@ -12,7 +12,7 @@ import pytest
 from cerveau_tui.app.screens.approval import ApprovalScreen
 
 from .feeds import DIFF, plan_events, streamed_turn
-from .helpers import AskInThread, FakeClock, viewer_app, wait_until
+from .helpers import AskInThread, FakeClock, arm, viewer_app, wait_until
 
 SIZE = (120, 36)
 
@@ -44,19 +44,36 @@ def test_streamed_answer_with_tool_cards_and_a_diff(snap_compare: Any, tmp_path:
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
+def _ask_edit(app: Any) -> None:
+    AskInThread(
+        app,
+        summary="src/calc.py",
+        tool="edit_file",
+        reason="writes a protected path (.env*)",
+        paths=["src/calc.py"],
+        diff=DIFF,
+        scope="writes to src/calc.py",
+    )
+
+
 def test_approval_modal_with_a_diff(snap_compare: Any, tmp_path: Path) -> None:
     app = _app(tmp_path)
 
     async def run_before(pilot: Any) -> None:
-        AskInThread(
-            app,
-            summary="src/calc.py",
-            tool="edit_file",
-            reason="writes a protected path (.env*)",
-            paths=["src/calc.py"],
-            diff=DIFF,
-            scope="writes to src/calc.py",
-        )
+        _ask_edit(app)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await _settle(pilot)
+        await arm(pilot, app.clock)
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_modal_while_arming(snap_compare: Any, tmp_path: Path) -> None:
+    app = _app(tmp_path)
+
+    async def run_before(pilot: Any) -> None:
+        _ask_edit(app)
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await _settle(pilot)
 

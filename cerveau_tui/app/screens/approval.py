@@ -1,10 +1,11 @@
 """The approval modal: the loop asked the Approver; the person decides.
 
 Keys never change meaning between dialogs: y approve once, a approve for this session (its scope
-spelled out), n deny (type a reason, Enter), Esc deny and stop the turn. Every key is ignored for
-the first 0.5 s a request is shown, so a keystroke meant for the prompt cannot approve a command
-that popped up under it. Requests queue: the screen shows one at a time and re-arms the grace
-period for each. A countdown shows when the approver will deny by itself.
+spelled out), n deny (type a reason, Enter), Esc deny and stop the turn. No key answers until the
+dialog has ARMED (armed.py): on screen, then QUIET_S without any key; keys typed before that go
+back to the prompt, so a person typing a steering message when the dialog pops up neither
+approves anything nor loses a letter. Requests queue: the screen shows one at a time and re-arms
+for each one that reaches the head. A countdown shows when the approver will deny by itself.
 """
 
 from __future__ import annotations
@@ -18,17 +19,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ...loop.approver import ApprovalDecision
 from ..widgets.diff_view import DiffView
+from .armed import QUIET_S, TICK_S, ArmedModal, KeySink
 
-GRACE_S = 0.5
 Resolve = Callable[[str, ApprovalDecision], object]
 
 
-class ApprovalScreen(ModalScreen[None]):
+class ApprovalScreen(ArmedModal[None]):
     CSS_PATH = Path(__file__).with_suffix(".tcss")
     BINDINGS = [
         Binding("y", "decide('approved')", "Approve once", id="approval.approve"),
@@ -38,12 +38,15 @@ class ApprovalScreen(ModalScreen[None]):
     ]
 
     def __init__(
-        self, resolve: Resolve, clock: Callable[[], float], grace_s: float = GRACE_S
+        self,
+        resolve: Resolve,
+        clock: Callable[[], float],
+        quiet_s: float = QUIET_S,
+        sink: KeySink | None = None,
     ) -> None:
-        super().__init__(id="approval")
+        super().__init__(clock, sink, quiet_s, id="approval")
         self._resolve = resolve
         self._clock = clock
-        self.grace_s = grace_s
         self.queue: list[dict[str, Any]] = []
         self.closing = False
         self._shown_at = clock()
@@ -62,7 +65,7 @@ class ApprovalScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self._show_head()
-        self.set_interval(0.25, self.tick)
+        self.set_interval(TICK_S, self.tick)
 
     # --- the queue ---------------------------------------------------------------------------
     @property
@@ -75,6 +78,7 @@ class ApprovalScreen(ModalScreen[None]):
         self.queue.append(request)
         if len(self.queue) == 1:
             self._shown_at = self._clock()
+            self.rearm()
         if self.is_mounted:
             self._show_head()
 
@@ -95,11 +99,14 @@ class ApprovalScreen(ModalScreen[None]):
             self.dismiss(None)
             return
         self._shown_at = self._clock()
+        self.rearm()  # a different question: what was typed for the last one must not answer it
         self._show_head()
 
     # --- decisions -----------------------------------------------------------------------------
-    def in_grace(self) -> bool:
-        return self._clock() - self._shown_at < self.grace_s
+    def on_armed(self) -> None:
+        diff = self.query_one("#diff", VerticalScroll)
+        if not diff.has_class("-empty"):
+            diff.focus()  # so the arrow keys scroll a long diff
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While a reason is typed, y/a/n are letters of the reason; only Esc keeps its meaning.
@@ -110,14 +117,14 @@ class ApprovalScreen(ModalScreen[None]):
         return True
 
     def action_decide(self, decision: str, reason: str = "") -> None:
-        if self.current is None or self.in_grace():
+        if self.current is None or not self.armed:
             return
         if decision == "stopped" and not reason:
             reason = "the person stopped the turn"
         self._finish(ApprovalDecision(decision, reason, by="person"))  # type: ignore[arg-type]
 
     def action_deny_with_reason(self) -> None:
-        if self.current is None or self.in_grace():
+        if self.current is None or not self.armed:
             return
         self.add_class("-reason")
         self.query_one("#reason", Input).focus()
@@ -145,6 +152,7 @@ class ApprovalScreen(ModalScreen[None]):
                 )
             )
             return
+        self.tick_arming()
         self._show_countdown()
 
     def seconds_left(self) -> float | None:
@@ -184,20 +192,22 @@ class ApprovalScreen(ModalScreen[None]):
         self.query_one("#paths", Static).update(
             Content("paths: " + ", ".join(paths)) if paths else ""
         )
-        scope = str(head.get("scope") or summary or "this request")
-        self.query_one("#keys", Static).update(
-            Content.assemble(
-                ("y", "bold $text-accent"),
-                " approve once    ",
-                ("a", "bold $text-accent"),
-                f" approve for this session: {scope}\n",
-                ("n", "bold $text-accent"),
-                " deny (type a reason, then Enter)    ",
-                ("Esc", "bold $text-accent"),
-                " deny and stop the turn",
-            )
-        )
+        self.show_keys()
         self._show_countdown()
+
+    def keys_content(self) -> Content:
+        head = self.current or {}
+        scope = str(head.get("scope") or head.get("summary") or "this request")
+        return Content.assemble(
+            ("y", "bold $text-accent"),
+            " approve once    ",
+            ("a", "bold $text-accent"),
+            f" approve for this session: {scope}\n",
+            ("n", "bold $text-accent"),
+            " deny (type a reason, then Enter)    ",
+            ("Esc", "bold $text-accent"),
+            " deny and stop the turn",
+        )
 
     def _show_countdown(self) -> None:
         left = self.seconds_left()

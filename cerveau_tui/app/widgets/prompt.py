@@ -1,5 +1,6 @@
 """The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J inserts a newline, Up/Down at the
-edges walk the history."""
+edges walk the history. Keys typed while a dialog was still arming are replayed here
+(`replay_key`, screens/armed.py), so a person who kept typing loses nothing."""
 
 from __future__ import annotations
 
@@ -71,11 +72,7 @@ class PromptInput(TextArea):
         if key == "enter":
             event.stop()
             event.prevent_default()
-            text = self.text
-            if text.strip():
-                self.past.add(text)
-                self.clear()
-                self.post_message(self.Submitted(text))
+            self.submit()
             return
         if key in ("shift+enter", "ctrl+j"):
             event.stop()
@@ -97,6 +94,35 @@ class PromptInput(TextArea):
                 self._replace_all(entry)
             return
         await super()._on_key(event)
+
+    def submit(self) -> None:
+        text = self.text
+        if text.strip():
+            self.past.add(text)
+            self.clear()
+            self.post_message(self.Submitted(text))
+
+    def replay_key(self, key: str, character: str | None) -> bool:
+        """Apply a key typed while a dialog was arming, as if it had been typed here. Keys that
+        carry no text (arrows, Tab, Esc) are not replayed: False."""
+        if key == "enter":
+            self.submit()
+        elif key in ("shift+enter", "ctrl+j"):
+            self._type("\n")
+        elif key == "backspace":
+            self.action_delete_left()
+        elif character is not None and len(character) == 1 and character.isprintable():
+            self._type(character)
+        else:
+            return False
+        return True
+
+    def replay_paste(self, text: str) -> None:
+        self._type(text)
+
+    def _type(self, text: str) -> None:
+        # What typing does: replace the selection, cursor after the text.
+        self.replace(text, *self.selection, maintain_selection_offset=False)
 
     def _replace_all(self, text: str) -> None:
         self.load_text(text)
