@@ -1,11 +1,17 @@
-"""The start-up self-check: real runs, cached by kernel + bwrap version, honest when nothing works."""
+"""The start-up self-check: real runs at every start, nothing trusted from a file, honest when
+nothing works."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
+
 from cerveau_tui.config import Settings
+from cerveau_tui.sandbox import select
+from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner
 from cerveau_tui.sandbox.select import (
     CACHE_NAME,
     SandboxStatus,
@@ -53,18 +59,44 @@ def test_a_backend_that_runs_but_does_not_confine_is_rejected(tmp_path: Path) ->
     assert any("landed on the host" in n for n in status.notes)
 
 
-def test_the_answer_is_cached_under_the_current_key(tmp_path: Path) -> None:
-    fake = SandboxStatus("landlock", True, ["from cache"], [])
+def test_a_cache_file_claiming_enforcement_is_never_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Was "the answer is cached under the current key": a command overwrote that file through a
+    # symlink race and later sessions ran on the host reporting `enforced: true`. Now a planted
+    # file under the current key changes nothing: the live probe (made to fail here) decides.
+    fake = SandboxStatus("bubblewrap", True, ["from cache"], [])
     (tmp_path / CACHE_NAME).write_text(json.dumps({"key": cache_key(), "status": fake.__dict__}))
-    assert self_check(tmp_path).notes == ["from cache"]
+    monkeypatch.setattr(select, "run_probe", lambda b, s: select.ProbeResult("broken (test)"))
+    status = self_check(tmp_path)
+    assert status.enforced is False and status.backend == "none"
+    assert "from cache" not in status.notes
 
 
-def test_a_cache_from_another_kernel_or_bwrap_is_ignored(tmp_path: Path) -> None:
-    fake = SandboxStatus("landlock", True, ["from cache"], [])
-    (tmp_path / CACHE_NAME).write_text(
-        json.dumps({"key": "v1|other-kernel|bwrap 0.1|landlock1", "status": fake.__dict__})
-    )
-    assert self_check(tmp_path).notes != ["from cache"]
+def test_the_live_probe_runs_at_every_self_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+
+    def counting(backend: str, scratch: Path) -> select.ProbeResult:
+        calls.append(backend)
+        return select.ProbeResult(None, ["a gap"])
+
+    monkeypatch.setattr(select, "run_probe", counting)
+    self_check(tmp_path)
+    self_check(tmp_path)
+    assert calls == ["bubblewrap", "bubblewrap"]
+
+
+def test_the_self_check_writes_no_file_a_later_session_would_read(tmp_path: Path) -> None:
+    self_check(tmp_path, backends=("none",))
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_status_carries_the_backends_gaps(tmp_path: Path) -> None:
+    require_bwrap()
+    status = self_check(tmp_path, backends=("bubblewrap",))
+    assert status.gaps == BubblewrapRunner(bwrap="/usr/bin/bwrap").gaps
 
 
 def test_select_runner_from_settings(tmp_path: Path) -> None:
@@ -73,6 +105,22 @@ def test_select_runner_from_settings(tmp_path: Path) -> None:
     runner = select_runner(settings)
     assert runner.backend == "bubblewrap" and runner.enforced
     assert runner.env_allow == ("MY_TOKEN",)  # type: ignore[attr-defined]
+
+
+def test_select_runner_wires_the_deny_list_and_bounds_from_settings(tmp_path: Path) -> None:
+    require_bwrap()
+    secret = tmp_path / "secrets"
+    secret.mkdir()
+    settings = Settings(
+        workspace=tmp_path,
+        cache_dir=tmp_path / "cache",
+        deny_read=[str(secret)],
+        sandbox_tmp_mb=64,
+        sandbox_max_procs=100,
+    )
+    runner = select_runner(settings, status=SandboxStatus("bubblewrap", True))
+    assert runner.deny_read == [secret]  # type: ignore[attr-defined]
+    assert runner.tmp_mb == 64 and runner.cap.max_procs == 100  # type: ignore[attr-defined]
 
 
 def test_select_runner_without_a_backend_is_unenforced(tmp_path: Path) -> None:
