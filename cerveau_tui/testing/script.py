@@ -9,6 +9,14 @@ Entries (`{"responses": [...]}` or a bare list):
                                                              the way llama-server fails mid-stream
 Modifiers on any streamed entry: "die_after_chunks": N (close the socket mid-stream),
 "malformed": true (one non-JSON data line after the first content chunk).
+
+Hostile streams (each replaces the whole reply, always streamed; the endless ones run until the
+client hangs up or the server stops):
+  {"keepalive": 0.05}             `: ping` comments every 0.05 s, never a data line
+  {"endless": "text"}             content deltas of "text", as fast as the client reads them
+  {"raw_sse": ["data: {...}", ...]}   these lines verbatim (each followed by a blank line), then
+                                      the stream ends: the script writes its own `data: [DONE]`
+  {"long_line": N}                one `data:` line of N bytes, sent in pieces, then [DONE]
 """
 
 from __future__ import annotations
@@ -30,6 +38,32 @@ class Reply:
     stream_error: dict[str, Any] | None = None  # sent as `data: {"error": ...}` mid-stream
     die_after_chunks: int | None = None
     malformed: bool = False
+    hostile: Hostile | None = None
+
+
+@dataclass
+class Hostile:
+    """A stream no well-behaved server sends (one of the fields is set)."""
+
+    keepalive_s: float | None = None
+    endless: str | None = None
+    raw_sse: list[str] | None = None
+    long_line: int | None = None
+
+
+def _hostile(entry: dict[str, Any]) -> Hostile | None:
+    if "keepalive" in entry:
+        return Hostile(keepalive_s=float(entry["keepalive"]))
+    if "endless" in entry:
+        return Hostile(endless=str(entry["endless"]) or "x")
+    if "raw_sse" in entry:
+        lines = entry["raw_sse"]
+        if not isinstance(lines, list):
+            raise ValueError('"raw_sse" is a list of lines')
+        return Hostile(raw_sse=[str(x) for x in lines])
+    if "long_line" in entry:
+        return Hostile(long_line=int(entry["long_line"]))
+    return None
 
 
 def load_entries(script: dict[str, Any] | list[Any]) -> list[dict[str, Any]]:
@@ -45,6 +79,9 @@ def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
     as action JSON in `content`, exactly as the real server does."""
     if entry is None:
         entry = {"content": EXHAUSTED}
+    hostile = _hostile(entry)
+    if hostile is not None:
+        return Reply(hostile=hostile)
     mods: dict[str, Any] = {
         "die_after_chunks": entry.get("die_after_chunks"),
         "malformed": bool(entry.get("malformed")),
@@ -109,6 +146,6 @@ def _args_text(arguments: Any) -> str:
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # scripts hold hostile arguments on purpose
         return False
     return True

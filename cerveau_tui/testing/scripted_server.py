@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import wire
-from .script import Reply, load_entries, reply_for
+from .script import Hostile, Reply, load_entries, reply_for
 
 APPROX_BYTES_PER_TOKEN = 4
 
@@ -74,6 +74,7 @@ class ScriptState:
         self.log_path = log_path
         self.requests: list[dict[str, Any]] = []
         self.hits: Counter[str] = Counter()  # path -> requests received (extras included)
+        self.stopping = threading.Event()  # ends the endless hostile streams when the server stops
         self._cursor = 0
         self._cached: list[int] = []
         self._ids = 0
@@ -209,6 +210,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         reply = reply_for(st.next_entry(), constrained=_is_action_schema(body))
+        if reply.hostile is not None:
+            self._hostile(reply.hostile)
+            return
         if reply.error is not None:
             status = int(reply.error["status"])
             self._json(
@@ -283,6 +287,44 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")
 
 
+    def _hostile(self, h: Hostile) -> None:
+        """Streams a real server never sends, for the client's limits: they end when the client
+        hangs up (a write fails) or the server stops."""
+        stopping = self.server.state.stopping
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.close_connection = True  # whatever the client read, this connection is spent
+        cid, created = "chatcmpl-hostile", int(time.time())
+        try:
+            if h.keepalive_s is not None:
+                while not stopping.wait(h.keepalive_s):
+                    self._chunk(b": ping\n\n")
+            elif h.endless is not None:
+                event = wire.sse(wire.delta_chunk({"content": h.endless}, cid, created))
+                batch = event * max(1, 16384 // len(event))
+                while not stopping.is_set():
+                    self._chunk(batch)
+            elif h.raw_sse is not None:
+                for line in h.raw_sse:
+                    self._chunk(line.encode("utf-8") + b"\n\n")
+                self._chunk(b"")
+            elif h.long_line is not None:
+                head = b'data: {"choices":[{"index":0,"delta":{"content":"'
+                tail = b'"}}]}\n\n'
+                self._chunk(head)
+                left = max(0, h.long_line - len(head) - len(tail))
+                piece = b"a" * 65536
+                while left > 0 and not stopping.is_set():
+                    self._chunk(piece[: min(left, len(piece))])
+                    left -= len(piece)
+                self._chunk(tail + wire.SSE_DONE)
+                self._chunk(b"")
+        except OSError:
+            return  # the client hung up: the point of most of these streams
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -342,6 +384,7 @@ class ScriptedServer:
         return self.state.requests
 
     def start(self) -> ScriptedServer:
+        self.state.stopping.clear()
         self._server = _Server(self._addr, self.state)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="scripted-server", daemon=True
@@ -350,6 +393,7 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
+        self.state.stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
