@@ -66,7 +66,14 @@ def person_git(cwd: Path, *, home: Path, ceiling: Path) -> None:
         ["commit", "-qm", "person's commit", "--allow-empty"],
         ["checkout", "-q", "-b", f"person-{time.monotonic_ns()}"],
     ):
-        subprocess.run([GIT, *args], cwd=cwd, env=env, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            [GIT, *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
     for args in (["branch"], ["log", "-1"]):
         at_terminal([GIT, *args], cwd=cwd, env=env)
 
@@ -134,47 +141,93 @@ _BARE = "mkdir -p {d}/objects {d}/refs && echo 'ref: refs/heads/main' > {d}/HEAD
 
 VECTORS = [
     Vector("init_fsmonitor_at_root", "", "git init -q && git config core.fsmonitor {m}"),
-    Vector("init_hook_at_root", "", "git init -q && " + _HOOK + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"),
-    Vector("nested_init_fsmonitor", "root", "mkdir -p sub && cd sub && git init -q && git config core.fsmonitor {m}", "sub"),
     Vector(
-        "gitfile_to_planted_dir", "",
-        _BARE.format(d="planted") + " && " + _CONF + " > planted/config && mkdir sub && echo 'gitdir: ../planted' > sub/.git",
+        "init_hook_at_root",
+        "",
+        "git init -q && " + _HOOK + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+    ),
+    Vector(
+        "nested_init_fsmonitor",
+        "root",
+        "mkdir -p sub && cd sub && git init -q && git config core.fsmonitor {m}",
         "sub",
     ),
     Vector(
-        "dotgit_symlink_to_planted_dir", "",
-        _BARE.format(d="planted") + " && " + _CONF + " > planted/config && mkdir sub && ln -s ../planted sub/.git",
+        "gitfile_to_planted_dir",
+        "",
+        _BARE.format(d="planted")
+        + " && "
+        + _CONF
+        + " > planted/config && mkdir sub && echo 'gitdir: ../planted' > sub/.git",
         "sub",
     ),
     Vector(
-        "commondir_in_existing_repo", "sub",
-        "mkdir -p planted/objects planted/refs && " + _CONF + " > planted/config && echo ../../planted > sub/.git/commondir",
+        "dotgit_symlink_to_planted_dir",
+        "",
+        _BARE.format(d="planted")
+        + " && "
+        + _CONF
+        + " > planted/config && mkdir sub && ln -s ../planted sub/.git",
         "sub",
     ),
     Vector(
-        "hooks_added_to_existing_repo", "sub",
+        "commondir_in_existing_repo",
+        "sub",
+        "mkdir -p planted/objects planted/refs && "
+        + _CONF
+        + " > planted/config && echo ../../planted > sub/.git/commondir",
+        "sub",
+    ),
+    Vector(
+        "hooks_added_to_existing_repo",
+        "sub",
         _HOOK + " > sub/.git/hooks/pre-commit && chmod +x sub/.git/hooks/pre-commit"
         " && cp sub/.git/hooks/pre-commit sub/.git/hooks/post-checkout",
         "sub",
     ),
     Vector(
-        "fsmonitor_watchman_hook", "sub",
+        "fsmonitor_watchman_hook",
+        "sub",
         _HOOK + " > sub/.git/hooks/fsmonitor-watchman && chmod +x sub/.git/hooks/fsmonitor-watchman"
         " && git -C sub config core.fsmonitor .git/hooks/fsmonitor-watchman",
         "sub",
     ),
-    Vector("hook_in_existing_root_repo", "root", _HOOK + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"),
-    Vector("include_path_to_planted_config", "sub", _CONF + " > inc.cfg && git -C sub config include.path ../../inc.cfg", "sub"),
-    Vector("bare_repo_laid_out_in_sub", "", _BARE.format(d="sub") + " && printf '[core]\\n\\tbare = true\\n\\tpager = {m}\\n' > sub/config", "sub"),
-    Vector("bare_repo_laid_out_at_root", "", _BARE.format(d=".") + " && printf '[core]\\n\\tbare = true\\n\\tpager = {m}\\n' > config && echo work > main.py"),
     Vector(
-        "filter_clean_with_gitattributes", "sub",
+        "hook_in_existing_root_repo",
+        "root",
+        _HOOK + " > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
+    ),
+    Vector(
+        "include_path_to_planted_config",
+        "sub",
+        _CONF + " > inc.cfg && git -C sub config include.path ../../inc.cfg",
+        "sub",
+    ),
+    Vector(
+        "bare_repo_laid_out_in_sub",
+        "",
+        _BARE.format(d="sub")
+        + " && printf '[core]\\n\\tbare = true\\n\\tpager = {m}\\n' > sub/config",
+        "sub",
+    ),
+    Vector(
+        "bare_repo_laid_out_at_root",
+        "",
+        _BARE.format(d=".")
+        + " && printf '[core]\\n\\tbare = true\\n\\tpager = {m}\\n' > config && echo work > main.py",
+    ),
+    Vector(
+        "filter_clean_with_gitattributes",
+        "sub",
         "git -C sub config filter.x.clean {m} && echo '*.txt filter=x' > sub/.gitattributes && echo hi > sub/a.txt",
         "sub",
     ),
     Vector(
-        "hooks_path_to_workspace_dir", "sub",
-        "mkdir -p myhooks && " + _HOOK + " > myhooks/pre-commit && chmod +x myhooks/pre-commit && git -C sub config core.hooksPath ../myhooks",
+        "hooks_path_to_workspace_dir",
+        "sub",
+        "mkdir -p myhooks && "
+        + _HOOK
+        + " > myhooks/pre-commit && chmod +x myhooks/pre-commit && git -C sub config core.hooksPath ../myhooks",
         "sub",
     ),
 ]

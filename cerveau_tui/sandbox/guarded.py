@@ -1,0 +1,98 @@
+"""Any runner, plus: a command cannot leave code for the person's next `git` command.
+
+The sandbox confines the command; it does not confine what the command leaves behind. A
+`core.fsmonitor` in a repository the command created, a hook in a nested repository, a `.git`
+file pointing at a planted config: the person's next `git status` runs them on the host, outside
+any sandbox. So every command, in every mode (full-access too: the person's git runs outside the
+sandbox whatever mode the command ran in), is bracketed by a git_guard snapshot and check, and
+what it finds is undone (git_quarantine) before the result goes back to the model, which is told
+in the output, so it does not retry blindly. `on_findings` lets the wiring raise a warning.
+
+Known limit: a process the command leaves running (NoSandbox, full-access; bubblewrap kills the
+command's whole PID namespace) can write after the check. The next command's check catches it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..workspace import git_guard
+from ..workspace.git_config_rules import GitConfigParser, ParseConfig
+from .base import CommandResult, Grant, Runner
+
+OnFindings = Callable[[list[git_guard.Finding]], None]
+
+
+class GuardedRunner:
+    """Wraps `inner`; every attribute it does not define is the inner runner's."""
+
+    def __init__(
+        self,
+        inner: Runner,
+        *,
+        on_findings: OnFindings | None = None,
+        quarantine_dir: Path | None = None,
+        parse: ParseConfig | None = None,
+    ) -> None:
+        self.inner = inner
+        self.on_findings = on_findings
+        self.quarantine_dir = quarantine_dir
+        self.parse = parse or GitConfigParser()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names this object does not have: backend, enforced, status, gaps, ...
+        if name == "inner":  # not yet set (unpickling, copy): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def run(
+        self,
+        command: str,
+        *,
+        workspace: Path,
+        mode: str = "workspace-write",
+        timeout: float = 120.0,
+        output_cap: int = 30_000,
+        grant: Grant | None = None,
+        cancel: threading.Event | None = None,
+        env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        before = git_guard.snapshot(workspace, parse=self.parse)
+        result = self.inner.run(
+            command, workspace=workspace, mode=mode, timeout=timeout, output_cap=output_cap,
+            grant=grant, cancel=cancel, env=env,
+        )  # fmt: skip
+        findings = git_guard.check(workspace, before, parse=self.parse)
+        if not findings:
+            return result
+        actions = git_guard.neutralize(workspace, findings, self.quarantine_dir)
+        note = harness_note(workspace, findings, actions)
+        result.notes.append(note)
+        result.output = f"{result.output.rstrip()}\n{note}" if result.output.strip() else note
+        if self.on_findings is not None:
+            self.on_findings(findings)
+        return result
+
+    def kill_background(self) -> None:
+        self.inner.kill_background()
+
+
+def harness_note(
+    workspace: Path | str, findings: list[git_guard.Finding], actions: list[str]
+) -> str:
+    """One line the model reads: what it left, and what was done about it."""
+    seen: list[str] = []
+    for f in findings:
+        d = f.describe(workspace)
+        if d not in seen:
+            seen.append(d)
+    undone = "; ".join(actions) if actions else "nothing could be done"
+    failed = any(a.startswith("NOT undone") for a in actions)
+    verb = "it was only partly undone" if failed else "it was undone"
+    return (
+        f"[harness] this command left code for your next git command ({'; '.join(seen)}); "
+        f"{verb}: {undone}. Do not set programs in git config or add git hooks."
+    )
