@@ -140,9 +140,10 @@ class LandlockRunner(EnforcingRunner):
             if result.background_pgid is not None:
                 self._groups.append(result.background_pgid)
             # Still holding processes (a `setsid` one escapes the process group, not the
-            # cgroup): kept, so kill_background reaches them too.
-            if not group.remove(kill=False, attempts=1):
-                self._cgroups.append(group)
+            # cgroup): kept, so kill_background reaches them too. Kept ones emptied since go.
+            self._cgroups = [
+                g for g in [*self._cgroups, group] if not g.remove(kill=False, attempts=1)
+            ]
         return result
 
     def kill_background(self) -> None:

@@ -49,7 +49,7 @@ class CommandGroup:
         process that will not die yet): the caller keeps it to try again later."""
         if self.path is None:
             return True
-        for _ in range(attempts):
+        for attempt in range(attempts):
             left = self.pids()
             if left and not kill:
                 return False
@@ -64,8 +64,9 @@ class CommandGroup:
             except FileNotFoundError:
                 return True
             except OSError:
-                # The PID namespace's init has exited and the kernel is still reaping the rest.
-                time.sleep(0.01)
+                # The PID namespace's init has exited and the kernel is still reaping the rest:
+                # usually done within a millisecond, so start short.
+                time.sleep(min(0.001 * (attempt + 1), 0.02))
         return False
 
 
@@ -96,6 +97,7 @@ class ProcessCap:
             self.root = None
         if self.root is not None:
             self.mode = "cgroup"
+            sweep_stale(self.root)
         elif os.geteuid() != 0:
             self.mode = "rlimit"
         else:
@@ -134,6 +136,31 @@ class ProcessCap:
             limit = _tasks_of(os.getuid()) + self.max_procs
             return CommandGroup(None, ["/bin/sh", "-c", _ULIMIT, "cerveau-limit", str(limit)])
         return CommandGroup(None, [])
+
+
+def sweep_stale(root: Path) -> None:
+    """Remove the empty command groups of sessions that are gone (a crash, or a Landlock runner
+    that kept a group for a background process and was never closed). Groups still holding
+    processes are left alone: whose they are is not ours to decide here."""
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(GROUP_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(GROUP_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and int(owner) != os.getpid() and _alive(int(owner)):
+            continue
+        CommandGroup(root / name).remove(kill=False, attempts=1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
 
 
 def _tasks_of(uid: int) -> int:

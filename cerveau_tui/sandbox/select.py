@@ -6,9 +6,10 @@ workspace that must fail and must not land on the host, then a write inside that
 
 Never read from a file. The answer used to be cached in the cache dir; a command overwrote that
 file (a symlink race) and every later session ran commands on the host while reporting
-`enforced: true`. The probe costs a few process starts (about 40 ms for bubblewrap, 0.5 s for
-Landlock with its Python helper, measured here), so it runs at every start, and nothing read
-from disk can claim a boundary.
+`enforced: true`. The probe costs a few process starts (measured on this 2-core machine under
+load: about 90-120 ms for bubblewrap, 200 ms the first time in a process while the seccomp filter
+is built; about 90 ms for Landlock), so it runs at every start, and nothing read from disk can
+claim a boundary.
 """
 
 from __future__ import annotations

@@ -133,3 +133,19 @@ def test_the_rlimit_wrapper_really_limits(box: Box) -> None:
         [*wrapper[:-1], "40", "/bin/sh", "-c", "ulimit -p"], capture_output=True, text=True
     )
     assert out.stdout.strip() == "40"
+
+
+def test_empty_groups_of_gone_sessions_are_swept(bwrap_runner) -> None:
+    _cap_or_skip(bwrap_runner)
+    root = bwrap_runner.cap.root
+    dead = root / f"{limits.GROUP_PREFIX}999999999-stale"  # above pid_max: never a live pid
+    live = root / f"{limits.GROUP_PREFIX}{os.getppid()}-other-session"
+    dead.mkdir()
+    live.mkdir()
+    try:
+        ProcessCap(64)
+        assert not dead.exists() and live.exists()
+    finally:
+        for p in (dead, live):
+            if p.exists():
+                p.rmdir()
