@@ -114,3 +114,24 @@ def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
     brief = s.engine.history[0]["content"]
     assert "Build the parser" in brief
     assert "read_file" in brief and "missing.py" in brief and "What already failed" in brief
+
+
+def test_undo_does_not_restore_through_a_link_planted_since_and_says_so(tmp_path):
+    from pathlib import Path
+
+    from cerveau_tui.workspace.store import BlobStore
+    from cerveau_tui.workspace.undo import UndoLog
+
+    ws, out = Path(tmp_path) / "ws", Path(tmp_path) / "out"
+    (ws / "d").mkdir(parents=True)
+    out.mkdir()
+    (ws / "d" / "f.txt").write_text("before\n")
+    (out / "f.txt").write_text("outside's own\n")
+    log = UndoLog(BlobStore(ws))
+    log.before_write("t1", [ws / "d" / "f.txt"])
+    (ws / "d" / "f.txt").unlink()
+    (ws / "d").rmdir()
+    (ws / "d").symlink_to(out)
+    result = log.undo_last()
+    assert (out / "f.txt").read_text() == "outside's own\n"
+    assert result.restored == [] and result.not_restorable == ["d/f.txt"]
