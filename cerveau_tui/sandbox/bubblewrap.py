@@ -10,6 +10,11 @@ Background processes: with `--unshare-pid` bwrap is init of the command's PID na
 command exits every process it started dies with it. A server the model starts with `&` therefore
 cannot outlive its command; a command that needs a server must start it, use it and stop it in one
 invocation (`./serve & sleep 1; curl ...; kill %1`). That is the price of "nothing escapes".
+
+Besides writes: the deny-read list is masked (found by probing: with / read-only, `~/.ssh`,
+`~/.npmrc` and /etc/shadow all reached the model), `.cerveau/` and `.git` are read-only (see
+protect.py), /tmp and /dev/shm are capped tmpfs (each was as large as half the machine), and each
+command runs in its own pids cgroup (see limits.py; a fork bomb was stopped only by the timeout).
 """
 
 from __future__ import annotations

@@ -147,3 +147,29 @@ def test_read_only_mode_with_the_workspace_granted_keeps_git_read_only(
         if a == "--ro-bind-try" and argv[i + 1] == str(box.ws / ".git")
     )
     assert i_git > i_ws
+
+
+def test_the_whole_state_folder_is_bound_read_only(runner: BubblewrapRunner, box: Box) -> None:
+    argv = runner.argv("true", workspace=box.ws)
+    cerveau = str(box.ws / ".cerveau")
+    assert (cerveau, cerveau) in _pairs(argv, "--ro-bind-try")
+
+
+@pytest.mark.parametrize("where", ["/tmp", "/dev/shm"])
+def test_ram_filesystems_are_sized(box: Box, where: str) -> None:
+    argv = BubblewrapRunner(bwrap="/usr/bin/bwrap", tmp_mb=64).argv("true", workspace=box.ws)
+    i = next(i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == where)
+    assert argv[i - 2 : i] == ["--size", str(64 * 1024 * 1024)]
+
+
+def test_dev_is_remounted_read_only_after_its_shm(runner: BubblewrapRunner, box: Box) -> None:
+    argv = runner.argv("true", workspace=box.ws)
+    i_shm = next(i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == "/dev/shm")
+    i_ro = next(i for i, a in enumerate(argv) if a == "--remount-ro" and argv[i + 1] == "/dev")
+    assert i_ro > i_shm
+
+
+def test_a_runner_built_bare_masks_the_default_secrets(box: Box) -> None:
+    from cerveau_tui.config import DEFAULT_DENY_READ, deny_read_paths
+
+    assert BubblewrapRunner(bwrap="/usr/bin/bwrap").deny_read == deny_read_paths(DEFAULT_DENY_READ)
