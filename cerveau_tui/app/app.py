@@ -40,12 +40,14 @@ from .plan_model import PLAN_EVENTS, build_report, make_fingerprinter
 from .runner import Session, SessionRunner, progress_text
 from .screens.approval import ApprovalScreen
 from .screens.armed import QUIET_S
+from .screens.trust import TrustScreen
 from .themes import DEFAULT_THEME, load_themes
 from .widgets.chat import ChatView
 from .widgets.plan_strip import PlanStrip
 from .widgets.planner import PlannerPanel
 from .widgets.prompt import PromptInput
 from .widgets.status_bar import StatusBar
+from .workspace_trust import TrustHooks, answer, review_of, startup_notices
 
 #: How often streamed text reaches the widgets. 50 ms: at a 1,000 tokens/s feed it gave the best
 #: key latency of the variants measured (shared/reference/textual.md), and 20 updates a second
@@ -78,6 +80,7 @@ class CerveauApp(App[int]):
         save_setting: Callable[[str, Any], object] = save_user_setting,
         theme_dirs: list[Path] | None = None,
         quiet_s: float = QUIET_S,
+        trust: TrustHooks | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -89,11 +92,13 @@ class CerveauApp(App[int]):
         self._theme_load = load_themes(theme_dirs)
         self.bridge = Bridge(self.post_message)
         self._unsubscribe = self.bus.subscribe(self.bridge)
+        self._trust = trust or TrustHooks()
         self.runner: SessionRunner | None = None
+        self._session_factory = session_factory
         if session_factory is not None:
-            factory = session_factory
+            # Looked up when the engine thread starts: the trust dialog may swap the factory.
             self.runner = SessionRunner(
-                lambda progress: factory(self.bus, self.approver, progress),
+                lambda progress: self._factory()(self.bus, self.approver, progress),
                 self.bridge.put,
                 cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
             )
@@ -108,6 +113,7 @@ class CerveauApp(App[int]):
         self._saved_theme = settings.theme
         self._stopped = False
         self._exiting = False
+        self._started = False
 
     # --- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -139,9 +145,42 @@ class CerveauApp(App[int]):
         for problem in self._theme_load.problems:
             chat.notice(f"theme skipped: {problem}", "warning")
         self.query_one(PromptInput).focus()
-        if self.runner is not None:
-            chat.provision("starting the session…")
+        for text, level in startup_notices(self.settings):
+            chat.notice(text, level)
+        review = review_of(self.settings)
+        if review:
+            # Before the session is built: what it is built with depends on the answer.
+            screen = TrustScreen(
+                review, self.settings.workspace_config_path, self.clock, self.prompt, self.quiet_s
+            )
+            self.push_screen(screen, self._trust_answered)
+        else:
+            self._start_session()
+
+    def _factory(self) -> SessionFactory:
+        assert self._session_factory is not None
+        return self._session_factory
+
+    def _start_session(self) -> None:
+        if self.runner is not None and not self._started:
+            self._started = True
+            self.query_one(ChatView).provision("starting the session…")
             self.runner.start()
+
+    def _trust_answered(self, trusted: bool | None) -> None:
+        outcome = answer(bool(trusted), self.settings, self._trust)
+        if outcome.settings is not self.settings:
+            self.settings = outcome.settings
+            self.approver.timeout_s = outcome.settings.approval_timeout_s
+            if outcome.settings.keymap:
+                self.set_keymap(outcome.settings.keymap)
+        if outcome.factory is not None:
+            self._session_factory = outcome.factory
+        chat = self.query_one(ChatView)
+        for text, level in outcome.notices:
+            chat.notice(text, level)
+        self.prompt.focus()
+        self._start_session()
 
     # --- the bridge ----------------------------------------------------------------------------
     def on_wake(self, _: Wake) -> None:
@@ -254,7 +293,9 @@ class CerveauApp(App[int]):
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         chat = self.query_one(ChatView)
-        if self.runner is None or not self.runner.thread.is_alive():
+        # Not started yet (the trust dialog is up): queued like a turn typed while it starts.
+        unstarted = self.runner is not None and not self._started
+        if self.runner is None or (not unstarted and not self.runner.thread.is_alive()):
             chat.notice(
                 "no session: nothing to send to (see the error above; Ctrl+Q quits)", "error"
             )
@@ -396,10 +437,17 @@ def default_factory(settings: Settings, resume: str | None = None) -> SessionFac
     return factory
 
 
-def run_app(settings: Settings, resume: str | None = None) -> int:
-    """`cerveau` with no sub-command: the app, with the session built on the engine thread."""
+def run_app(
+    settings: Settings,
+    resume: str | None = None,
+    reload_settings: Callable[[], Settings] | None = None,
+) -> int:
+    """`cerveau` with no sub-command: the app, with the session built on the engine thread.
+    `reload_settings`: load_settings with the same flags, for after the person trusts a
+    workspace config (without it, a trust applies from the next start)."""
     tune_gc()
-    app = CerveauApp(settings, session_factory=default_factory(settings, resume))
+    trust = TrustHooks(reload=reload_settings, factory_for=lambda s: default_factory(s, resume))
+    app = CerveauApp(settings, session_factory=default_factory(settings, resume), trust=trust)
     code = app.run()
     app.stop_session()
     return int(code or 0)

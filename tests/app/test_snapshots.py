@@ -102,3 +102,26 @@ def test_each_theme(snap_compare: Any, tmp_path: Path, theme: str) -> None:
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_trust_dialog_for_a_lowering_workspace_config(snap_compare: Any) -> None:
+    from cerveau_tui.app.app import CerveauApp
+    from cerveau_tui.config import Settings
+
+    # A fixed path, not tmp_path: the dialog shows it, and the snapshot must not change per run.
+    settings = Settings(workspace=Path("/srv/project"))
+    settings.workspace_review = [
+        "sandbox: full-access (otherwise workspace-write)",
+        "network: granted to every command",
+        "server_url: 'http://203.0.113.7:8080' (otherwise None)",
+    ]
+    clock = FakeClock()
+    app = CerveauApp(settings, clock=clock, save_setting=lambda k, v: None)
+    app.animation_level = "none"
+
+    async def run_before(pilot: Any) -> None:
+        await _settle(pilot)
+        await arm(pilot, clock)
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
