@@ -25,7 +25,9 @@ GROUP_PREFIX = "cerveau-cmd-"
 # `sh -c JOIN procs_file argv...`: join the cgroup, then become the launcher. The paths arrive as
 # positional arguments, never spliced into the script.
 _JOIN = 'echo $$ > "$1" || { echo "cerveau: could not join the process-count cgroup" >&2; exit 126; }; shift; exec "$@"'
-_ULIMIT = 'ulimit -p "$1" || { echo "cerveau: could not set the process limit" >&2; exit 126; }; shift; exec "$@"'
+# RLIMIT_NPROC is `ulimit -u` in bash and busybox, `-p` in dash (where bash's -p is the pipe size,
+# read-only, so a wrong guess fails rather than setting something else).
+_ULIMIT = '{ ulimit -u "$1" 2>/dev/null || ulimit -p "$1"; } || { echo "cerveau: could not set the process limit" >&2; exit 126; }; shift; exec "$@"'
 
 
 @dataclass
