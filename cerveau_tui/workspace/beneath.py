@@ -136,7 +136,7 @@ def _openat2(dir_fd: int, rel: str, flags: int, mode: int) -> int:
 # --- paths ----------------------------------------------------------------------------------------
 
 
-def _parts(rel: str | Path | Iterable[str]) -> list[str]:
+def split_rel(rel: str | Path | Iterable[str]) -> list[str]:
     """The components of a relative path; `.` and empty ones dropped, `..` refused."""
     if isinstance(rel, (str, Path)):
         text = os.fspath(rel)
@@ -252,13 +252,13 @@ def _open_at(root: Path | int, parts: list[str], flags: int, mode: int) -> int:
 def open_beneath(root: Path | int, rel: str | Path, flags: int, mode: int = 0o666) -> int:
     """os.open of `rel` beneath `root` (a directory path, or an open directory fd), following no
     symbolic link on the way nor at the end. Raises UnsafePath for a link or a `..`."""
-    return _open_at(root, _parts(rel), flags, mode)
+    return _open_at(root, split_rel(rel), flags, mode)
 
 
 def open_dir_beneath(root: Path | int, rel: str | Path, *, create: bool = False) -> int:
     """An O_RDONLY fd of the directory `rel` beneath `root`; with `create`, missing components are
     made (each then opened without following, so one swapped for a link is refused)."""
-    parts = _parts(rel)
+    parts = split_rel(rel)
     flags = os.O_RDONLY | os.O_DIRECTORY
     try:
         return _open_at(root, parts, flags, 0)
@@ -274,7 +274,7 @@ def open_dir_beneath(root: Path | int, rel: str | Path, *, create: bool = False)
 
 
 def _split(rel: str | Path) -> tuple[list[str], str]:
-    parts = _parts(rel)
+    parts = split_rel(rel)
     if not parts:
         raise IsADirectoryError(errno.EISDIR, "the root itself is a directory, not a file", str(rel))
     return parts[:-1], parts[-1]
@@ -283,7 +283,7 @@ def _split(rel: str | Path) -> tuple[list[str], str]:
 def lstat_beneath(root: Path | int, rel: str | Path) -> os.stat_result | None:
     """The status of `rel` itself (a link is reported as a link), or None when it does not exist.
     The directories on the way are still refused when they are links."""
-    parts = _parts(rel)
+    parts = split_rel(rel)
     if not parts:
         base, owned = _root_fd(root)
         try:
@@ -451,6 +451,11 @@ def sweep_torn_temps(
 
 
 # --- the harness's own state directories -------------------------------------------------------------
+#
+# A `.cerveau/sessions` replaced by a link made the next session write its log wherever it pointed.
+# Refusing would stop the session from starting over one planted link; following would write
+# through it. So the planted entry is moved aside (rename never follows a link), a real directory
+# is made in its place, and the caller is handed a MovedAside to show as a warning.
 
 
 @dataclass(frozen=True)
@@ -498,7 +503,7 @@ def open_state_dir(workspace: Path, rel: str) -> tuple[int, list[MovedAside]]:
     made if missing. A link or a file planted on the way is moved aside and a real directory made
     in its place: the harness's state is never written where a link points, and the session still
     starts. Returns the fd (the caller closes it) and what was moved aside."""
-    parts = _parts(rel)
+    parts = split_rel(rel)
     moved: list[MovedAside] = []
     cur = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
