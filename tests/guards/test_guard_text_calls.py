@@ -79,3 +79,14 @@ def test_unknown_tool_message_offers_the_closest_name() -> None:
 
 def test_unknown_tool_message_matches_by_words() -> None:
     assert "Did you mean `list_files`" in unknown_tool_message("list_directory_files", TOOLS)
+
+
+def test_hostile_text_is_not_a_call_and_does_not_crash_or_hang() -> None:
+    # Issue 10: nested 100k deep ended the turn as "internal error: RecursionError"; repeated
+    # `<tool_call>{` made the scan quadratic after the stream, where no deadline applies.
+    from cerveau_tui.loop.guards.text_calls import extract_text_tool_calls
+
+    deep = 'here: {"name": "read_file", "arguments": {"path": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    assert extract_text_tool_calls(deep, ["read_file"]) == []
+    assert extract_text_tool_calls("<tool_call>{" * 50_000, ["read_file"]) == []
+    assert extract_text_tool_calls("x" * 10 + "{" * 20_000, ["read_file"]) == []

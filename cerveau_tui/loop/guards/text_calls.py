@@ -38,7 +38,7 @@ def _as_dict(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         try:
             decoded = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return decoded if isinstance(decoded, dict) else None
     return None
@@ -88,7 +88,7 @@ def _objects(content: str) -> Iterator[tuple[int, Any]]:
             return
         try:
             obj, end = decoder.raw_decode(content, m.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             pos = m.start() + 1
             continue
         yield m.start(), obj
@@ -127,7 +127,7 @@ def _markup_objects(content: str) -> Iterator[tuple[int, Any]]:
         try:
             json.loads(body)
             continue  # plain JSON: the JSON scan has it already
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         try:
             yield m.start(), ast.literal_eval(body)
@@ -140,16 +140,24 @@ def _markup_objects(content: str) -> Iterator[tuple[int, Any]]:
             yield m.start(), {"name": m.group(1), "arguments": args}
 
 
+#: A call a model prints as text is small. The scans below are quadratic on hostile text (48 KB of
+#: repeated `<tool_call>{` took 6.5 s), and they run after the stream, where no deadline applies.
+MAX_SCANNED_CHARS = 64_000
+
+
 def extract_text_tool_calls(content: str, tool_names: Collection[str]) -> list[TextCall]:
     """Tool calls written in the content of a reply, in the order they appear."""
-    if not content or "{" not in content:
+    if not content or "{" not in content or len(content) > MAX_SCANNED_CHARS:
         return []
     names = set(tool_names)
-    found = sorted([*_objects(content), *_markup_objects(content)], key=lambda p: p[0])
     calls: list[TextCall] = []
-    for _, obj in found:
-        for name, args in _calls_in(obj, names):
-            calls.append(TextCall(name=name, arguments=args, known=name in names))
+    try:
+        found = sorted([*_objects(content), *_markup_objects(content)], key=lambda p: p[0])
+        for _, obj in found:
+            for name, args in _calls_in(obj, names):
+                calls.append(TextCall(name=name, arguments=args, known=name in names))
+    except RecursionError:  # `{"path": [[[[...` 100k deep: not a call anyone meant
+        return []
     return calls
 
 
