@@ -41,6 +41,7 @@ class GuardedRunner:
         self.on_findings = on_findings
         self.quarantine_dir = quarantine_dir
         self.parse = parse or GitConfigParser()
+        self._lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names this object does not have: backend, enforced, status, gaps, ...
@@ -60,24 +61,44 @@ class GuardedRunner:
         cancel: threading.Event | None = None,
         env: dict[str, str] | None = None,
     ) -> CommandResult:
-        before = git_guard.snapshot(workspace, parse=self.parse)
+        try:
+            before: git_guard.GitState | None = git_guard.snapshot(workspace, parse=self.parse)
+        except OSError as exc:
+            before, failure = None, exc
         result = self.inner.run(
             command, workspace=workspace, mode=mode, timeout=timeout, output_cap=output_cap,
             grant=grant, cancel=cancel, env=env,
         )  # fmt: skip
-        findings = git_guard.check(workspace, before, parse=self.parse)
-        if not findings:
+        findings: list[git_guard.Finding] = []
+        actions: list[str] = []
+        if before is not None:
+            try:
+                # One check at a time: commands of one reply run in parallel threads, and two
+                # checks undoing the same file at once would race each other.
+                with self._lock:
+                    findings = git_guard.check(workspace, before, parse=self.parse)
+                    if findings:
+                        actions = git_guard.neutralize(workspace, findings, self.quarantine_dir)
+            except OSError as exc:
+                before, failure = None, exc
+        if before is None:
+            # Unavailable, never "clean": the person must know their next git is unchecked.
+            _tell(result, f"[harness] the git guard could not check this command ({failure}); "
+                  "git settings and hooks it may have left were NOT checked")  # fmt: skip
             return result
-        actions = git_guard.neutralize(workspace, findings, self.quarantine_dir)
-        note = harness_note(workspace, findings, actions)
-        result.notes.append(note)
-        result.output = f"{result.output.rstrip()}\n{note}" if result.output.strip() else note
-        if self.on_findings is not None:
-            self.on_findings(findings)
+        if findings:
+            _tell(result, harness_note(workspace, findings, actions))
+            if self.on_findings is not None:
+                self.on_findings(findings)
         return result
 
     def kill_background(self) -> None:
         self.inner.kill_background()
+
+
+def _tell(result: CommandResult, note: str) -> None:
+    result.notes.append(note)
+    result.output = f"{result.output.rstrip()}\n{note}" if result.output.strip() else note
 
 
 def harness_note(

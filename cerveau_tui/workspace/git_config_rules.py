@@ -184,6 +184,9 @@ def find_git() -> str | None:
     return shutil.which("git", path="/usr/bin:/bin:/usr/local/bin")
 
 
+_MISS = object()
+
+
 class GitConfigParser:
     """`git config --file - --list --null` on bytes, cached by content: the same config read before
     and after every command costs one git run per distinct content, not two per command."""
@@ -198,8 +201,11 @@ class GitConfigParser:
         self._cache: dict[bytes, ConfigItems | None] = {}
 
     def __call__(self, data: bytes) -> ConfigItems | None:
-        if data in self._cache:
-            return self._cache[data]
+        # .get, not `in` then []: commands of one reply run in parallel threads, and another
+        # thread's clear() between the two would raise KeyError.
+        hit = self._cache.get(data, _MISS)
+        if hit is not _MISS:
+            return hit  # type: ignore[return-value]
         items = self._parse(data)
         if len(self._cache) > 256:
             self._cache.clear()

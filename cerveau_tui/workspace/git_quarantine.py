@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
-from .beneath import UnsafePath, open_dir_beneath, open_state_dir, write_at
+from .beneath import UnsafePath, open_dir_beneath, write_at
 from .git_guard import Control, Finding
 
 QUARANTINE_REL = ".cerveau/quarantine"
@@ -46,8 +47,9 @@ class _Box:
         if self.fd is not None:
             return self.fd
         if self.root is None:
-            # Never through a link: a `.cerveau` planted as a link would send the quarantine out.
-            parent, _ = open_state_dir(Path(self.ws), QUARANTINE_REL)
+            # Never through a link: a `.cerveau` planted as a link would send the quarantine out
+            # (UnsafePath; take() then quarantines in place).
+            parent = open_dir_beneath(Path(self.ws), QUARANTINE_REL, create=True)
             root = os.path.join(self.ws, QUARANTINE_REL)
         else:
             root = os.path.realpath(self.root)
@@ -70,16 +72,35 @@ class _Box:
 
     def take(self, src_fd: int, name: str, rel: str) -> str:
         """Rename `name` (in `src_fd`) into the box; returns where it went, relative to ws."""
-        box = self.open()
+        try:
+            box = self.open()
+        except (UnsafePath, NotADirectoryError):
+            return self._take_in_place(src_fd, name, rel)
         flat = (rel.replace("/", "__") or "workspace-root").lstrip(".") or "dot"
         dest, i = flat, 1
         while _exists(box, dest):
             i += 1
             dest = f"{flat}.{i}"
-        os.rename(name, dest, src_dir_fd=src_fd, dst_dir_fd=box)
+        try:
+            os.rename(name, dest, src_dir_fd=src_fd, dst_dir_fd=box)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:  # a mount inside the workspace
+                raise
+            return self._take_in_place(src_fd, name, rel)
         _defang(os.path.join(self.path, dest))
         self.moved.append((rel, dest))
         return _rel(self.ws, os.path.join(self.path, dest))
+
+    def _take_in_place(self, src_fd: int, name: str, rel: str) -> str:
+        """No usable quarantine folder: rename beside itself, to a name git never looks for."""
+        for n in range(1, 1000):
+            dest = f"{name}.git-guard-quarantined-{n}"
+            if not _exists(src_fd, dest):
+                break
+        os.rename(name, dest, src_dir_fd=src_fd, dst_dir_fd=src_fd)
+        where = os.path.join(os.path.dirname(os.path.join(self.ws, rel)), dest)
+        _defang(where)
+        return _rel(self.ws, where)
 
     def close(self) -> None:
         if self.fd is None:
@@ -182,6 +203,8 @@ def _take_repo(box: _Box, ws: str, f: Finding) -> str:
     try:
         if not _exists(fd, name):
             return f"{target}: already gone"
+        if f.kind == "unscannable":
+            _open_up(os.path.join(ws, target))
         where = box.take(fd, name, target)
     finally:
         os.close(fd)
@@ -201,12 +224,30 @@ def _defang(path: str) -> None:
         return
     if not is_dir:
         return
+    _open_up(path)
     for top, dirs, files in os.walk(path, followlinks=False):
+        for name in dirs:
+            _open_up(os.path.join(top, name))
         for name in list(dirs) + files:
             if name in _DEFANG:
                 os.rename(os.path.join(top, name), os.path.join(top, _DEFANG[name]))
                 if name in dirs:
                     dirs[dirs.index(name)] = _DEFANG[name]
+
+
+def _open_up(path: str) -> None:
+    """Give the owner rwx on the real directory `path` (never through a link): a folder made
+    unlistable (`chmod 100`) could hide a repository from the walk, and moving a directory to
+    another parent needs write access to it (its `..` entry changes)."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o700 == 0o700:
+        return
+    fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        # fchmod refuses an O_PATH descriptor; its /proc link names exactly this inode.
+        os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) | 0o700)
+    finally:
+        os.close(fd)
 
 
 def _exists(fd: int, name: str) -> bool:

@@ -149,3 +149,12 @@ def test_kill_background_reaches_the_inner_runner() -> None:
 
     GuardedRunner(Inner()).kill_background()
     assert killed == [True]
+
+
+def test_a_check_that_cannot_run_says_so_instead_of_passing(place: Place) -> None:
+    def broken(data: bytes) -> None:
+        raise OSError("git is gone")
+
+    host_git(place.ws, "init", "-q", home=place.home, ceiling=place.root)
+    result = GuardedRunner(NoSandbox(), parse=broken).run("true", workspace=place.ws)
+    assert "the git guard could not check this command (git is gone)" in result.output

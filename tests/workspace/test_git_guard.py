@@ -238,3 +238,14 @@ def test_settings_that_run_programs_are_dangerous(key: str, value: str) -> None:
 )
 def test_ordinary_settings_are_not_dangerous(key: str, value: str) -> None:
     assert danger(key, value) is None
+
+
+def test_a_state_folder_planted_as_a_link_makes_the_quarantine_stay_in_place(place: Place) -> None:
+    outside = place.root / "outside"
+    outside.mkdir()
+    findings, actions = place.guarded(
+        f"ln -s {outside} .cerveau && git init -q && git config core.fsmonitor {place.marker.program}"
+    )
+    place.person()
+    assert list(outside.iterdir()) == [] and not place.marker.fired()
+    assert actions == ["moved .git to .git.git-guard-quarantined-1"]
