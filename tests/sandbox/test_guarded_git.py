@@ -1,4 +1,4 @@
-"""GuardedRunner over the REAL runners: whatever the command plants for git, the person's next git
+"""GuardedRunner over the REAL runners (bubblewrap, Landlock, NoSandbox): whatever the command plants for git, the person's next git
 (run on the host afterwards, with a marker program) runs nothing.
 
 Bubblewrap binds the root `.git` read-only only when it exists, so most vectors are real gaps
@@ -14,6 +14,7 @@ import pytest
 
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner
 from cerveau_tui.sandbox.guarded import GuardedRunner
+from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.testing.git_probe import (
     VECTORS,
@@ -51,11 +52,15 @@ def place(tmp_path: Path) -> Place:
     return Place(tmp_path, ws, tmp_path / "home", make_marker(tmp_path / "probe"))
 
 
-@pytest.fixture(params=["bubblewrap", "none"])
-def inner(request: pytest.FixtureRequest) -> BubblewrapRunner | NoSandbox:
+@pytest.fixture(params=["bubblewrap", "landlock", "none"])
+def inner(request: pytest.FixtureRequest) -> BubblewrapRunner | LandlockRunner | NoSandbox:
     if request.param == "bubblewrap":
         require_bwrap()
         return BubblewrapRunner()
+    if request.param == "landlock":
+        if landlock_abi() < 1:
+            pytest.skip("Landlock is not available in this kernel")
+        return LandlockRunner()
     return NoSandbox()
 
 
