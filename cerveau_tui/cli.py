@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_stack_command(args)
         from .app.app import run_app
 
-        return run_app(_settings(args), resume=args.resume)
+        return run_app(_settings(args), resume=args.resume, reload_settings=lambda: _settings(args))
     except ConfigError as exc:
         print(f"cerveau: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..workspace.beneath import atomic_write_beneath, read_bytes_beneath, unlink_beneath
 from .criteria import Report
 
 RUNGS: tuple[str, ...] = ("R1", "R2", "R3", "R4")
@@ -127,19 +128,16 @@ def build_handoff(
 
 
 def write_handoff(workspace: Path, text: str) -> Path:
-    path = workspace / HANDOFF_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    # Beneath the workspace, no link followed: `.cerveau/` planted as a link (a backend that
+    # cannot make it read-only) must not send the person's write elsewhere.
+    atomic_write_beneath(workspace, HANDOFF_FILE, text.encode("utf-8"))
+    return workspace / HANDOFF_FILE
 
 
 def load_handoff(workspace: Path) -> str | None:
     """The handoff a parked run left, for the next session's first turn; None when there is none."""
-    path = workspace / HANDOFF_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes_beneath(workspace, HANDOFF_FILE, 1_000_000).decode("utf-8", "replace")
     except OSError:
         return None
     return text if text.strip() else None
@@ -149,7 +147,6 @@ def clear_handoff(workspace: Path) -> bool:
     """Remove the handoff once the gate passes: a resolved handoff steering a later session would
     send it after a problem that no longer exists."""
     try:
-        (workspace / HANDOFF_FILE).unlink()
-        return True
+        return unlink_beneath(workspace, HANDOFF_FILE, missing_ok=False)
     except OSError:
         return False

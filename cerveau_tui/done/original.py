@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..workspace.beneath import atomic_write_beneath, unlink_beneath
 from .criteria import CriterionRunner, DoneSet, Report, check
 
 SCRATCH = Path(".cerveau") / "verify"
@@ -51,12 +52,12 @@ def check_against_originals(
     try:
         shutil.copytree(workspace, scratch, symlinks=True, ignore=shutil.ignore_patterns(*SKIP))
         for rel, digest in restore.items():
-            target = scratch / rel
+            # The copy keeps the model's links as links: a protected path made a link to a file
+            # outside must not be written through (this runs with the person's rights).
             if digest is None:
-                target.unlink(missing_ok=True)
+                unlink_beneath(scratch, rel)
             else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(store.get(digest))
+                atomic_write_beneath(scratch, rel, store.get(digest))
 
         def in_scratch(command: str, timeout: float) -> tuple[int | None, str]:
             return run(f"cd {SCRATCH.as_posix()} && {command}", timeout)

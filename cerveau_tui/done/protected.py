@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from ..workspace.beneath import read_bytes_beneath
 from .criteria import DoneSet
 from .near_green import workspace_files
 
@@ -22,7 +23,7 @@ def protected_state(workspace: Path, done: DoneSet) -> dict[str, str]:
     out: dict[str, str] = {}
     for rel in done.touched_protected(workspace_files(workspace)):
         try:
-            out[rel] = hashlib.blake2b((workspace / rel).read_bytes(), digest_size=16).hexdigest()
+            out[rel] = hashlib.blake2b(read_bytes_beneath(workspace, rel), digest_size=16).hexdigest()
         except OSError:
             continue
     return out

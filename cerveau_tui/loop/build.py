@@ -134,6 +134,8 @@ def build_session(
     n_ctx = (props.n_ctx if props and props.n_ctx else None) or settings.n_ctx
 
     runner, sandbox_status = _sandbox(settings)
+    runner = _guard_git(runner, settings, bus)
+    _sweep(settings, bus)
     policy = _policy(settings, runner, sandbox_status)
     registry = Registry(default_tools() + _plan_tools())
     if settings.delegate:
@@ -150,7 +152,10 @@ def build_session(
         from ..memory.store import MemoryStore
         from ..memory.turn_close import TurnCloseHook
 
-        hooks.append(TurnCloseHook(provider, MemoryStore(settings.workspace)))
+        memory = MemoryStore(settings.workspace)
+        for moved in memory.moved_aside:
+            boundary_notice(bus, str(moved))
+        hooks.append(TurnCloseHook(provider, memory))
     count, token_source = _token_counter(provider, props)
     engine = Engine(
         provider=provider,
@@ -187,10 +192,45 @@ def build_session(
         },
     )
     for text in _protection_notices(protection):
-        bus.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": "boundary"})
+        boundary_notice(bus, text)
+    for moved in [*store.moved_aside, *getattr(log, "moved_aside", [])]:
+        boundary_notice(bus, str(moved))
+    store.moved_aside.clear()
     if resume is not None:
         _replay_plan(bus, resumed)
     return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log, full_registry)
+
+
+def boundary_notice(bus: Emitter, text: str) -> None:
+    """A protection of the harness's own fired (a planted link moved aside, git code undone, a
+    workspace config held back): the person sees it, at warning level."""
+    bus.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": "boundary"})
+
+
+def _guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
+    """Every command (the model's, the person's `!cmd`, a done criterion) is followed by a check
+    that it left no code for the person's next `git`; what it left is undone and said."""
+    from ..sandbox.guarded import GuardedRunner
+
+    ws = settings.workspace
+
+    def found(findings: list[Any]) -> None:
+        for f in findings:
+            boundary_notice(bus, f.describe(ws))
+
+    return GuardedRunner(runner, on_findings=found)
+
+
+def _sweep(settings: Settings, bus: Emitter) -> None:
+    """Temp files a crash left half-written are never listed, and go at the next start."""
+    from ..workspace.beneath import sweep_torn_temps
+
+    try:
+        swept = sweep_torn_temps(settings.workspace)
+    except OSError:
+        return
+    if swept:
+        bus.emit(EventType.NOTICE, {"text": f"removed {len(swept)} temp file(s) a crash left half-written"})
 
 
 def _protection(settings: Settings) -> dict[str, Any]:
@@ -241,9 +281,9 @@ def _replay_plan(bus: Emitter, events: list[Any]) -> None:
 
 
 def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
-    from ..sandbox.select import select_runner, self_check
+    from ..sandbox.select import backends_for, select_runner, self_check
 
-    status = self_check(settings.resolved_cache_dir())
+    status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
     runner = select_runner(settings, status)
     info = {"backend": status.backend, "enforced": status.enforced, "notes": list(status.notes), "gaps": list(status.gaps)}
     return runner, info

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..loop.hooks import CallRecord, Hook, Stop, TurnContext
 from ..protocol import Event, EventType
+from ..workspace.beneath import read_bytes_beneath
 from .detect import looks_like_plan_file, plan_from_markdown
 from .drift import drift_for_write
 from .models import FINISHED, PlanReport, PlanStep, StepReport, StepStatus
@@ -112,12 +113,9 @@ class PlanHook(Hook):
         return record.output + "\n" + "\n".join(f"[plan] {n}" for n in notes)
 
     def _plan_file(self, ctx: TurnContext, rel: str) -> str | None:
-        path = self.workspace / rel
         try:
-            if path.stat().st_size > MAX_PLAN_FILE:
-                return None
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = read_bytes_beneath(self.workspace, rel, MAX_PLAN_FILE).decode("utf-8", "replace")
+        except OSError:  # too large, gone, or a link out of the workspace: not a plan file
             return None
         if not looks_like_plan_file(rel, text):
             return None

@@ -167,6 +167,15 @@ def self_check(
     return status
 
 
+def backends_for(settings: Any) -> tuple[str, ...]:
+    """The backends to try for `settings.sandbox_backend`: all in order of strength ("auto"), one
+    the person named, or none at all ("none": every command then crosses, said so)."""
+    chosen = getattr(settings, "sandbox_backend", "auto")
+    if chosen == "auto":
+        return BACKENDS
+    return () if chosen == "none" else (chosen,)
+
+
 def select_runner(settings: Any, status: SandboxStatus | None = None) -> Runner:
     """The runner for this session: bubblewrap > landlock > NoSandbox (enforced False, said so).
 
@@ -174,7 +183,7 @@ def select_runner(settings: Any, status: SandboxStatus | None = None) -> Runner:
     sandbox_tmp_mb, sandbox_max_procs)."""
     from ..config import deny_read_paths
 
-    status = status or self_check(settings.resolved_cache_dir())
+    status = status or self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
     runner = _make(
         status.backend,
         settings.env_allow,
@@ -190,5 +199,5 @@ def doctor_info(settings: Any | None = None, cache_dir: Path | None = None) -> d
     """For `cerveau doctor --json`: {"backend", "enforced", "notes", "gaps", "label"}."""
     if cache_dir is None and settings is not None:
         cache_dir = settings.resolved_cache_dir()
-    status = self_check(cache_dir)
+    status = self_check(cache_dir, backends=backends_for(settings) if settings is not None else BACKENDS)
     return {**asdict(status), "label": status.label}

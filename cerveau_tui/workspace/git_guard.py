@@ -245,6 +245,12 @@ def _add_repo(
     else:
         hooks_dir = os.path.join(common, "hooks")
     hooks = _hooks(walk, hooks_dir)
+    # The repository's own hooks folder counts too when something else is in effect (a
+    # commondir or hooksPath the command set): undoing that indirection makes it live again.
+    # Found by the probe suite: commondir + a new .git/hooks/post-checkout in one command.
+    own = os.path.join(git_dir, "hooks")
+    if os.path.realpath(own) != os.path.realpath(hooks_dir):
+        hooks += [h for h in _hooks(walk, own) if h not in hooks]
     walk.repos[rel] = Repo(rel, kind, git_dir, common, indirection, tuple(configs), tuple(hooks))
 
 

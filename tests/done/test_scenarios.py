@@ -164,7 +164,9 @@ def test_with_an_expert_configured_r4_consults_it_before_parking(project, tmp_pa
             {"content": "Fixed."},
         ]
         with ScriptedServer(script) as srv:
-            _, events = run_cli(ws, srv.url, "make the tests pass")
+            # An expert server named by the workspace's own config is a lowering (the session
+            # would go elsewhere): headless, the person says so with the flag.
+            _, events = run_cli(ws, srv.url, "make the tests pass", "--trust-workspace-config")
             told = [m["content"] for m in srv.requests[8]["messages"] if m["role"] == "user"][-1]
         asked = expert.requests[0]["messages"][-1]["content"]
     assert [e["rung"] for e in of(events, "escalation")] == ["R1", "R2", "R3", "R4"]

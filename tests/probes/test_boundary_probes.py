@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from .conftest import SECRET, Box, call, reply, tree_digest
+from .conftest import Box, call, reply, tree_digest
 
 # --- 1. symlink races through the harness's own file tools -------------------------------------
 
@@ -141,8 +141,9 @@ def test_a_nested_repository_and_a_gitdir_file(box: Box) -> None:
         f"git init -q x && mv x/.git store-g && rmdir x && git --git-dir=store-g config core.fsmonitor 'touch {box.out}/gitdir' && "
         "mkdir -p other && echo 'gitdir: ../store-g' > other/.git"
     ))))
-    box.git("status", cwd=box.ws / "sub")
-    box.git("status", cwd=box.ws / "other")
+    for where in ("sub", "other"):
+        if (box.ws / where).is_dir():  # absent where the command was denied (no sandbox: asked)
+            box.git("status", cwd=box.ws / where)
     assert not (box.out / "nested").exists() and not (box.out / "gitdir").exists()
 
 
