@@ -21,9 +21,10 @@ from ..config import Settings
 from ..context.pack import estimate_tokens, system_prompt
 from ..protocol import EventType
 from ..provider.types import Provider, Usage
-from ..tools.base import Declared, ToolContext, ToolState, display_path
+from ..tools.base import Declared, ToolContext, ToolError, ToolState, display_path, locate
 from ..tools.files import unified_diff
 from ..tools.registry import Registry
+from ..workspace.beneath import read_bytes_beneath
 from .approver import Approver
 from .dispatch import Dispatcher, publish_result
 from .hooks import Hook, TurnContext
@@ -245,19 +246,24 @@ class Engine:
 
     def preview_diff(self, ex: ToolExecution) -> str | None:
         """The diff an approval dialog shows for a file write, computed without writing."""
+        # Read as the tool will open it: no link followed (a dialog showing the bytes of a file a
+        # link points at outside would leak it to the screen and mislead the person).
         try:
+            if ex.name not in ("write_file", "edit_file"):
+                return None
+            target = locate(self.workspace, ex.arguments["path"])
+            try:
+                old = read_bytes_beneath(target.root, target.rel, 2_000_000).decode("utf-8", "replace")
+            except FileNotFoundError:
+                if ex.name == "edit_file":
+                    return None
+                old = ""
             if ex.name == "write_file":
-                path = self.workspace / ex.arguments["path"]
-                old = path.read_text(errors="replace") if path.is_file() else ""
-                return unified_diff(ex.arguments["path"], old, ex.arguments.get("content", ""))
-            if ex.name == "edit_file":
-                path = self.workspace / ex.arguments["path"]
-                old = path.read_text(errors="replace")
-                new = old.replace(ex.arguments["old"], ex.arguments["new"], 1)
-                return unified_diff(ex.arguments["path"], old, new)
-        except (OSError, KeyError, TypeError):
+                return unified_diff(target.shown, old, ex.arguments.get("content", ""))
+            new = old.replace(ex.arguments["old"], ex.arguments["new"], 1)
+            return unified_diff(target.shown, old, new)
+        except (OSError, KeyError, TypeError, ValueError, ToolError):
             return None
-        return None
 
     def guard(self, ctx: TurnContext, guard: str, reason: str, told: str) -> None:
         self.bus.emit(
