@@ -70,7 +70,7 @@ def run_headless(
     sandbox_flag: str | None = None,
     resume: str | None = None,
 ) -> int:
-    from .loop.build import build_session
+    from .session import build_session
 
     if yes and sandbox_flag != "full-access":
         print("cerveau: --yes is only accepted together with --sandbox full-access", file=sys.stderr)

@@ -430,7 +430,7 @@ def tune_gc() -> None:
 
 def default_factory(settings: Settings, resume: str | None = None) -> SessionFactory:
     def factory(bus: Emitter, approver: BusApprover, progress: Callable[..., None]) -> Session:
-        from ..loop.build import build_session
+        from ..session import build_session
 
         return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)  # type: ignore[return-value]
 

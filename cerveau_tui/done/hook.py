@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.base import Adapter
-from ..loop.hooks import CallRecord, Hook, Reenter, Stop, TurnContext
+from ..hooks import CallRecord, Hook, Reenter, Stop, TurnContext
 from .criteria import (
     CriterionRunner,
     DoneSet,
@@ -96,7 +96,7 @@ class GateHook(Hook):
         expert: Expert | None = None,
         store: Store | None = None,
     ) -> GateHook:
-        """Wire from Settings.done and a sandbox runner (what loop/build.py calls). `store` is the
+        """Wire from Settings.done and a sandbox runner (what cerveau_tui/session.py calls). `store` is the
         session's shared blob store when there is one; else one over the same directory."""
         from .expert import expert_from_settings
         from .runner import sandbox_runner

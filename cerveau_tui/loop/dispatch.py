@@ -15,8 +15,8 @@ from .approver import ApprovalDecision, ApprovalRequest, resolved_event
 from .schedule import ToolExecution, schedule
 
 if TYPE_CHECKING:
+    from ..hooks import TurnContext
     from .engine import Engine
-    from .hooks import TurnContext
 
 
 @dataclass

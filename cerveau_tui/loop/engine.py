@@ -1,7 +1,7 @@
 """The Engine: one turn is rounds of (pack, call the model, dispatch its calls) until it answers.
 
 The engine coordinates and decides nothing domain-specific: guards, plans and the done gate join
-through hooks (loop/hooks.py); the boundary is the policy's; enforcement is the runner's. It never
+through hooks (cerveau_tui/hooks.py); the boundary is the policy's; enforcement is the runner's. It never
 writes to a terminal: every fact goes out on the bus.
 """
 
@@ -19,6 +19,7 @@ from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
 from ..context.pack import estimate_tokens, system_prompt
+from ..hooks import Hook, TurnContext
 from ..protocol import EventType
 from ..provider.types import Provider, Usage
 from ..tools.base import Declared, ToolContext, ToolError, ToolState, display_path, locate
@@ -27,7 +28,6 @@ from ..tools.registry import Registry
 from ..workspace.beneath import read_bytes_beneath
 from .approver import Approver
 from .dispatch import Dispatcher, publish_result
-from .hooks import Hook, TurnContext
 from .schedule import ToolExecution
 
 #: The work horizon is a property of the model: a cap sized for a ten-file refactor truncates a

@@ -15,8 +15,8 @@ from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, ProviderError
 
 if TYPE_CHECKING:
+    from ..hooks import TurnContext
     from .engine import Engine
-    from .hooks import TurnContext
 
 
 def call_model(e: Engine, ctx: TurnContext, attempt: int = 0) -> Completion:

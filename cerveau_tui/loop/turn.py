@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .. import protocol as P
+from ..hooks import CallRecord, Reenter, Stop, TurnContext
 from ..protocol import EventType
 from ..provider.types import Completion, ErrorClass, ProviderError, ToolCall, Usage
 from ..tools.base import ToolError
@@ -26,7 +27,6 @@ from .guards.truncation import (
     truncated_call_message,
     wrong_args_message,
 )
-from .hooks import CallRecord, Reenter, Stop, TurnContext
 from .model_call import call_model, publish_usage
 from .schedule import ToolExecution
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..loop.hooks import Hook, TurnContext
+from ..hooks import Hook, TurnContext
 from ..protocol import EventType
 from .store import MemoryStore
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..loop.hooks import CallRecord, Hook, Stop, TurnContext
+from ..hooks import CallRecord, Hook, Stop, TurnContext
 from ..protocol import Event, EventType
 from ..workspace.beneath import read_bytes_beneath
 from .detect import looks_like_plan_file, plan_from_markdown

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..workspace import git_guard
+from ..workspace import git_guard, git_quarantine
 from ..workspace.git_config_rules import GitConfigParser, ParseConfig
 from .base import CommandResult, Grant, Runner
 
@@ -78,7 +78,7 @@ class GuardedRunner:
                 with self._lock:
                     findings = git_guard.check(workspace, before, parse=self.parse)
                     if findings:
-                        actions = git_guard.neutralize(workspace, findings, self.quarantine_dir)
+                        actions = git_quarantine.neutralize(workspace, findings, self.quarantine_dir)
             except OSError as exc:
                 before, failure = None, exc
         if before is None:

@@ -19,7 +19,7 @@ So the harness looks, before and after each command, at every place git would ta
   of the workspace, a config git cannot parse. What was there before is the person's, not
   reported. A clean `git init` (sample hooks, default config) reports nothing: models legitimately
   create repositories, worktrees and submodules.
-- `neutralize` (git_quarantine.py) undoes each finding without losing anything.
+- `git_quarantine.neutralize` undoes each finding without losing anything.
 
 Reading never follows a link at the final component (lstat, then O_NOFOLLOW|O_NONBLOCK, regular
 files only, bounded): a control file that IS a link is reported as one, because git would follow
@@ -431,12 +431,3 @@ class _RepoCheck:
             reason = danger(key, value)
             if reason is not None:
                 self.add("config", path, key, f"{key} = {value!r} ({reason})")
-
-
-def neutralize(
-    workspace: Path | str, findings: list[Finding], quarantine_dir: Path | None = None
-) -> list[str]:
-    """Make each finding harmless without losing anything (see git_quarantine)."""
-    from .git_quarantine import neutralize as _neutralize
-
-    return _neutralize(workspace, findings, quarantine_dir)

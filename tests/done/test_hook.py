@@ -12,7 +12,7 @@ from cerveau_tui.config import Settings
 from cerveau_tui.done.criteria import Criterion, DoneSet
 from cerveau_tui.done.hook import GateHook
 from cerveau_tui.done.runner import sandbox_runner
-from cerveau_tui.loop.hooks import CallRecord, Reenter, Stop, TurnContext
+from cerveau_tui.hooks import CallRecord, Reenter, Stop, TurnContext
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.tools.base import ToolState
 

@@ -6,8 +6,8 @@ import threading
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApprovalDecision, BusApprover
-from cerveau_tui.loop.build import build_session
 from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 

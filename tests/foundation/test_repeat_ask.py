@@ -1,8 +1,8 @@
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApproveAll, DenyAll
-from cerveau_tui.loop.build import build_session
 from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 SAME = {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]}

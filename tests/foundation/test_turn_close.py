@@ -1,9 +1,9 @@
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
-from cerveau_tui.loop.build import build_session
 from cerveau_tui.memory.store import MemoryStore
 from cerveau_tui.memory.turn_close import curate, parse_distill
 from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 

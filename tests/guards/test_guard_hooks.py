@@ -6,8 +6,8 @@ from pathlib import Path
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
-from cerveau_tui.loop.guards.hooks import BreakerHook, PortHook, ProgressHook
-from cerveau_tui.loop.hooks import CallRecord, Stop, TurnContext
+from cerveau_tui.hooks import CallRecord, Stop, TurnContext
+from cerveau_tui.loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
 from cerveau_tui.protocol import GuardTripped
 from cerveau_tui.tools.base import ToolState
 

@@ -9,7 +9,7 @@ import pytest
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
-from cerveau_tui.loop.hooks import CallRecord, TurnContext
+from cerveau_tui.hooks import CallRecord, TurnContext
 from cerveau_tui.plan import StepStatus
 from cerveau_tui.plan.hook import PlanHook
 from cerveau_tui.tools.base import ToolContext, ToolState

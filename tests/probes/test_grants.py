@@ -17,8 +17,8 @@ import pytest
 
 from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
-from cerveau_tui.loop.build import build_session
 from cerveau_tui.sandbox.bubblewrap import find_bwrap
+from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .conftest import call, reply

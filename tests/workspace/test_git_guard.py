@@ -27,7 +27,8 @@ from cerveau_tui.testing.git_probe import (
     prepare,
 )
 from cerveau_tui.workspace.git_config_rules import danger
-from cerveau_tui.workspace.git_guard import Finding, check, neutralize, snapshot
+from cerveau_tui.workspace.git_guard import Finding, check, snapshot
+from cerveau_tui.workspace.git_quarantine import neutralize
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Loop guards: the exact ways a small model wastes a run, and what stops each one.
 
 Pure parts (breaker, progress, truncation, text_calls, ports) know nothing of the engine; `hooks`
-joins them to a turn through the Hook points of `loop/hooks.py`.
+joins them to a turn through the Hook points of `cerveau_tui/hooks.py`.
 """
 
 from __future__ import annotations

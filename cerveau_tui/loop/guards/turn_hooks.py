@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...protocol import TURN_STALLED, EventType, GuardTripped
-from ..hooks import CallRecord, Hook, Stop, TurnContext
+from ...hooks import CallRecord, Hook, Stop, TurnContext
 from .breaker import Breaker
 from .ports import live_stack_section, port_refusal, serve_port_conflict
 from .progress import WorkTracker

@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..bus import Emitter
-from ..config import Settings
-from ..protocol import EventType
-from ..provider.llama import LlamaProvider
-from ..tools.registry import Registry, default_tools
-from ..workspace.fingerprint import Fingerprinter
-from ..workspace.store import BlobStore
-from ..workspace.undo import UndoLog
-from .approver import Approver, DenyAll
-from .engine import Engine
+from .bus import Emitter
+from .config import Settings
 from .hooks import Hook
+from .loop.approver import Approver, DenyAll
+from .loop.engine import Engine
+from .protocol import EventType
+from .provider.llama import LlamaProvider
+from .tools.registry import Registry, default_tools
+from .workspace.fingerprint import Fingerprinter
+from .workspace.store import BlobStore
+from .workspace.undo import UndoLog
 
 Progress = Callable[[str, float | None, str], None]
 
@@ -59,7 +59,7 @@ class Session:
         }
 
     def report(self) -> Any:
-        from ..plan.report import build_report_at
+        from .plan.report import build_report_at
 
         return build_report_at(self.log.events, self.settings.workspace)
 
@@ -113,7 +113,7 @@ def build_session(
         if settings.server_url:
             url = settings.server_url
         else:
-            from ..stack.server import ensure_server
+            from .stack.server import ensure_server
 
             def stack_progress(stage: str, fraction: float | None, line: str) -> None:
                 bus.emit(EventType.STACK_PROGRESS, {"stage": stage, "fraction": fraction, "line": line})
@@ -139,7 +139,7 @@ def build_session(
     policy = _policy(settings, runner, sandbox_status)
     registry = Registry(default_tools() + _plan_tools())
     if settings.delegate:
-        from ..tools.explore import Explore
+        from .tools.explore import Explore
 
         registry.add(Explore())
     full_registry = registry
@@ -149,8 +149,8 @@ def build_session(
     store = BlobStore(settings.workspace)
     hooks = _hooks(settings, url, runner, fp, store)
     if settings.turn_close and hasattr(provider, "complete_json"):
-        from ..memory.store import MemoryStore
-        from ..memory.turn_close import TurnCloseHook
+        from .memory.store import MemoryStore
+        from .memory.turn_close import TurnCloseHook
 
         memory = MemoryStore(settings.workspace)
         for moved in memory.moved_aside:
@@ -173,7 +173,7 @@ def build_session(
     engine.tool_extra.update(fingerprinter=fp, store=store)
     engine.undo_log = UndoLog(store)
     if settings.delegate:
-        from .delegate import delegate
+        from .loop.delegate import delegate
 
         engine.tool_extra["delegate"] = lambda task, path=".": delegate(engine, task, path)
     resumed = _load_previous(settings, resume) if resume is not None else []
@@ -210,7 +210,7 @@ def boundary_notice(bus: Emitter, text: str) -> None:
 def _guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
     """Every command (the model's, the person's `!cmd`, a done criterion) is followed by a check
     that it left no code for the person's next `git`; what it left is undone and said."""
-    from ..sandbox.guarded import GuardedRunner
+    from .sandbox.guarded import GuardedRunner
 
     ws = settings.workspace
 
@@ -223,7 +223,7 @@ def _guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
 
 def _sweep(settings: Settings, bus: Emitter) -> None:
     """Temp files a crash left half-written are never listed, and go at the next start."""
-    from ..workspace.beneath import sweep_torn_temps
+    from .workspace.beneath import sweep_torn_temps
 
     try:
         swept = sweep_torn_temps(settings.workspace)
@@ -258,7 +258,7 @@ def _protection_notices(p: dict[str, Any]) -> list[str]:
 def _load_previous(settings: Settings, resume: str) -> list[Any]:
     """The events of the session to continue ("" = the latest). Read before this session's own
     log exists, so "latest" is the previous one."""
-    from ..plan.persist import SessionNotFound, load_events
+    from .plan.persist import SessionNotFound, load_events
 
     try:
         return load_events(settings.workspace, resume or None)
@@ -270,7 +270,7 @@ def _replay_plan(bus: Emitter, events: list[Any]) -> None:
     """Carry the plan of a previous session into this one (a plan committed in discussion, then
     an autopilot run): its plan events are re-published, so the tools, the hook, the views and
     this session's log all hold the same plan."""
-    from ..plan.state import PLAN_EVENT_TYPES, state_for_bus
+    from .plan.state import PLAN_EVENT_TYPES, state_for_bus
 
     state_for_bus(bus)
     plan = [e for e in events if e.type in PLAN_EVENT_TYPES]
@@ -281,7 +281,7 @@ def _replay_plan(bus: Emitter, events: list[Any]) -> None:
 
 
 def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
-    from ..sandbox.select import backends_for, select_runner, self_check
+    from .sandbox.select import backends_for, select_runner, self_check
 
     status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
     runner = select_runner(settings, status)
@@ -292,7 +292,7 @@ def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
 def denied_reads(settings: Settings) -> list[Any]:
     """The deny-read list as paths, plus wherever the person's own config (and the trust store
     beside it) really lives: it says how the next session is protected."""
-    from ..config import deny_read_paths, user_config_path
+    from .config import deny_read_paths, user_config_path
 
     paths = deny_read_paths(settings.deny_read)
     own = Path(os.path.realpath(user_config_path().parent))
@@ -304,7 +304,7 @@ def denied_reads(settings: Settings) -> list[Any]:
 
 
 def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
-    from ..policy import Policy
+    from .policy import Policy
 
     return Policy(
         settings.workspace,
@@ -318,14 +318,14 @@ def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
 
 
 def _plan_tools() -> list[Any]:
-    from ..tools.plan_tools import CommitPlan, UpdatePlan
+    from .tools.plan_tools import CommitPlan, UpdatePlan
 
     return [CommitPlan(), UpdatePlan()]
 
 
 def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore) -> list[Hook]:
-    from ..plan.hook import PlanHook
-    from .guards.hooks import BreakerHook, PortHook, ProgressHook
+    from .loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
+    from .plan.hook import PlanHook
 
     lim = settings.limits
     hooks: list[Hook] = [
@@ -339,7 +339,7 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
     ]
     # Always present: with no criteria it still reports the verification seal and protected
     # paths; with criteria it runs the gate.
-    from ..done.hook import GateHook
+    from .done.hook import GateHook
 
     hooks.append(GateHook.from_settings(settings, runner, store=store))
     return hooks
@@ -347,14 +347,14 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
 
 def _token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]:
     # TokenCounter degrades by itself (GGUF BPE, then /tokenize, then a labelled estimate).
-    from ..context.tokens import TokenCounter
+    from .context.tokens import TokenCounter
 
     counter = TokenCounter(provider, getattr(props, "model_path", None))
     return counter.count, counter.source
 
 
 def _session_log(settings: Settings, bus: Emitter) -> Any:
-    from ..plan.persist import SessionLog
+    from .plan.persist import SessionLog
 
     log = SessionLog(settings.workspace, bus.session_id)
     bus.subscribe(log)

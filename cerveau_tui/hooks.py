@@ -4,19 +4,29 @@ knowing what they mean.
 The engine calls every registered hook at fixed points of the turn cycle. A hook may add stable
 text to the system prompt, refuse a call before it runs, rewrite what the model reads of a result,
 stop the turn after an iteration, or decline the model's final answer and re-enter the loop. Each
-mechanism lives in its own package and the engine imports none of them; `loop/build.py` wires them.
+mechanism lives in its own package and the engine imports none of them; `cerveau_tui/session.py` wires them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..bus import Emitter
-    from ..config import Settings
-    from ..tools.base import ToolState
+    from .bus import Emitter
+    from .config import Settings
+
+
+class WriteLog(Protocol):
+    """What a hook may know of the session's writes (tools.base.ToolState meets it): the count
+    that says "a write happened after the check", and the paths written."""
+
+    @property
+    def write_seq(self) -> int: ...
+
+    @property
+    def written(self) -> list[Path]: ...
 
 
 @dataclass
@@ -59,7 +69,7 @@ class TurnContext:
     iteration: int
     workspace: Path
     bus: Emitter
-    state: ToolState
+    state: WriteLog
     history: list[dict[str, Any]]
     settings: Settings
     calls: list[CallRecord] = field(default_factory=list)  # every call of this turn, in order
