@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-#: (command, timeout seconds) -> (exit code or None on timeout, output). The same shape as the
-#: gate's CriterionRunner, repeated here so adapters import nothing from core.
-CommandRunner = Callable[[str, float], tuple[int | None, str]]
+#: Run one command: (command, timeout seconds) -> (exit code or None on timeout, output). The
+#: gate's criteria and the adapters' fixers both take one; it lives here so adapters import
+#: nothing from core.
+RunCommand = Callable[[str, float], tuple[int | None, str]]
 
 
 class Adapter(Protocol):
@@ -30,7 +31,7 @@ class Adapter(Protocol):
         ...
 
     def autofix(
-        self, workspace: Path, run: CommandRunner, paths: list[str] | None = None
+        self, workspace: Path, run: RunCommand, paths: list[str] | None = None
     ) -> list[str]:
         """Clear mechanically fixable errors in `paths` (workspace-relative); return one line per
         thing that changed, empty when nothing did or no fixer is available."""

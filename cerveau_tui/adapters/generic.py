@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .base import CommandRunner, normalise, unique
+from .base import RunCommand, normalise, unique
 
 # "error"/"fail" as words, but not the all-clear ("0 errors", "no failures").
 _ERRORISH = re.compile(r"\b(error|errors|fail|failed|failure|fatal|panic)\b", re.IGNORECASE)
@@ -22,7 +22,7 @@ class GenericAdapter:
         return None
 
     def autofix(
-        self, workspace: Path, run: CommandRunner, paths: list[str] | None = None
+        self, workspace: Path, run: RunCommand, paths: list[str] | None = None
     ) -> list[str]:
         return []
 

@@ -6,7 +6,7 @@ import re
 import shlex
 from pathlib import Path
 
-from .base import CommandRunner, normalise, unique
+from .base import RunCommand, normalise, unique
 
 _SUMMARY = re.compile(r"^(FAILED|ERROR)\s+(\S+)")
 _E_LINE = re.compile(r"^E\s{2,}(.*\S)")
@@ -36,7 +36,7 @@ class PythonAdapter:
         return "python3 -m pytest -q" if has_tests else None
 
     def autofix(
-        self, workspace: Path, run: CommandRunner, paths: list[str] | None = None
+        self, workspace: Path, run: RunCommand, paths: list[str] | None = None
     ) -> list[str]:
         """`ruff check --fix` then `ruff format`, on the given Python files only.
 
@@ -63,7 +63,7 @@ class PythonAdapter:
             )
         return changed
 
-    def _find_ruff(self, run: CommandRunner) -> str | None:
+    def _find_ruff(self, run: RunCommand) -> str | None:
         # The workspace's own environment, as the sandbox sees it: our venv's ruff is not theirs.
         # Probed once per adapter (per session): two processes per answer add up on a stall.
         if self._ruff_probed:
@@ -73,7 +73,7 @@ class PythonAdapter:
         return self._ruff
 
     @staticmethod
-    def _probe_ruff(run: CommandRunner) -> str | None:
+    def _probe_ruff(run: RunCommand) -> str | None:
         for candidate in ("ruff", "python3 -m ruff"):
             try:
                 code, _ = run(f"{candidate} --version", 30.0)

@@ -7,16 +7,12 @@ here is testable without a process and the engine can route every command throug
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..adapters.base import RunCommand
 from ..policy.glob import glob_match
-
-#: Runs one criterion command with a timeout; returns (exit code, or None when it was killed on the
-#: timeout, and the output). Injected so the gate stays testable and so every command still goes
-#: through the sandbox like any other.
-CriterionRunner = Callable[[str, float], tuple[int | None, str]]
 
 
 @dataclass(frozen=True)
@@ -137,13 +133,14 @@ class Report:
         return "\n".join(parts)
 
 
-def check(done_set: DoneSet, run: CriterionRunner, timeout: float | None = None) -> Report:
+def check(done_set: DoneSet, run: RunCommand, timeout: float | None = None) -> Report:
     """Run every criterion and report the states.
 
     A criterion with an empty command is unavailable: there is nothing to run. A criterion that
     could not be started at all (the runner raised) is unavailable too, with the reason as its
     output: a check that could not run is never "passed" and never "unmet". A timeout is unmet:
-    a suite that now hangs is a failure the model caused and must hear about.
+    a suite that now hangs is a failure the model caused and must hear about. `run` is injected
+    so the gate stays testable and every criterion still goes through the sandbox.
     """
     report = Report()
     for c in done_set.criteria:

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..adapters.base import RunCommand
 from ..workspace.beneath import atomic_write_beneath, unlink_beneath
-from .criteria import CriterionRunner, DoneSet, Report, check
+from .criteria import DoneSet, Report, check
 
 SCRATCH = Path(".cerveau") / "verify"
 SKIP = (".git", ".cerveau", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache")
@@ -37,7 +38,7 @@ def workspace_size(workspace: Path, limit: int) -> int:
 def check_against_originals(
     workspace: Path,
     done: DoneSet,
-    run: CriterionRunner,
+    run: RunCommand,
     store: Any,
     originals: Mapping[str, str | None],
     touched: list[str],
@@ -65,3 +66,18 @@ def check_against_originals(
         return check(done, in_scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def with_originals(report: Report, original: Report, touched: list[str]) -> Report:
+    """`report` with the criteria the original measurement fails put back to its verdict, and an
+    output that says why: the model must learn its edit to the test made the pass, not its fix."""
+    merged = Report(dict(report.states), list(report.touched_protected), dict(report.outputs))
+    for name in original.unmet():
+        merged.states[name] = original.states[name]
+        merged.outputs[name] = (
+            "Your edits to the protected files ("
+            + ", ".join(touched)
+            + ") made this pass; with the original versions it still fails:\n"
+            + original.outputs.get(name, "")
+        )
+    return merged

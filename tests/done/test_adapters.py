@@ -9,7 +9,7 @@ from pathlib import Path
 from cerveau_tui.adapters.generic import GenericAdapter
 from cerveau_tui.adapters.python import PythonAdapter
 from cerveau_tui.adapters.registry import AdapterRegistry
-from cerveau_tui.done.runner import sandbox_runner
+from cerveau_tui.done.sandboxed import run_in_sandbox
 from cerveau_tui.sandbox.none import NoSandbox
 
 PYTEST_OUT = """\
@@ -72,7 +72,7 @@ def _runner_with_venv(ws: Path):
     bindir = str(Path(sys.executable).parent)
     env_path = bindir + os.pathsep + os.environ.get("PATH", "")
     sandbox = NoSandbox()
-    inner = sandbox_runner(sandbox, ws)
+    inner = run_in_sandbox(sandbox, ws)
 
     def run(command: str, timeout: float) -> tuple[int | None, str]:
         result = sandbox.run(command, workspace=ws, timeout=timeout, env={"PATH": env_path})

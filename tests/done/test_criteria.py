@@ -17,12 +17,12 @@ from cerveau_tui.done.criteria import (
     progressed,
     verification_of,
 )
-from cerveau_tui.done.runner import sandbox_runner
+from cerveau_tui.done.sandboxed import run_in_sandbox
 from cerveau_tui.sandbox.none import NoSandbox
 
 
 def real_runner(ws: Path):
-    return sandbox_runner(NoSandbox(), ws)
+    return run_in_sandbox(NoSandbox(), ws)
 
 
 def test_a_criterion_whose_command_exits_as_expected_is_met(tmp_path: Path) -> None:

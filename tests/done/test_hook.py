@@ -1,4 +1,5 @@
-"""GateHook at its hook points, with a real TurnContext and real criterion runs in tmp_path."""
+"""The done hooks (SealHook, then GateHook when there are criteria) at their hook points, with a
+real TurnContext and real criterion runs in tmp_path."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.done.criteria import Criterion, DoneSet
 from cerveau_tui.done.hook import GateHook
-from cerveau_tui.done.runner import sandbox_runner
-from cerveau_tui.hooks import CallRecord, Reenter, Stop, TurnContext
+from cerveau_tui.done.sandboxed import run_in_sandbox
+from cerveau_tui.done.seal import SealHook
+from cerveau_tui.hooks import CallRecord, Hook, Reenter, Stop, TurnContext
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.tools.base import ToolState
 
@@ -21,7 +23,33 @@ from .conftest import CALC_BROKEN, CALC_FIXED, GATE, TEST_CALC
 TESTS = DoneSet((Criterion("tests", GATE),), ("tests/**",))
 
 
-def setup(ws: Path, done: DoneSet = TESTS, **kw) -> tuple[GateHook, TurnContext, Recorder]:
+class DoneHooks:
+    """The seal and (with criteria) the gate, called as the engine calls its hooks: in order, the
+    first verdict wins, the turn_ended fields merged."""
+
+    def __init__(self, gate: GateHook) -> None:
+        self.gate = gate
+        seal = SealHook(gate.done, state=gate.seal)
+        self.hooks: list[Hook] = [seal, gate] if gate.done.criteria else [seal]
+
+    def system_sections(self) -> list[str]:
+        return [s for h in self.hooks for s in h.system_sections()]
+
+    def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
+        return next((v for h in self.hooks if (v := h.on_turn_start(ctx, task))), None)
+
+    def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
+        shown = [r for h in self.hooks if (r := h.on_tool_result(ctx, record)) is not None]
+        return shown[-1] if shown else None
+
+    def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
+        return next((v for h in self.hooks if (v := h.on_answer(ctx, content))), None)
+
+    def on_turn_end(self, ctx: TurnContext, reason: str) -> dict:
+        return {k: v for h in self.hooks for k, v in h.on_turn_end(ctx, reason).items()}
+
+
+def setup(ws: Path, done: DoneSet = TESTS, **kw) -> tuple[DoneHooks, TurnContext, Recorder]:
     (ws / "tests").mkdir(exist_ok=True)
     (ws / "tests" / "__init__.py").write_text("")
     (ws / "calc.py").write_text(CALC_BROKEN)
@@ -29,7 +57,7 @@ def setup(ws: Path, done: DoneSet = TESTS, **kw) -> tuple[GateHook, TurnContext,
     bus = Emitter()
     rec = Recorder(bus)
     state = ToolState()
-    hook = GateHook(done, run=sandbox_runner(NoSandbox(), ws), adapters=AdapterRegistry(), **kw)
+    hook = DoneHooks(GateHook(done, run=run_in_sandbox(NoSandbox(), ws), adapters=AdapterRegistry(), **kw))
     ctx = TurnContext("t1", 0, ws, bus, state, [], Settings(workspace=ws))
     return hook, ctx, rec
 
@@ -105,7 +133,7 @@ def test_autofix_runs_before_the_check_on_the_files_written(tmp_path: Path) -> N
         return r.exit_code, r.output
 
     hook, ctx, rec = setup(tmp_path)
-    hook.run = run
+    hook.gate.run = run
     hook.on_turn_start(ctx, "fix")
     write(ctx, "calc.py", "import os\ndef add(a,b):\n    return a+b\n")
     assert hook.on_answer(ctx, "done") is None
@@ -152,14 +180,14 @@ def test_a_claim_with_nothing_written_since_the_last_check_reuses_its_result(
 ) -> None:
     runs: list[str] = []
     hook, ctx, rec = setup(tmp_path)
-    inner = hook.run
+    inner = hook.gate.run
 
     def counting(command: str, timeout: float) -> tuple[int | None, str]:
         if "pytest" in command:
             runs.append(command)
         return inner(command, timeout)
 
-    hook.run = counting
+    hook.gate.run = counting
     hook.on_turn_start(ctx, "fix")
     hook.on_answer(ctx, "done")
     write(ctx, "calc.py", CALC_BROKEN)
