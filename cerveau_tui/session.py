@@ -337,11 +337,11 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
         ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
         PlanHook(settings.workspace, fingerprinter=fp),
     ]
-    # Always present: with no criteria it still reports the verification seal and protected
-    # paths; with criteria it runs the gate.
-    from .done.hook import GateHook
+    # The seal always (protected paths and the verification seal, criteria or not); the gate
+    # when criteria are configured. They share one SealState.
+    from .done.hook import done_hooks
 
-    hooks.append(GateHook.from_settings(settings, runner, store=store))
+    hooks += done_hooks(settings, runner, store=store)
     return hooks
 
 
