@@ -24,8 +24,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from .base import CommandResult, Grant
-from .none import EnforcingRunner, minimal_env, run_process
+from .base import CommandResult, EnforcingRunner, Grant
+from .process import minimal_env, run_process
 from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
 

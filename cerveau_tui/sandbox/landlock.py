@@ -19,9 +19,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from .base import CommandResult, Grant
+from .base import CommandResult, EnforcingRunner, Grant
 from .limits import CommandGroup
-from .none import EnforcingRunner, _killpg, minimal_env, run_process
+from .process import kill_group, minimal_env, run_process
 from .protect import maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
 
@@ -151,7 +151,7 @@ class LandlockRunner(EnforcingRunner):
             groups, self._groups = self._groups, []
             cgroups, self._cgroups = self._cgroups, []
         for pgid in groups:
-            _killpg(pgid)
+            kill_group(pgid)
         for group in cgroups:
             group.remove(kill=True)
         self._plain.kill_background()

@@ -31,8 +31,9 @@ from cerveau_tui.stack import build as b
 from cerveau_tui.stack.paths import ENV_LLAMA_SERVER, StackPaths, stack_paths
 
 Progress = Callable[[str, "float | None", str], None]
-# runner(argv, cwd, on_line) -> exit code; streams merged stdout+stderr one line at a time.
-Runner = Callable[[Sequence[str], "Path | None", Callable[[str], None]], int]
+# Run one build step: (argv, cwd, on_line) -> exit code, streaming merged stdout+stderr a line at
+# a time (run_streaming; a fake cmake in the tests). Not a sandbox Runner: the build is ours.
+StreamCommand = Callable[[Sequence[str], "Path | None", Callable[[str], None]], int]
 Which = Callable[[str], "str | None"]
 
 SIGILL_CODES = (-4, 132)  # killed by SIGILL as seen by Popen, or as a shell reports it
@@ -187,7 +188,7 @@ def provision_lock(paths: StackPaths, progress: Progress) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run(runner: Runner, step: Step, cwd: Path | None, progress: Progress, tail: list[str]) -> None:
+def _run(runner: StreamCommand, step: Step, cwd: Path | None, progress: Progress, tail: list[str]) -> None:
     def on_line(line: str) -> None:
         tail.append(line)
         del tail[:-40]
@@ -205,7 +206,7 @@ def _run(runner: Runner, step: Step, cwd: Path | None, progress: Progress, tail:
 
 
 def _pip_download(
-    paths: StackPaths, step: Step, name: str, runner: Runner, progress: Progress
+    paths: StackPaths, step: Step, name: str, runner: StreamCommand, progress: Progress
 ) -> None:
     # pip writes straight into -d; a private dir keeps a half-downloaded file from ever sitting
     # under the name the next run looks for.
@@ -324,7 +325,7 @@ def provision(
     model_path: str | Path | None = None,
     *,
     progress: Progress = no_progress,
-    runner: Runner = run_streaming,
+    runner: StreamCommand = run_streaming,
     jobs: int | None = None,
     prebuilt_from: Path | None = None,
     downloads_from: Sequence[Path] = (),

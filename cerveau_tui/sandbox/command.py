@@ -1,0 +1,32 @@
+"""What one command asks for and gives back, below every backend (re-exported by base.py, the
+public place to import them from).
+
+Apart from base.py so the process launcher (process.py) and the backends can use them while
+base.py, which holds the shared enforcing base, imports the plain backend: one module for both
+would be an import cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Room an approval adds for ONE command: never "run unsandboxed", only a wider boundary."""
+
+    extra_writable: tuple[Path, ...] = ()
+    network: bool = False
+
+
+@dataclass
+class CommandResult:
+    exit_code: int | None  # None when killed (timeout, interrupt)
+    output: str  # stdout and stderr interleaved, capped
+    timed_out: bool = False
+    interrupted: bool = False
+    truncated: bool = False  # output exceeded the cap; the middle was cut
+    duration_ms: float = 0.0
+    background_pgid: int | None = None  # processes left running in the command's group
+    notes: list[str] = field(default_factory=list)
