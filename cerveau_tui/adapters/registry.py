@@ -28,9 +28,6 @@ class AdapterRegistry:
     def __call__(self, workspace: Path) -> Adapter:
         return self.detect(workspace)
 
-    def by_name(self, name: str) -> Adapter | None:
-        return next((a for a in self.adapters if a.name == name), None)
-
 
 def adapter_for(workspace: Path) -> Adapter:
     """The adapter for a workspace, from the default registry."""

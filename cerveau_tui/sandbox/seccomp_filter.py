@@ -64,8 +64,3 @@ def bpf_fd() -> int:
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
-
-
-def load_in_process() -> None:
-    """Install the filter on the calling process (the Landlock helper, right before exec)."""
-    _build().load()
