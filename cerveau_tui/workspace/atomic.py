@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .beneath import UMASK, UnsafePath, atomic_write_beneath
-
-_UMASK = UMASK  # the name older callers import
+from .beneath import UnsafePath, atomic_write_beneath
 
 __all__ = ["UnsafePath", "atomic_write"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace import beneath
+from cerveau_tui.workspace import openat
 from cerveau_tui.workspace.beneath import (
     TEMP_PREFIX,
     FileTooLarge,
@@ -30,11 +30,11 @@ from cerveau_tui.workspace.beneath import (
 
 
 def _openat2_works() -> bool:
-    if not beneath.use_openat2:
+    if not openat.use_openat2:
         return False
     try:
-        os.close(beneath._openat2(os.open("/", os.O_RDONLY), ".", os.O_RDONLY | os.O_DIRECTORY, 0))
-    except beneath._Unsupported:
+        os.close(openat._openat2(os.open("/", os.O_RDONLY), ".", os.O_RDONLY | os.O_DIRECTORY, 0))
+    except openat._Unsupported:
         return False
     return True
 
@@ -47,9 +47,9 @@ def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "openat2":
         if not OPENAT2:
             pytest.skip("openat2 is not available here")
-        monkeypatch.setattr(beneath, "use_openat2", True)
+        monkeypatch.setattr(openat, "use_openat2", True)
     else:
-        monkeypatch.setattr(beneath, "use_openat2", False)
+        monkeypatch.setattr(openat, "use_openat2", False)
     return str(request.param)
 
 
@@ -184,14 +184,14 @@ def test_openat2_is_what_opens_when_available(ws: Path, monkeypatch: pytest.Monk
     if not OPENAT2:
         pytest.skip("openat2 is not available here")
     calls: list[str] = []
-    real = beneath._openat2
+    real = openat._openat2
 
     def counting(dir_fd: int, rel: str, flags: int, mode: int) -> int:
         calls.append(rel)
         return real(dir_fd, rel, flags, mode)
 
-    monkeypatch.setattr(beneath, "use_openat2", True)
-    monkeypatch.setattr(beneath, "_openat2", counting)
+    monkeypatch.setattr(openat, "use_openat2", True)
+    monkeypatch.setattr(openat, "_openat2", counting)
     (ws / "f").write_text("f")
     read_bytes_beneath(ws, "f")
     assert calls == ["f"]
@@ -204,12 +204,12 @@ def test_a_kernel_without_openat2_falls_back_to_the_walk(
         ctypes.set_errno(errno.ENOSYS)
         return -1
 
-    monkeypatch.setattr(beneath, "_syscall", enosys)
-    monkeypatch.setattr(beneath, "use_openat2", True)
+    monkeypatch.setattr(openat, "_syscall", enosys)
+    monkeypatch.setattr(openat, "use_openat2", True)
     (ws / "f").write_text("f")
     (ws / "d").symlink_to(outside)
     assert read_bytes_beneath(ws, "f") == b"f"
-    assert beneath.use_openat2 is False
+    assert openat.use_openat2 is False
     with pytest.raises(UnsafePath):
         atomic_write_beneath(ws, "d/x", "overwritten")
     assert (outside / "x").read_text() == "outside's own\n"
