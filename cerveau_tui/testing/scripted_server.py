@@ -16,101 +16,12 @@ import socket
 import sys
 import threading
 import time
-from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import wire
-from .script import Hostile, Reply, load_entries, reply_for
-
-APPROX_BYTES_PER_TOKEN = 4
-
-
-def approx_tokens(text: str) -> list[int]:
-    """Deterministic stand-in for a tokenizer: one id per 4 bytes of UTF-8."""
-    data = text.encode("utf-8")
-    return [
-        int.from_bytes(data[i : i + 4], "little") % 49152
-        for i in range(0, len(data), APPROX_BYTES_PER_TOKEN)
-    ]
-
-
-def render_prompt(body: dict[str, Any]) -> str:
-    """A ChatML rendering of the request, close enough to what a template produces that prefix
-    reuse (cache_n) behaves like the real server's."""
-    parts = []
-    if body.get("tools"):
-        parts.append(
-            "<|im_start|>tools\n" + json.dumps(body["tools"], sort_keys=True) + "<|im_end|>\n"
-        )
-    for m in body.get("messages") or []:
-        content = m.get("content")
-        if not isinstance(content, str):
-            content = json.dumps(content)
-        calls = json.dumps(m["tool_calls"]) if m.get("tool_calls") else ""
-        parts.append(f"<|im_start|>{m.get('role')}\n{content}{calls}<|im_end|>\n")
-    parts.append("<|im_start|>assistant\n")
-    return "".join(parts)
-
-
-class ScriptState:
-    """What the handlers share: the script cursor, the received requests, the one cache slot."""
-
-    def __init__(
-        self,
-        script: dict[str, Any] | list[Any],
-        *,
-        n_ctx: int = 4096,
-        supports_tools: bool = True,
-        extras: bool = True,
-        piece: int = 8,
-        log_path: str | None = None,
-    ) -> None:
-        self.entries = load_entries(script)
-        self.n_ctx = n_ctx
-        self.supports_tools = supports_tools
-        self.extras = extras
-        self.piece = piece
-        self.log_path = log_path
-        self.requests: list[dict[str, Any]] = []
-        self.hits: Counter[str] = Counter()  # path -> requests received (extras included)
-        self.stopping = threading.Event()  # ends the endless hostile streams when the server stops
-        self._cursor = 0
-        self._cached: list[int] = []
-        self._ids = 0
-        self._lock = threading.Lock()
-
-    def record(self, body: dict[str, Any]) -> None:
-        with self._lock:
-            self.requests.append(body)
-            if self.log_path:
-                with open(self.log_path, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(body) + "\n")
-
-    def next_entry(self) -> dict[str, Any] | None:
-        with self._lock:
-            if self._cursor >= len(self.entries):
-                return None
-            self._cursor += 1
-            return self.entries[self._cursor - 1]
-
-    def prompt_cache(self, tokens: list[int]) -> tuple[int, int]:
-        """(cache_n, prompt_n) against the previous prompt: the longest common prefix is reused,
-        and at least one token is always evaluated, as llama-server does."""
-        with self._lock:
-            common = 0
-            for a, b in zip(tokens, self._cached, strict=False):
-                if a != b:
-                    break
-                common += 1
-            common = min(common, max(0, len(tokens) - 1))
-            self._cached = tokens
-            return common, len(tokens) - common
-
-    def new_id(self) -> str:
-        with self._lock:
-            self._ids += 1
-            return f"chatcmpl-scripted{self._ids:06d}"
+from .script import Hostile, Reply, reply_for
+from .script_state import APPROX_BYTES_PER_TOKEN, ScriptState, approx_tokens, render_prompt
 
 
 def _is_action_schema(body: dict[str, Any]) -> bool:
