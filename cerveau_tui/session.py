@@ -87,6 +87,18 @@ class Session:
             self.managed.stop()
             self.managed = None
 
+    def session_grants(self) -> list[tuple[str, str]]:
+        """(scope_key, scope spelled out) for each "approve for this session" still in force:
+        the palette lists them so the person can take one back. The UI asks here, never the
+        engine's policy: the session is the UI's one handle on what the engine was built with."""
+        scopes = getattr(self.engine.policy, "session_scopes", None)
+        return list(scopes()) if scopes is not None else []
+
+    def revoke(self, scope_key: str) -> bool:
+        """Take back a session grant: the next matching call asks again. False if none was held."""
+        revoke = getattr(self.engine.policy, "revoke", None)
+        return bool(revoke(scope_key)) if revoke is not None else False
+
 
 def _reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
     out: dict[int, str] = {}

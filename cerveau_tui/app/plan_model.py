@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from ..plan.models import PlanReport
+from ..plan.report import build_report_at
 from ..protocol import Event
+from ..workspace.fingerprint import Fingerprinter
 
 #: Events that can change a report; anything else leaves the last one valid.
 PLAN_EVENTS = frozenset(
@@ -40,20 +42,14 @@ STATUS_LABELS = {
 }
 
 
-def build_report(events: Iterable[Event], workspace: Path, fingerprinter: Any = None) -> Any:
+def build_report(
+    events: Iterable[Event], workspace: Path, fingerprinter: Fingerprinter | None = None
+) -> PlanReport:
     """`build_report_at` over the plan-relevant events this app saw (the same events the session
     log holds, filtered), with a warm fingerprinter so only changed files are hashed again: it
     runs on the UI thread after plan events, so it must stay in the low milliseconds."""
-    try:
-        from ..plan.report import build_report_at
-    except ImportError:  # the plan package absent: the views say "no plan"
-        return None
     return build_report_at(list(events), workspace, fingerprinter)
 
 
-def make_fingerprinter(workspace: Path) -> Any:
-    try:
-        from ..workspace.fingerprint import Fingerprinter
-    except ImportError:
-        return None
+def make_fingerprinter(workspace: Path) -> Fingerprinter:
     return Fingerprinter(workspace)

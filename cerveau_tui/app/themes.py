@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,3 +82,25 @@ def load_themes(dirs: list[Path] | None = None) -> ThemeLoad:
         # falling back to Textual's default look.
         problems.append(f"{BUILTIN_THEMES_DIR}: our themes folder is missing; using textual-dark")
     return ThemeLoad(themes, problems)
+
+
+class ThemeSaver:
+    """Keeps the theme the person switched to (palette, keys) in the user config for next time.
+    An unwritable config costs the saving, never the switch: `warn` says so in the chat."""
+
+    def __init__(
+        self, saved: str, save: Callable[[str, Any], object], warn: Callable[[str], None]
+    ) -> None:
+        self._saved = saved
+        self._save = save
+        self._warn = warn
+
+    def __call__(self, theme: Any) -> None:
+        name = getattr(theme, "name", str(theme))
+        if name == self._saved:
+            return
+        self._saved = name
+        try:
+            self._save("theme", name)
+        except Exception as exc:  # noqa: BLE001 - any failure to write is only a warning
+            self._warn(f"theme not saved: {exc}")

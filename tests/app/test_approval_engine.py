@@ -107,7 +107,7 @@ async def test_a_session_grant_revoked_from_the_palette_asks_again(tmp_path: Pat
             await pilot.press(*"revoke session grant")
             await pilot.pause(0.3)
             await pilot.press("enter")
-            assert await wait_until(pilot, lambda: not app._policy().session_scopes())
+            assert await wait_until(pilot, lambda: not app.runner.session.session_grants())
             await pilot.press(*"append again", "enter")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
             await arm(pilot, clock)

@@ -1,18 +1,23 @@
-"""The conversation: applies engine items in order, one widget per entry, pruned for long sessions.
+"""The conversation: one widget per entry, in order, pruned for long sessions.
 
 Only the newest entries are kept mounted (MAX_ENTRIES): every mounted widget costs layout time on
 each update, and a 500-turn session with long outputs grew to tens of thousands of widgets in the
 apps we studied. The transcript itself lives in the session log, not in the widget tree.
+
+The router (app/routing.py) decides what an event means; this widget only knows how to show a
+turn's parts. A tool card is found by its DOM id (`card_id`), so a pruned card is simply gone.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
 
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches, WrongType
 from textual.widget import Widget
 
-from ..messages import EngineEvent, StreamText
+from ...protocol import ToolCallPayload
+from ..messages import StreamText
 from .answer import StreamingAnswer
 from .entries import NoticeLine, UserMessage
 from .reasoning import ReasoningBlock
@@ -20,54 +25,14 @@ from .tool_card import ToolCard
 
 MAX_ENTRIES = 200
 
-_WARNINGS = {"guard_tripped", "drift", "touched_protected", "escalation", "parked", "rollback"}
+_NOT_ID = re.compile(r"[^A-Za-z0-9]")
 
 
-def describe(event_type: str, p: dict[str, Any]) -> tuple[str, str] | None:
-    """The chat line for a bus event that is not a widget of its own: (text, level) or None."""
-    if event_type == "notice":
-        return str(p.get("message") or p.get("text") or ""), str(p.get("level") or "info")
-    if event_type == "error":
-        retry = " (retrying)" if p.get("retrying") else ""
-        return f"error: {p.get('message', '')}{retry}", "error"
-    if event_type == "guard_tripped":
-        return f"guard {p.get('guard', '')}: {p.get('reason', '')}", "warning"
-    if event_type == "drift":
-        step = p.get("step_id") or p.get("step") or "?"
-        return f"drift: {p.get('path', '')} is outside step {step}'s declared files", "warning"
-    if event_type == "plan_committed":
-        steps = p.get("steps") or []
-        src = " (translated from a plan written to a file)" if p.get("source") == "file" else ""
-        return f"plan committed: {len(steps)} steps{src}", "info"
-    if event_type == "verification":
-        state = str(p.get("state") or "")
-        if state in ("", "clean"):
-            return None  # nothing changed, nothing to say
-        unmet = ", ".join(str(u) for u in p.get("unmet") or [])
-        level = {"passed": "success", "failed": "error"}.get(state, "warning")
-        return f"verification: {state}" + (f" (unmet: {unmet})" if unmet else ""), level
-    if event_type == "undo":
-        restored = ", ".join(p.get("restored") or []) or "nothing"
-        lost = p.get("not_restorable") or []
-        extra = f"; NOT restorable (changed by a command or outside): {', '.join(lost)}" if lost else ""
-        return f"undo: restored {restored}{extra}", "warning" if lost else "info"
-    if event_type == "delegated":
-        if p.get("state") == "started":
-            return f"explore: {p.get('task', '')}", "info"
-        read = ", ".join(p.get("read") or []) or "nothing"
-        return f"explore finished ({p.get('reason', '')}): read {read}", "info"
-    if event_type in _WARNINGS:
-        detail = p.get("text") or p.get("message") or p.get("reason") or p.get("path") or ""
-        return f"{event_type.replace('_', ' ')}: {detail}".rstrip(": "), "warning"
-    if event_type == "turn_ended":
-        reason = str(p.get("reason", ""))
-        if reason == "completed":
-            return None
-        msg = p.get("message") or ""
-        return f"turn ended: {reason}" + (f" — {msg}" if msg else ""), (
-            "warning" if reason in ("interrupted", "stopped") else "error"
-        )
-    return None
+def card_id(call_id: str) -> str:
+    """The DOM id of a call's card. A call id is the server's text, and a DOM id allows only
+    letters, digits, `-` and `_`: every other character (and `_` itself) is escaped as `_hex_`,
+    so two different call ids never share a card."""
+    return "call-" + _NOT_ID.sub(lambda m: f"_{ord(m.group()):x}_", call_id)
 
 
 class ChatView(VerticalScroll):
@@ -81,7 +46,10 @@ class ChatView(VerticalScroll):
         self.max_entries = max_entries
         self._answer: StreamingAnswer | None = None
         self._reasoning: ReasoningBlock | None = None
-        self.cards: dict[str, ToolCard] = {}
+        # Call ids a server sent twice: the newer card's DOM id. Empty with llama-server, whose
+        # ids are random; a server reusing "call_0" per round must not route round 2's result
+        # into round 1's card (nor crash the mount on a duplicate id).
+        self._reused: dict[str, str] = {}
 
     def on_mount(self) -> None:
         self.anchor()
@@ -91,11 +59,7 @@ class ChatView(VerticalScroll):
         self.mount(widget)
         excess = len(self.children) + 1 - self.max_entries
         if excess > 0:
-            old = list(self.children[:excess])
-            for w in old:
-                if isinstance(w, ToolCard):
-                    self.cards.pop(w.call_id, None)
-            self.remove_children(old)
+            self.remove_children(list(self.children[:excess]))
 
     def user(self, text: str, kind: str = "prompt") -> None:
         self.settle()
@@ -111,7 +75,6 @@ class ChatView(VerticalScroll):
         self._answer = None
         self._reasoning = None
 
-    # --- engine items ------------------------------------------------------------------------
     def stream(self, item: StreamText) -> None:
         if item.kind == "reasoning":
             if self._reasoning is None:
@@ -124,46 +87,33 @@ class ChatView(VerticalScroll):
             self.add(self._answer)
         self._answer.write(item.text)
 
-    def apply(self, item: EngineEvent) -> None:
-        t, p = item.type, item.payload
-        if t == "turn_started":
-            self.user(str(p.get("input", "")))
-        elif t == "steer":
-            self.user(str(p.get("text", "")), "steer")
-        elif t == "assistant_message":
-            self.settle()
-        elif t == "tool_call":
-            self.settle()
-            card = ToolCard(
-                str(p.get("call_id", "")),
-                str(p.get("name", "?")),
-                dict(p.get("arguments") or {}),
-                by_person=p.get("via") == "person",
-            )
-            self.cards[card.call_id] = card
-            self.add(card)
-        elif t in ("tool_started", "approval_requested", "approval_resolved", "tool_result"):
-            self._card_event(t, p)
+    # --- tool cards --------------------------------------------------------------------------
+    def tool_call(self, call: ToolCallPayload, seq: int) -> ToolCard:
+        self.settle()
+        dom_id = card_id(call.call_id)
+        if self.card(call.call_id) is not None:
+            dom_id = f"{dom_id}--{seq}"  # `--` never occurs in card_id's escaped part
+            self._reused[call.call_id] = dom_id
         else:
-            if t == "turn_ended":
-                self.settle()
-            line = describe(t, p)
-            if line and line[0]:
-                self.notice(*line)
+            self._reused.pop(call.call_id, None)
+        card = ToolCard(
+            call.call_id, call.name, call.arguments, by_person=call.via == "person", id=dom_id
+        )
+        self.add(card)
+        return card
 
-    def _card_event(self, t: str, p: dict[str, Any]) -> None:
-        card = self.cards.get(str(p.get("call_id", "")))
-        if card is None:
-            return
-        if t == "tool_started":
-            card.set_status(str(p.get("status") or "running"))
-        elif t == "approval_requested":
-            card.set_status("waiting")
-        elif t == "approval_resolved":
-            decision = p.get("decision")
-            card.set_status("denied" if decision in ("denied", "stopped") else "running")
-        else:
-            card.show_result(p)
+    def card(self, call_id: str) -> ToolCard | None:
+        """The newest card of a call, by DOM id; None when it was pruned (or never shown)."""
+        dom_id = self._reused.get(call_id) or card_id(call_id)
+        try:
+            return self.get_child_by_id(dom_id, ToolCard)
+        except (NoMatches, WrongType):
+            return None
+
+    def card_status(self, call_id: str, status: str) -> None:
+        card = self.card(call_id)
+        if card is not None:
+            card.set_status(status)
 
     def provision(self, text: str) -> None:
         """Start-up progress: one line updated in place, not a scroll of download percentages."""

@@ -13,6 +13,8 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
+from ...protocol import TurnEnded, UsagePayload
+
 
 @dataclass
 class StatusState:
@@ -111,25 +113,31 @@ class StatusBar(Static):
         s.phase = "ready"
         self.refresh_state()
 
-    def apply(self, event_type: str, p: dict[str, Any]) -> None:
+    def usage(self, p: UsagePayload) -> None:
         s = self.state
-        if event_type == "usage":
-            s.context_tokens = int(p.get("context_tokens") or s.context_tokens)
-            s.n_ctx = int(p.get("n_ctx") or s.n_ctx)
-            if p.get("predicted_per_second"):
-                s.tokens_per_s = float(p["predicted_per_second"])
-        elif event_type == "turn_started":
-            s.phase, s.iteration = "running", 0
-        elif event_type == "iteration_started":
-            s.iteration = int(p.get("iteration") or s.iteration + 1)
-        elif event_type == "turn_ended":
-            s.phase = "ready"
-            s.iteration = int(p.get("iterations") or s.iteration)
-            s.context_tokens = int(p.get("context_tokens") or s.context_tokens)
-            if p.get("verification"):
-                s.seal = str(p["verification"])
-        elif event_type == "verification":
-            s.seal = str(p.get("state") or s.seal)
-        else:
-            return
+        s.context_tokens = p.context_tokens or s.context_tokens
+        s.n_ctx = p.n_ctx or s.n_ctx
+        if p.predicted_per_second:
+            s.tokens_per_s = p.predicted_per_second
+        self.refresh_state()
+
+    def turn_started(self) -> None:
+        self.state.phase, self.state.iteration = "running", 0
+        self.refresh_state()
+
+    def iteration_started(self, iteration: int) -> None:
+        self.state.iteration = iteration or self.state.iteration + 1
+        self.refresh_state()
+
+    def turn_ended(self, p: TurnEnded) -> None:
+        s = self.state
+        s.phase = "ready"
+        s.iteration = p.iterations or s.iteration
+        s.context_tokens = p.context_tokens or s.context_tokens
+        if p.verification:
+            s.seal = p.verification
+        self.refresh_state()
+
+    def verification(self, state: str) -> None:
+        self.state.seal = state or self.state.seal
         self.refresh_state()

@@ -14,6 +14,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
+from ...protocol import ToolResultPayload
 from .diff_view import DiffView
 
 STATUSES = ("queued", "waiting", "running", "done", "failed", "denied")
@@ -77,7 +78,12 @@ class ToolCard(Collapsible):
     """
 
     def __init__(
-        self, call_id: str, name: str, arguments: dict[str, Any], by_person: bool = False
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        by_person: bool = False,
+        id: str | None = None,
     ) -> None:
         self.by_person = by_person  # a `!` command: the person ran it, not the model
         self.call_id = call_id
@@ -85,7 +91,7 @@ class ToolCard(Collapsible):
         self.arguments = arguments
         self.status = "queued"
         self._ready = False
-        self._pending: dict[str, Any] | None = None
+        self._pending: ToolResultPayload | None = None
         self._summary = summarize_arguments(name, arguments)
         args = json.dumps(arguments, ensure_ascii=False, indent=None, sort_keys=True)
         self._args = Static(
@@ -94,7 +100,7 @@ class ToolCard(Collapsible):
             classes="args",
         )
         super().__init__(
-            self._args, title=self._title_text(), collapsed=False, classes="tool -queued"
+            self._args, title=self._title_text(), collapsed=False, classes="tool -queued", id=id
         )
 
     def _title_text(self) -> str:
@@ -114,26 +120,23 @@ class ToolCard(Collapsible):
         if self._pending is not None:
             self.show_result(self._pending)
 
-    def show_result(self, payload: dict[str, Any]) -> None:
+    def show_result(self, result: ToolResultPayload) -> None:
         if not self._ready:
             # tool_call and tool_result often arrive in the same drain, before compose ran
-            self._pending = payload
+            self._pending = result
             return
         self._pending = None
-        status = str(payload.get("status") or ("done" if payload.get("ok") else "failed"))
-        if status == "done" and payload.get("ok") is False:
-            status = "failed"
-        self.set_status(status)
+        self.set_status("failed" if result.status == "done" and not result.ok else result.status)
         contents = self.query_one("Contents")
         if not contents.is_attached:
             return  # the card is being pruned or the app is closing
-        diff = payload.get("diff")
+        diff = result.diff
         if diff:
-            contents.mount(DiffView(str(diff)))
-        output = str(payload.get("output") or "")
+            contents.mount(DiffView(diff))
+        output = result.output
         if output and not diff:
             contents.mount(Static(Content(clip_output(output)), markup=False, classes="output"))
-        exit_code = payload.get("exit_code")
+        exit_code = result.exit_code
         # The bash tool already ends its output with "[exit code N]"; say it once.
         if exit_code is not None and "exit code" not in output[-40:]:
             contents.mount(Static(Content(f"exit {exit_code}"), markup=False, classes="exit"))

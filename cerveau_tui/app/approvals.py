@@ -1,0 +1,65 @@
+"""The approvals queue on the app side: one approval screen at a time, requests queued on it.
+
+The loop's BusApprover blocks the engine thread until `resolve`; the screen (screens/approval.py)
+shows the head of its queue and calls back here with the person's decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import App
+
+from ..loop.approver import ApprovalDecision, BusApprover
+from ..protocol import ApprovalRequested
+from .screens.approval import ApprovalScreen
+from .widgets.prompt import PromptInput
+
+
+class Approvals:
+    def __init__(
+        self,
+        app: App[int],
+        approver: BusApprover,
+        clock: Callable[[], float],
+        quiet_s: float,
+        interrupt: Callable[[], None],
+    ) -> None:
+        self._app = app
+        self._approver = approver
+        self._clock = clock
+        self._quiet_s = quiet_s
+        self._interrupt = interrupt
+        self.screen: ApprovalScreen | None = None
+
+    @property
+    def _prompt(self) -> PromptInput:
+        # The base screen's: `app.query_one` searches the active screen, a dialog while one is up.
+        return self._app.screen_stack[0].query_one(PromptInput)
+
+    def ask(self, request: ApprovalRequested) -> None:
+        screen = self.screen
+        if screen is None or screen.closing:
+            screen = ApprovalScreen(self.resolve, self._clock, self._quiet_s, sink=self._prompt)
+            self.screen = screen
+            screen.add(request.model_dump())
+            self._app.push_screen(screen, lambda _: self._closed(screen))
+        else:
+            screen.add(request.model_dump())
+
+    def drop(self, request_id: str) -> None:
+        """The request ended elsewhere (the approver's timeout, an interrupt, a policy denial)."""
+        if self.screen is not None:
+            self.screen.drop(request_id)
+
+    def resolve(self, request_id: str, decision: ApprovalDecision) -> None:
+        self._approver.resolve(request_id, decision)
+        if decision.decision == "stopped":
+            # Esc means "deny and stop the turn": the dispatcher stops on this decision, and
+            # the engine is told too so queued calls of the same round do not ask again.
+            self._interrupt()
+
+    def _closed(self, screen: ApprovalScreen) -> None:
+        if self.screen is screen:
+            self.screen = None
+            self._prompt.focus()

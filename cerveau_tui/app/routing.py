@@ -1,0 +1,180 @@
+"""The main screen's event routing: what each engine item means for the widgets, in ONE `match`.
+
+Items arrive from the bridge's outbox (bridge.py), in order, on the UI thread. Each engine event
+is typed once (wire.py) and routed by its payload's class; an event with no model yet is matched
+by its type and read as a dict in `describe` (lines.py). Streamed text is drained at most every
+COALESCE_S; anything else (a tool call, an approval) is applied at once.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import (
+    TURN_COMPLETED,
+    ApprovalRequested,
+    ApprovalResolved,
+    ErrorPayload,
+    EventType,
+    GuardTripped,
+    ToolCallPayload,
+    ToolResultPayload,
+    ToolStartedPayload,
+    TurnEnded,
+    TurnStarted,
+    UsagePayload,
+)
+from .lines import describe, turn_ended_line
+from .messages import (
+    EngineEvent,
+    Item,
+    JobDone,
+    Provisioning,
+    SessionFailed,
+    SessionReady,
+    StreamText,
+)
+from .plan_model import PLAN_EVENTS
+from .runner import progress_text
+from .widgets.chat import ChatView
+from .widgets.status_bar import StatusBar
+from .wire import Untyped, typed
+
+if TYPE_CHECKING:
+    from .app import CerveauApp
+
+#: How often streamed text reaches the widgets. 50 ms: at a 1,000 tokens/s feed it gave the best
+#: key latency of the variants measured (shared/reference/textual.md), and 20 updates a second
+#: still reads as smooth.
+COALESCE_S = 0.05
+
+
+class Router:
+    """Drains the bridge and applies each item to the main screen's widgets."""
+
+    def __init__(self, app: CerveauApp) -> None:
+        self.app = app
+        self._last_drain = 0.0
+        self._drain_timer: Any = None
+
+    # --- draining ------------------------------------------------------------------------------
+    def wake(self) -> None:
+        only_text = self.app.bridge.take_wake()
+        waited = time.monotonic() - self._last_drain
+        if only_text and waited < COALESCE_S:
+            if self._drain_timer is None:
+                self.app.bridge.defer()
+                self._drain_timer = self.app.set_timer(COALESCE_S - waited, self.drain)
+            return
+        self.drain()
+
+    def drain(self) -> None:
+        if self._drain_timer is not None:
+            self._drain_timer.stop()
+            self._drain_timer = None
+        self._last_drain = time.monotonic()
+        items = self.app.bridge.drain()
+        if not items or self.app.exiting:
+            return  # events from the turn being cancelled arrive while the widgets go away
+        plan_dirty = False
+        with self.app.batch_update():
+            for item in items:
+                plan_dirty |= self.apply(item)
+        if plan_dirty:
+            self.app.plan.refresh()
+
+    # --- applying ------------------------------------------------------------------------------
+    @property
+    def chat(self) -> ChatView:
+        return self.app.screen_stack[0].query_one(ChatView)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.app.screen_stack[0].query_one(StatusBar)
+
+    def apply(self, item: Item) -> bool:
+        """Show one item; True when it may change the plan report."""
+        chat = self.chat
+        match item:
+            case StreamText():
+                chat.stream(item)
+            case EngineEvent():
+                self.event(item)
+                if item.type in PLAN_EVENTS:
+                    self.app.plan.record(item.event)
+                    return True
+            case Provisioning(text=text):
+                chat.provision(text)
+            case SessionReady(status=status):
+                self.status.session_ready(status)
+                model = status.get("model") or "model"
+                chat.provision(f"ready: {model} at {status.get('server_url', '?')}")
+            case SessionFailed(error=error):
+                self.status.state.phase = "failed"
+                self.status.refresh_state()
+                chat.notice(f"could not start the session: {error}", "error")
+            case JobDone():
+                self.app.job_done(item)
+        return False
+
+    def event(self, item: EngineEvent) -> None:
+        chat, status = self.chat, self.status
+        payload = typed(item.event)
+        match payload:
+            case TurnStarted(input=text):
+                chat.user(text)
+                status.turn_started()
+            case ToolCallPayload():
+                chat.tool_call(payload, item.event.seq)
+            case ToolStartedPayload(call_id=call_id, status=state):
+                chat.card_status(call_id, state)
+            case ToolResultPayload():
+                card = chat.card(payload.call_id)
+                if card is not None:
+                    card.show_result(payload)
+            case ApprovalRequested():
+                chat.card_status(payload.call_id, "waiting")
+                self.app.approvals.ask(payload)
+            case ApprovalResolved(call_id=call_id, decision=decision, request_id=request_id):
+                denied = decision in ("denied", "stopped")
+                chat.card_status(call_id, "denied" if denied else "running")
+                self.app.approvals.drop(request_id)
+            case UsagePayload():
+                status.usage(payload)
+            case ErrorPayload(message=message, retrying=retrying):
+                chat.notice(f"error: {message}" + (" (retrying)" if retrying else ""), "error")
+            case GuardTripped(guard=guard, reason=reason):
+                chat.notice(f"guard {guard}: {reason}", "warning")
+            case TurnEnded():
+                chat.settle()
+                status.turn_ended(payload)
+                if payload.reason != TURN_COMPLETED:
+                    chat.notice(*turn_ended_line(payload))
+                # A full collection when the turn is over, not mid-stream: pruned widgets are
+                # cyclic garbage, and with collection deferred (tune_gc) 150 turns held ~100 MB.
+                self.app.call_after_refresh(gc.collect)
+            case Untyped():
+                self.untyped(payload)
+
+    def untyped(self, event: Untyped) -> None:
+        """Events with no payload model yet (or one that did not fit): read as their dict."""
+        chat, p = self.chat, event.payload
+        if event.problem:
+            chat.notice(f"{event.type}: {event.problem}", "warning")
+        match event.type:
+            case EventType.STEER:
+                chat.user(str(p.get("text", "")), "steer")
+            case EventType.ASSISTANT_MESSAGE:
+                chat.settle()
+            case EventType.ITERATION_STARTED:
+                self.status.iteration_started(int(p.get("iteration") or 0))
+            case EventType.STACK_PROGRESS:
+                chat.provision(progress_text(p.get("stage"), p.get("fraction"), p.get("line")))
+            case _:
+                if event.type == EventType.VERIFICATION:
+                    self.status.verification(str(p.get("state") or ""))
+                line = describe(event.type, p)
+                if line and line[0]:
+                    chat.notice(*line)
