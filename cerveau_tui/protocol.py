@@ -80,7 +80,15 @@ class ToolCallPayload(Payload):
     index: int = 0
     reads: list[str] = Field(default_factory=list)
     writes: list[str] = Field(default_factory=list)
-    via: Literal["native", "constrained", "text"] = "native"
+    via: Literal["native", "constrained", "text", "person"] = "native"  # person: a `!cmd`
+
+
+class ToolStartedPayload(Payload):
+    """The call left the queue: waiting for the person's approval, or running."""
+
+    call_id: str
+    name: str
+    status: Literal["waiting", "running"]
 
 
 class ToolResultPayload(Payload):
@@ -143,13 +151,20 @@ class GuardTripped(Payload):
 
 
 class TurnEnded(Payload):
+    """The last event of a turn. The hooks' fields (verification, unmet, touched_protected from
+    the done gate; handoff when parked; stalled_iterations from the progress guard) are present
+    only when a hook gave them: dump with `exclude_unset` to keep the wire as it was."""
+
     reason: str
     iterations: int
     usage: dict[str, int] = Field(default_factory=dict)
     context_tokens: int = 0
+    message: str = ""
     verification: str | None = None
     unmet: list[str] = Field(default_factory=list)
-    message: str = ""
+    touched_protected: list[str] = Field(default_factory=list)
+    handoff: str | None = None
+    stalled_iterations: int | None = None
 
 
 #: Reasons a turn ends with.

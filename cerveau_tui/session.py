@@ -17,6 +17,7 @@ from .config import Settings
 from .hooks import Hook
 from .loop.approver import Approver, DenyAll
 from .loop.engine import Engine
+from .plan.state import PlanState
 from .protocol import EventType
 from .provider.llama import LlamaProvider
 from .tools.registry import Registry, default_tools
@@ -159,7 +160,11 @@ def build_session(
         registry = registry.only(*DISCUSS_TOOLS)
     fp = Fingerprinter(settings.workspace)
     store = BlobStore(settings.workspace)
-    hooks = _hooks(settings, url, runner, fp, store)
+    # The session's one plan: the plan tools (ToolContext.plan) and the PlanHook hold this object,
+    # and it follows the bus from now on, so a resumed plan replayed below is in it too.
+    plan = PlanState()
+    bus.subscribe(plan)
+    hooks = _hooks(settings, url, runner, fp, store, plan)
     if settings.turn_close and hasattr(provider, "complete_json"):
         from .memory.store import MemoryStore
         from .memory.turn_close import TurnCloseHook
@@ -181,13 +186,13 @@ def build_session(
         n_ctx=n_ctx,
         model=(props.model_path if props else None) or settings.model_name or "",
         count_tokens=count,
+        fingerprinter=fp,
+        store=store,
+        plan=plan,
+        undo_log=UndoLog(store),
     )
-    engine.tool_extra.update(fingerprinter=fp, store=store)
-    engine.undo_log = UndoLog(store)
     if settings.delegate:
-        from .loop.delegate import delegate
-
-        engine.tool_extra["delegate"] = lambda task, path=".": delegate(engine, task, path)
+        engine.delegate = engine.delegator()
     resumed = _load_previous(settings, resume) if resume is not None else []
     log = _session_log(settings, bus)
     protection = _protection(settings)
@@ -282,9 +287,8 @@ def _replay_plan(bus: Emitter, events: list[Any]) -> None:
     """Carry the plan of a previous session into this one (a plan committed in discussion, then
     an autopilot run): its plan events are re-published, so the tools, the hook, the views and
     this session's log all hold the same plan."""
-    from .plan.state import PLAN_EVENT_TYPES, state_for_bus
+    from .plan.state import PLAN_EVENT_TYPES
 
-    state_for_bus(bus)
     plan = [e for e in events if e.type in PLAN_EVENT_TYPES]
     for ev in plan:
         bus.emit(ev.type, {**ev.payload, "resumed_from": ev.session_id})
@@ -335,7 +339,7 @@ def _plan_tools() -> list[Any]:
     return [CommitPlan(), UpdatePlan()]
 
 
-def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore) -> list[Hook]:
+def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore, plan: PlanState) -> list[Hook]:
     from .loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
     from .plan.hook import PlanHook
 
@@ -347,7 +351,7 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
         ),
         BreakerHook(lim.breaker_threshold),
         ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
-        PlanHook(settings.workspace, fingerprinter=fp),
+        PlanHook(settings.workspace, state=plan, fingerprinter=fp),
     ]
     # The seal always (protected paths and the verification seal, criteria or not); the gate
     # when criteria are configured. They share one SealState.

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..bus import Emitter
-from ..protocol import ApprovalRequested, ApprovalResolved, EventType
+from ..protocol import ApprovalRequested, EventType
+from .events import approval_resolved
 
 Decision = Literal["approved", "approved_session", "denied", "stopped"]
 
@@ -123,14 +124,11 @@ class BusApprover:
 
 
 def resolved_event(bus: Emitter, req: ApprovalRequest, decision: ApprovalDecision) -> None:
-    by = decision.by if decision.by in ("person", "policy", "timeout", "session_grant", "headless") else "person"
-    bus.emit(
-        EventType.APPROVAL_RESOLVED,
-        ApprovalResolved(
-            request_id=req.request_id,
-            call_id=req.call_id,
-            decision=decision.decision,
-            reason=decision.reason,
-            by=by,  # type: ignore[arg-type]
-        ),
+    approval_resolved(
+        bus,
+        request_id=req.request_id,
+        call_id=req.call_id,
+        decision=decision.decision,
+        reason=decision.reason,
+        by=decision.by,
     )

@@ -6,15 +6,13 @@ command, or delegate again. Nesting is impossible rather than forbidden.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..bus import Emitter, Recorder
 from ..protocol import EventType
-from .approver import DenyAll
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .state import Limits, Outcome
 
 READ_TOOLS = ("read_file", "list_files", "search")
 
@@ -47,28 +45,29 @@ class DelegateResult:
         return "\n".join(parts)
 
 
-def delegate(parent: Engine, task: str, path: str = ".", lim: DelegateLimits | None = None) -> DelegateResult:
-    from .engine import Engine, Limits
+class Child(Protocol):
+    def run(self, task: str) -> Outcome: ...
 
+
+#: A read-only turn runner on its own bus (Engine.read_only_child): its registry holds only
+#: READ_TOOLS and it asks nobody.
+ChildFactory = Callable[[Emitter, Limits], Child]
+
+
+def delegate(
+    task: str,
+    path: str = ".",
+    *,
+    parent_bus: Emitter,
+    spawn: ChildFactory,
+    max_identical_calls: int,
+    lim: DelegateLimits | None = None,
+) -> DelegateResult:
     lim = lim or DelegateLimits()
-    child_bus = Emitter(session_id=parent.bus.session_id + "-child")
+    child_bus = Emitter(session_id=parent_bus.session_id + "-child")
     rec = Recorder(child_bus)
-    settings = parent.settings.model_copy(update={"sandbox": "read-only"})
-    child = Engine(
-        provider=parent.provider,
-        registry=parent.registry.only(*READ_TOOLS),
-        bus=child_bus,
-        settings=settings,
-        approver=DenyAll("a delegated turn cannot ask the person"),
-        runner=None,
-        policy=parent.policy,
-        hooks=(),
-        limits=Limits(lim.max_iterations, parent.limits.max_identical_calls, 0),
-        n_ctx=parent.n_ctx,
-        model=parent.model,
-        count_tokens=parent.count_tokens,
-    )
-    parent.bus.emit(EventType.DELEGATED, {"task": task, "path": path, "state": "started"})
+    child = spawn(child_bus, Limits(lim.max_iterations, max_identical_calls, 0))
+    parent_bus.emit(EventType.DELEGATED, {"task": task, "path": path, "state": "started"})
     outcome = child.run(f"Answer this question by reading the workspace (start at {path}); do not change anything.\n{task}")
     read: list[str] = []
     unread: list[str] = []
@@ -84,7 +83,7 @@ def delegate(parent: Engine, task: str, path: str = ".", lim: DelegateLimits | N
     if truncated:
         text = raw[: lim.max_result_bytes].decode(errors="ignore")
     result = DelegateResult(text, sorted(set(read)), sorted(set(unread)), truncated, outcome.reason)
-    parent.bus.emit(
+    parent_bus.emit(
         EventType.DELEGATED,
         {"task": task, "state": "finished", "reason": outcome.reason, "read": result.read, "unread": result.unread, "iterations": outcome.iterations},
     )

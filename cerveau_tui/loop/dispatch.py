@@ -1,30 +1,34 @@
-"""Running one reply's tool calls: declare, decide at the boundary, execute, report in order."""
+"""Running one reply's tool calls: decide at the boundary, execute, report in order.
+
+Each call is one ToolExecution, declared and validated once by the turn; the dispatcher fills in
+its verdict, status and result. Its collaborators are handed in (the engine builds one per turn),
+so nothing here reaches into another object's private state.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..protocol import EventType, ToolResultPayload
-from ..tools.base import RetryClass, ToolError, ToolResult, clean_text, display_path
-from .approver import ApprovalDecision, ApprovalRequest, resolved_event
+from ..hooks import Hook, TurnContext
+from ..policy.verdict import Verdict
+from ..protocol import EventType
+from ..sandbox.base import Grant
+from ..tools.base import RetryClass, Tool, ToolContext, ToolError, ToolResult, clean_text
+from ..tools.judge import Judge
+from ..tools.registry import Registry
+from ..workspace.undo import UndoLog
+from .approver import ApprovalDecision, ApprovalRequest, Approver, resolved_event
+from .events import TurnEvents
 from .schedule import ToolExecution, schedule
+from .state import EngineState
 
-if TYPE_CHECKING:
-    from ..hooks import TurnContext
-    from .engine import Engine
+MAX_PARALLEL = 4
 
-
-@dataclass
-class Executed:
-    ex: ToolExecution
-    result: ToolResult
-    status: str  # done | failed | denied
-    stop: bool = False  # the person pressed Esc: stop the turn
+ToolContextFactory = Callable[[Grant | None], ToolContext]
 
 
 def describe_validation(exc: ValidationError) -> str:
@@ -36,97 +40,106 @@ def describe_validation(exc: ValidationError) -> str:
 
 
 class Dispatcher:
-    def __init__(self, engine: Engine) -> None:
-        self.e = engine
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        judge: Judge | None,
+        approver: Approver,
+        events: TurnEvents,
+        hooks: Sequence[Hook],
+        state: EngineState,
+        tool_context: ToolContextFactory,
+        undo_log: UndoLog | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.registry = registry
+        self.judge = judge
+        self.approver = approver
+        self.events = events
+        self.hooks = hooks
+        self.state = state
+        self.tool_context = tool_context
+        self.undo_log = undo_log
+        self.sleep = sleep  # injected: a test of the transient retry should not wait
 
-    def verdict(self, ex: ToolExecution) -> Any:
-        if self.e.policy is None or ex.declared is None:
+    def verdict(self, ex: ToolExecution) -> Verdict | None:
+        if self.judge is None or ex.declared is None:
             return None
-        return self.e.policy.evaluate(ex.name, ex.declared)
+        return self.judge.evaluate(ex.name, ex.declared)
 
-    def run_all(self, execs: list[ToolExecution], ctx: TurnContext | None = None) -> list[Executed]:
-        verdicts = {ex.index: self.verdict(ex) for ex in execs}
+    def run_all(self, execs: list[ToolExecution], ctx: TurnContext | None = None) -> list[ToolExecution]:
+        """The calls in emission order, each finished; a batch after an Esc is not run."""
+        for ex in execs:
+            ex.verdict = self.verdict(ex)
         batches = schedule(
             execs,
-            max_parallel=4,
-            needs_approval=lambda ex: getattr(verdicts.get(ex.index), "action", "allow") == "ask",
+            max_parallel=MAX_PARALLEL,
+            needs_approval=lambda ex: ex.verdict is not None and ex.verdict.action == "ask",
         )
-        done: dict[int, Executed] = {}
+        ran: list[ToolExecution] = []
         for batch in batches:
-            if self.e.cancelled:
+            if self.state.cancelled:
                 for ex in batch:
-                    done[ex.index] = Executed(ex, ToolResult(False, "not run: the turn was interrupted"), "failed")
+                    ran.append(ex.finish(ToolResult(False, "not run: the turn was interrupted"), "failed"))
                 continue
             if len(batch) == 1:
-                ex = batch[0]
-                done[ex.index] = self.run_one(ex, verdicts.get(ex.index), ctx=ctx)
+                ran.append(self.run_one(batch[0], ctx=ctx))
             else:
                 with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-                    futs = {ex.index: pool.submit(self.run_one, ex, verdicts.get(ex.index), ctx=ctx) for ex in batch}
-                    for idx, fut in futs.items():
-                        done[idx] = fut.result()
-            if any(d.stop for d in done.values()):
+                    futs = [pool.submit(self.run_one, ex, ctx=ctx) for ex in batch]
+                    ran.extend(f.result() for f in futs)
+            if any(ex.stop for ex in ran):
                 break
-        return [done[ex.index] for ex in sorted(execs, key=lambda x: x.index) if ex.index in done]
+        return sorted(ran, key=lambda x: x.index)
 
-    def judge_now(self, ex: ToolExecution, verdict: Any) -> Any:
+    def judge_now(self, ex: ToolExecution) -> Verdict | None:
         """The verdict on what the call will touch NOW, after the calls before it in the reply ran.
 
         Found by probing: one reply of `bash: ln -s /anywhere d` then `write_file d/x` was judged
         whole before anything ran, so the write was "inside" when judged and outside when done.
         The declaration is taken again (its realpaths see the new link) and judged again; the
         file tools then open what was judged without following a link (workspace/beneath.py)."""
-        tool = self.e.registry.get(ex.name)
-        if tool is None or ex.declared is None or ex.error is not None:
-            return verdict
+        if ex.tool is None or ex.args is None or ex.declared is None or ex.error is not None:
+            return ex.verdict
         try:
-            ex.declared = tool.declare(tool.Args.model_validate(ex.arguments), self.e.tool_context())
-        except (ValidationError, ToolError, OSError, ValueError):
-            return verdict
+            ex.declared = ex.tool.declare(ex.args, self.tool_context(None))
+        except (ToolError, OSError, ValueError):
+            return ex.verdict
         return self.verdict(ex)
 
-    def run_one(self, ex: ToolExecution, verdict: Any, *, grant: Any = None, ctx: TurnContext | None = None) -> Executed:
-        e = self.e
+    def run_one(self, ex: ToolExecution, *, grant: Grant | None = None, ctx: TurnContext | None = None) -> ToolExecution:
         if ex.error is not None:
-            return self._finish(ex, ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
-        verdict = self.judge_now(ex, verdict)
+            return ex.finish(ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
+        ex.verdict = verdict = self.judge_now(ex)
         if ctx is not None:
             # A hook may refuse a call before it runs (serving on the model's own port): the
             # refusal is the result the model reads, and nothing is asked or executed.
-            for h in e.hooks:
+            for h in self.hooks:
                 refusal = h.before_tool(ctx, ex.name, ex.arguments)
                 if refusal is not None:
-                    return self._finish(ex, ToolResult(False, refusal, error_class=RetryClass.ARGS), "denied")
+                    return ex.finish(ToolResult(False, refusal, error_class=RetryClass.ARGS), "denied")
         if verdict is not None and verdict.action == "deny":
-            e.bus.emit(EventType.APPROVAL_RESOLVED, {"request_id": "", "call_id": ex.call_id, "decision": "denied", "reason": verdict.reason, "by": "policy"})
-            return self._finish(ex, ToolResult(False, f"denied by policy: {verdict.reason}"), "denied")
+            self.events.denied_by_policy(ex, verdict.reason)
+            return ex.finish(ToolResult(False, f"denied by policy: {verdict.reason}"), "denied")
         if verdict is not None and verdict.action == "ask":
             decision = self._ask(ex, verdict)
             if decision.decision == "stopped":
-                return self._stopped(ex)
+                ex.stop = True
+                return ex.finish(ToolResult(False, "denied: the person stopped the turn"), "denied")
             if not decision.approved:
-                why = f": {decision.reason}" if decision.reason else ""
-                text = f"the person denied this call{why}"
-                if decision.by == "timeout":
-                    text = f"denied: no answer from the person ({decision.reason})"
-                return self._finish(ex, ToolResult(False, text), "denied")
-            if decision.decision == "approved_session":
-                e.policy.grant_session(verdict)
+                return ex.finish(ToolResult(False, _denial_text(decision)), "denied")
+            if decision.decision == "approved_session" and self.judge is not None:
+                self.judge.grant_session(verdict)
         if verdict is not None and verdict.grant is not None:
             # On `allow` too: a session grant or the network the person granted is room the
             # command must actually get (found: both were accepted, then not applied).
             grant = verdict.grant
         return self._execute(ex, grant)
 
-    def _stopped(self, ex: ToolExecution) -> Executed:
-        done = self._finish(ex, ToolResult(False, "denied: the person stopped the turn"), "denied")
-        done.stop = True
-        return done
-
-    def _ask(self, ex: ToolExecution, verdict: Any) -> ApprovalDecision:
-        e = self.e
+    def _ask(self, ex: ToolExecution, verdict: Verdict) -> ApprovalDecision:
         d = ex.declared
-        paths = [display_path(e.workspace, p) for p in (d.writes if d else [])]
+        paths = self.events.shown(d.writes if d else [])
         summary = (d.command if d and d.command else ", ".join(paths)) or ex.name
         req = ApprovalRequest(
             call_id=ex.call_id,
@@ -134,59 +147,78 @@ class Dispatcher:
             summary=summary,
             reason=verdict.reason,
             paths=paths,
-            diff=e.preview_diff(ex),
-            scope=getattr(verdict, "scope", ""),
+            diff=self._preview(ex),
+            scope=verdict.scope,
         )
-        e.emit_tool_status(ex, "waiting")
-        decision = e.approver.approve(req)
-        resolved_event(e.bus, req, decision)
+        self.events.status(ex, "waiting")
+        decision = self.approver.approve(req)
+        resolved_event(self.events.bus, req, decision)
         return decision
 
-    def _execute(self, ex: ToolExecution, grant: Any, *, rerun: bool = False) -> Executed:
-        e = self.e
-        tool = e.registry.get(ex.name)
-        assert tool is not None
-        ctx = e.tool_context(grant)
-        if tool.mutates and e.undo_log is not None and ex.declared is not None:
-            try:
-                if ex.name == "bash":
-                    e.undo_log.command_ran(e.bus.turn_id)
-                else:
-                    e.undo_log.before_write(e.bus.turn_id, ex.declared.writes)
-            except OSError as exc:  # bookkeeping must not stop the work; say undo is weaker
-                e.bus.emit(EventType.NOTICE, {"text": f"undo will not cover this call: {exc}"})
-        e.emit_tool_status(ex, "running")
+    def _preview(self, ex: ToolExecution) -> str | None:
+        if ex.tool is None or ex.args is None:
+            return None
+        return ex.tool.preview(ex.args, self.tool_context(None))
+
+    def _execute(self, ex: ToolExecution, grant: Grant | None, *, rerun: bool = False) -> ToolExecution:
+        tool = ex.tool
+        assert tool is not None, "a call without a tool carries an error and never executes"
+        ctx = self.tool_context(grant)
+        self._before_change(ex, tool)
+        self.events.status(ex, "running")
         started = time.monotonic()
         result = self._invoke(tool, ex, ctx)
-        if result.error_class == RetryClass.TRANSIENT and ex.name != "bash" and not e.cancelled:
+        if result.error_class == RetryClass.TRANSIENT and not tool.runs_command and not self.state.cancelled:
             # The world was briefly wrong (a file mid-rename, a busy resource): one quiet retry
             # before the model is bothered. Commands are never re-run behind the model's back.
-            e.sleep(0.2)
+            self.sleep(0.2)
             result = self._invoke(tool, ex, ctx)
         result.meta.setdefault("duration_ms", (time.monotonic() - started) * 1000)
         if not result.ok:
-            result.output = shape_failure(result, retried=ex.name != "bash")
-        if not result.ok and not rerun and ex.name == "bash" and e.policy is not None and ex.declared is not None:
-            # Put to the person once: a rerun that is refused again is the answer, not a new question.
-            retry = e.policy.after_failure(ex.name, ex.declared, result.exit_code, result.output) if hasattr(e.policy, "after_failure") else None
+            result.output = shape_failure(result, retried=not tool.runs_command)
+        if not result.ok and not rerun and tool.runs_command:
+            retry = self._approved_rerun(ex, result)
             if retry is not None:
-                decision = self._ask(ex, retry)
-                if decision.approved:
-                    if decision.decision == "approved_session":
-                        e.policy.grant_session(retry)
-                    return self._execute(ex, retry.grant, rerun=True)
-        return self._finish(ex, result, "done" if result.ok else "failed")
+                return self._execute(ex, retry.grant, rerun=True)
+        return ex.finish(result, "done" if result.ok else "failed")
 
-    def _invoke(self, tool: Any, ex: ToolExecution, ctx: Any) -> ToolResult:
+    def _approved_rerun(self, ex: ToolExecution, result: ToolResult) -> Verdict | None:
+        """Put to the person once: a rerun that is refused again is the answer, not a new question."""
+        if self.judge is None or ex.declared is None:
+            return None
+        retry = self.judge.after_failure(ex.name, ex.declared, result.exit_code, result.output)
+        if retry is None:
+            return None
+        decision = self._ask(ex, retry)
+        if not decision.approved:
+            return None
+        if decision.decision == "approved_session":
+            self.judge.grant_session(retry)
+        return retry
+
+    def _before_change(self, ex: ToolExecution, tool: Tool) -> None:
+        if not tool.mutates or self.undo_log is None or ex.declared is None:
+            return
+        turn_id = self.events.bus.turn_id
+        try:
+            if tool.runs_command:
+                self.undo_log.command_ran(turn_id)
+            else:
+                self.undo_log.before_write(turn_id, ex.declared.writes)
+        except OSError as exc:  # bookkeeping must not stop the work; say undo is weaker
+            self.events.bus.emit(EventType.NOTICE, {"text": f"undo will not cover this call: {exc}"})
+
+    def _invoke(self, tool: Tool, ex: ToolExecution, ctx: ToolContext) -> ToolResult:
         result = self._invoke_raw(tool, ex, ctx)
         result.output = clean_text(result.output)
         if result.diff is not None:
             result.diff = clean_text(result.diff)
         return result
 
-    def _invoke_raw(self, tool: Any, ex: ToolExecution, ctx: Any) -> ToolResult:
+    def _invoke_raw(self, tool: Tool, ex: ToolExecution, ctx: ToolContext) -> ToolResult:
         try:
-            return tool.run(tool.Args.model_validate(ex.arguments), ctx)
+            args = ex.args if ex.args is not None else tool.Args.model_validate(ex.arguments)
+            return tool.run(args, ctx)
         except ValidationError as exc:
             return ToolResult(False, f"invalid arguments for {ex.name}: {describe_validation(exc)}", error_class=RetryClass.ARGS)
         except ToolError as exc:
@@ -196,8 +228,12 @@ class Dispatcher:
         except Exception as exc:  # a tool bug must not kill the turn; the model and person see it
             return ToolResult(False, f"{ex.name} crashed: {type(exc).__name__}: {exc}", error_class=RetryClass.TRANSIENT)
 
-    def _finish(self, ex: ToolExecution, result: ToolResult, status: str) -> Executed:
-        return Executed(ex, result, status)
+
+def _denial_text(decision: ApprovalDecision) -> str:
+    if decision.by == "timeout":
+        return f"denied: no answer from the person ({decision.reason})"
+    why = f": {decision.reason}" if decision.reason else ""
+    return f"the person denied this call{why}"
 
 
 def shape_failure(result: ToolResult, retried: bool) -> str:
@@ -211,22 +247,3 @@ def shape_failure(result: ToolResult, retried: bool) -> str:
         again = "retried once; " if retried else ""
         return f"Error (transient, {again}the same call may work later): {result.output}"
     return result.output
-
-
-def publish_result(e: Engine, done: Executed, shown: str) -> None:
-    r = done.result
-    e.bus.emit(
-        EventType.TOOL_RESULT,
-        ToolResultPayload(
-            call_id=done.ex.call_id,
-            name=done.ex.name,
-            ok=r.ok,
-            output=shown,
-            error_class=str(r.error_class) if r.error_class else None,
-            exit_code=r.exit_code,
-            diff=r.diff,
-            duration_ms=float(r.meta.get("duration_ms", 0.0)),
-            status=done.status,  # type: ignore[arg-type]
-            wrote=[display_path(e.workspace, p) for p in r.wrote],
-        ),
-    )

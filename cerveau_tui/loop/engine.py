@@ -11,46 +11,38 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
-from ..context.pack import estimate_tokens, system_prompt
-from ..hooks import Hook, TurnContext
+from ..context.pack import estimate_tokens, rounds, system_prompt
+from ..hooks import Hook
+from ..plan.state import PlanState
 from ..protocol import EventType
-from ..provider.types import Provider, Usage
-from ..tools.base import Declared, ToolContext, ToolError, ToolState, display_path, locate
-from ..tools.files import unified_diff
+from ..provider.types import Provider
+from ..sandbox.base import Grant, Runner
+from ..tools.base import Delegator, ToolContext, ToolState
+from ..tools.judge import Judge
 from ..tools.registry import Registry
-from ..workspace.beneath import read_bytes_beneath
-from .approver import Approver
-from .dispatch import Dispatcher, publish_result
+from ..workspace.fingerprint import Fingerprinter
+from ..workspace.store import BlobStore
+from ..workspace.undo import UndoLog, UndoResult
+from .approver import Approver, DenyAll
+from .delegate import READ_TOOLS, DelegateResult, delegate
+from .dispatch import Dispatcher
+from .events import TurnEvents
+from .model_call import ModelCall, resume_brief
 from .schedule import ToolExecution
+from .state import EngineState, Limits, Outcome
+from .turn import Turn
+
+__all__ = ["Engine", "Limits", "Outcome", "family_max_iterations"]
 
 #: The work horizon is a property of the model: a cap sized for a ten-file refactor truncates a
 #: long-horizon model, and a tiny model given 200 rounds burns them. Matched on the model path.
 FAMILY_MAX_ITERATIONS = {"smollm": 16, "gemma": 24, "qwen": 50, "llama": 50, "mistral": 50}
 DEFAULT_MAX_ITERATIONS = 40
-
-
-@dataclass
-class Limits:
-    max_iterations: int = 0  # zero: the family default
-    max_identical_calls: int = 3
-    max_turn_tokens: int = 0  # zero: no ceiling
-
-
-@dataclass
-class Outcome:
-    turn_id: str
-    reason: str
-    iterations: int
-    usage: Usage = field(default_factory=Usage)
-    context_tokens: int = 0
-    message: str = ""
 
 
 def family_max_iterations(model: str) -> int:
@@ -62,6 +54,11 @@ def family_max_iterations(model: str) -> int:
 
 
 class Engine:
+    """A session's turn cycle: its collaborators and its state; each turn is a `Turn`.
+
+    The tool context is typed (`ToolContext`): the composition root hands the fingerprinter, the
+    blob store, the plan state and the delegator here, and every tool call gets them by name."""
+
     def __init__(
         self,
         *,
@@ -70,14 +67,18 @@ class Engine:
         bus: Emitter,
         settings: Settings,
         approver: Approver,
-        runner: Any = None,
-        policy: Any = None,
+        runner: Runner | None = None,
+        policy: Judge | None = None,
         hooks: Sequence[Hook] = (),
         limits: Limits | None = None,
         n_ctx: int | None = None,
         model: str = "",
         count_tokens: Callable[[str], int] = estimate_tokens,
         sleep: Callable[[float], None] = time.sleep,
+        fingerprinter: Fingerprinter | None = None,
+        store: BlobStore | None = None,
+        plan: PlanState | None = None,  # shared with the PlanHook
+        undo_log: UndoLog | None = None,
     ) -> None:
         self.sleep = sleep  # injected: a test of retry behaviour should not spend real seconds
         self.provider = provider
@@ -100,22 +101,37 @@ class Engine:
             lim.max_iterations = family_max_iterations(model)
         self.limits = lim
         self.count_tokens = count_tokens
-        self.history: list[dict[str, Any]] = []
-        self.state = ToolState()
-        self._cancel = threading.Event()
-        self._steer: list[str] = []
-        self._steer_lock = threading.Lock()
+        self.fingerprinter = fingerprinter
+        self.store = store
+        self.plan = plan
+        self.undo_log = undo_log
+        self.delegate: Delegator | None = None  # set by the composition root when delegation is on
+        self.loop_state = EngineState()
+        self.events = TurnEvents(bus, self.workspace)
         self._exec_lock = threading.Lock()
         self._system = system_prompt([s for h in self.hooks for s in h.system_sections()])
-        self._dispatch = Dispatcher(self)
-        self._task = ""
-        self.tool_extra: dict[str, Any] = {}
-        self.squeeze = 1.0  # shrinks when the server says our packed prompt did not fit
-        self.undo_log: Any = None  # workspace.undo.UndoLog, wired by build_session
-        self.turn_changes: dict[str, list[str]] = {}
-        self.failures: list[str] = []  # recent failed calls, for the resume brief  # turn id -> paths the fingerprint saw change  # per-session state tools share (the plan)
 
-    # --- public API (thread-safe where noted) ------------------------------------------------
+    # --- what the session owns, by its old names -------------------------------------------------
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.loop_state.history
+
+    @property
+    def state(self) -> ToolState:
+        return self.loop_state.tools
+
+    @property
+    def failures(self) -> list[str]:
+        return self.loop_state.failures
+
+    @property
+    def turn_changes(self) -> dict[str, list[str]]:
+        return self.loop_state.turn_changes
+
+    @property
+    def squeeze(self) -> float:
+        return self.loop_state.squeeze
 
     @property
     def system(self) -> str:
@@ -123,11 +139,13 @@ class Engine:
 
     @property
     def cancelled(self) -> bool:
-        return self._cancel.is_set()
+        return self.loop_state.cancelled
+
+    # --- public API (thread-safe where noted) ------------------------------------------------
 
     def interrupt(self) -> None:
         """Thread-safe: stop the running turn at the next safe point (kills a running command)."""
-        self._cancel.set()
+        self.loop_state.cancel.set()
         cancel_all = getattr(self.approver, "cancel_all", None)
         if cancel_all:
             cancel_all("interrupted")
@@ -135,63 +153,91 @@ class Engine:
     def steer(self, text: str) -> None:
         """Thread-safe: queue what the person typed; the loop takes it at the top of its next round."""
         if text.strip():
-            with self._steer_lock:
-                self._steer.append(text.strip())
-
-    def _take_steer(self) -> list[str]:
-        with self._steer_lock:
-            out, self._steer = self._steer, []
-        return out
+            self.loop_state.add_steer(text.strip())
 
     def close(self) -> None:
-        self._cancel.set()
+        self.loop_state.cancel.set()
         if self.runner is not None:
             self.runner.kill_background()
         for h in self.hooks:
             h.close()
 
-    def tool_context(self, grant: Any = None) -> ToolContext:
+    def tool_context(self, grant: Grant | None = None) -> ToolContext:
         return ToolContext(
             workspace=self.workspace,
-            state=self.state,
+            state=self.loop_state.tools,
             runner=self.runner,
             mode=self.settings.sandbox,
             grant=grant,
-            cancel=self._cancel,
+            cancel=self.loop_state.cancel,
             bash_timeout=self.settings.bash_timeout_s,
             output_cap=self.settings.output_cap,
             bus=self.bus,
-            extra=self.tool_extra,
+            fingerprinter=self.fingerprinter,
+            store=self.store,
+            plan=self.plan,
+            delegate=self.delegate,
         )
+
+    def run(self, task: str) -> Outcome:
+        registry = self.registry  # one turn, one registry: discussion mode changes the next turn
+        return Turn(
+            task,
+            settings=self.settings,
+            limits=self.limits,
+            workspace=self.workspace,
+            bus=self.bus,
+            state=self.loop_state,
+            hooks=self.hooks,
+            registry=registry,
+            model=ModelCall(
+                provider=self.provider,
+                registry=registry,
+                bus=self.bus,
+                state=self.loop_state,
+                system=self._system,
+                n_ctx=self.n_ctx,
+                count_tokens=self.count_tokens,
+                brief=self._brief,
+            ),
+            dispatcher=self._dispatcher(registry),
+            events=self.events,
+            approver=self.approver,
+            tool_context=self.tool_context,
+            fingerprinter=self.fingerprinter,
+        ).run()
 
     def exec(self, command: str) -> str:
         """Run a command the PERSON typed (`!cmd`), outside any turn, through the bash tool and
         the same boundary as the model's commands. Its output enters the history as one user
         message: the person did run it, and the next turn must know what they saw."""
         with self._exec_lock:
-            self._cancel.clear()
+            self.loop_state.cancel.clear()
             self.bus.emit(EventType.USER_EXEC, {"command": command})
-            ex = ToolExecution(0, "user-" + uuid.uuid4().hex[:8], "bash", {"command": command})
-            tool = self.registry.get("bash")
+            tool = self.registry.command_tool()
             if tool is None:
                 return "bash is not available"
-            ex.declared = tool.declare(tool.Args(command=command), self.tool_context())
-            self._emit_call(ex, via="person")
-            done = self._dispatch.run_one(ex, self._dispatch.verdict(ex))
-            publish_result(self, done, done.result.output)
-            self.history.append(
-                {"role": "user", "content": f"I ran `{command}` myself:\n{done.result.output}"}
-            )
-            return done.result.output
+            args = tool.Args.model_validate({"command": command})
+            ex = ToolExecution(0, "user-" + uuid.uuid4().hex[:8], tool.name, {"command": command}, tool=tool, args=args)
+            ex.declared = tool.declare(args, self.tool_context())
+            self.events.call(ex, via="person")
+            dispatcher = self._dispatcher(self.registry)
+            ex.verdict = dispatcher.verdict(ex)
+            done = dispatcher.run_one(ex)
+            output = done.result.output if done.result is not None else ""
+            self.events.result(done, output)
+            self.loop_state.history.append({"role": "user", "content": f"I ran `{command}` myself:\n{output}"})
+            return output
 
-    def undo(self) -> Any:
+    def undo(self) -> UndoResult | None:
         """Put back what the last turn's file tools changed; report what a command changed
         that cannot be put back. The model is told, so it does not build on vanished work."""
         if self.undo_log is None or not self.undo_log.can_undo():
             self.bus.emit(EventType.NOTICE, {"text": "nothing to undo"})
             return None
-        last = list(self.turn_changes)[-1] if self.turn_changes else ""
-        result = self.undo_log.undo_last(self.turn_changes.get(last, []))
+        changes = self.loop_state.turn_changes
+        last = list(changes)[-1] if changes else ""
+        result = self.undo_log.undo_last(changes.get(last, []))
         if result is None:
             return None
         self.state.record_write(self.workspace)  # the verification seal goes stale
@@ -211,69 +257,62 @@ class Engine:
         """Replace all but the last `keep_rounds` rounds of history with the resume brief (the
         person asked: a long session on a small window). Returns how many rounds were dropped.
         The packer does the same on its own when the window is full."""
-        from ..context.pack import rounds
-        from .model_call import resume_brief
-
         spans = rounds(self.history)
         drop = max(0, len(spans) - keep_rounds)
         if drop == 0:
             self.bus.emit(EventType.NOTICE, {"text": "nothing to compact"})
             return 0
         cut = spans[drop][0]
-        self.history[:] = [{"role": "user", "content": resume_brief(self, drop)}, *self.history[cut:]]
+        self.history[:] = [{"role": "user", "content": self._brief(drop)}, *self.history[cut:]]
         self.bus.emit(EventType.NOTICE, {"text": f"compacted: {drop} earlier rounds replaced by a resume brief"})
         return drop
 
-    # --- events --------------------------------------------------------------------------------
-
-    def _emit_call(self, ex: ToolExecution, via: str) -> None:
-        d = ex.declared or Declared()
-        self.bus.emit(
-            EventType.TOOL_CALL,
-            {
-                "call_id": ex.call_id,
-                "name": ex.name,
-                "arguments": ex.arguments,
-                "index": ex.index,
-                "reads": [display_path(self.workspace, p) for p in d.reads],
-                "writes": [display_path(self.workspace, p) for p in d.writes],
-                "via": via,
-            },
+    def read_only_child(self, bus: Emitter, limits: Limits) -> Engine:
+        """The child of a delegation: the lock is structural (only reading tools, no runner, nobody
+        to ask), so it cannot write, run a command, or delegate again."""
+        return Engine(
+            provider=self.provider,
+            registry=self.registry.only(*READ_TOOLS),
+            bus=bus,
+            settings=self.settings.model_copy(update={"sandbox": "read-only"}),
+            approver=DenyAll("a delegated turn cannot ask the person"),
+            runner=None,
+            policy=self.policy,
+            hooks=(),
+            limits=limits,
+            n_ctx=self.n_ctx,
+            model=self.model,
+            count_tokens=self.count_tokens,
         )
 
-    def emit_tool_status(self, ex: ToolExecution, status: str) -> None:
-        self.bus.emit(EventType.TOOL_STARTED, {"call_id": ex.call_id, "name": ex.name, "status": status})
+    def delegator(self) -> Delegator:
+        """What the explore tool calls (ToolContext.delegate)."""
 
-    def preview_diff(self, ex: ToolExecution) -> str | None:
-        """The diff an approval dialog shows for a file write, computed without writing."""
-        # Read as the tool will open it: no link followed (a dialog showing the bytes of a file a
-        # link points at outside would leak it to the screen and mislead the person).
-        try:
-            if ex.name not in ("write_file", "edit_file"):
-                return None
-            target = locate(self.workspace, ex.arguments["path"])
-            try:
-                old = read_bytes_beneath(target.root, target.rel, 2_000_000).decode("utf-8", "replace")
-            except FileNotFoundError:
-                if ex.name == "edit_file":
-                    return None
-                old = ""
-            if ex.name == "write_file":
-                return unified_diff(target.shown, old, ex.arguments.get("content", ""))
-            new = old.replace(ex.arguments["old"], ex.arguments["new"], 1)
-            return unified_diff(target.shown, old, new)
-        except (OSError, KeyError, TypeError, ValueError, ToolError):
-            return None
+        def run(task: str, path: str = ".") -> DelegateResult:
+            return delegate(
+                task,
+                path,
+                parent_bus=self.bus,
+                spawn=self.read_only_child,
+                max_identical_calls=self.limits.max_identical_calls,
+            )
 
-    def guard(self, ctx: TurnContext, guard: str, reason: str, told: str) -> None:
-        self.bus.emit(
-            EventType.GUARD_TRIPPED,
-            P.GuardTripped(guard=guard, reason=reason, iteration=ctx.iteration, told=told),  # type: ignore[arg-type]
+        return run
+
+    # --- parts -----------------------------------------------------------------------------------
+
+    def _brief(self, dropped: int) -> str:
+        return resume_brief(dropped, state=self.loop_state, workspace=self.workspace, hooks=self.hooks)
+
+    def _dispatcher(self, registry: Registry) -> Dispatcher:
+        return Dispatcher(
+            registry=registry,
+            judge=self.policy,
+            approver=self.approver,
+            events=self.events,
+            hooks=self.hooks,
+            state=self.loop_state,
+            tool_context=self.tool_context,
+            undo_log=self.undo_log,
+            sleep=self.sleep,
         )
-
-    # --- the turn -------------------------------------------------------------------------------
-
-    def run(self, task: str) -> Outcome:
-        from .turn import run_turn  # the round-by-round logic lives in its own file
-
-        return run_turn(self, task)

@@ -1,7 +1,7 @@
 """Scheduling: which of one reply's tool calls may run at the same time. Pure.
 
 Reads and searches run in parallel; two writes to one path, a read and a write of one path, any
-two bash calls, and anything needing approval run apart. Batches run one after the other in
+two commands (tools that run one: `Tool.runs_command`), and anything needing approval run apart. Batches run one after the other in
 emission order, and results are appended in emission order whatever finishes first.
 """
 
@@ -10,19 +10,49 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ..tools.base import Declared
+from pydantic import BaseModel
+
+from ..policy.verdict import Verdict
+from ..tools.base import Declared, Tool, ToolResult
+
+Status = Literal["pending", "done", "failed", "denied"]
 
 
 @dataclass
 class ToolExecution:
+    """One tool call from the model's emission to its result (the seed's name and scope).
+
+    `args` are the arguments validated ONCE, when the call is declared; `arguments` the raw dict
+    as the model sent it (what the history, the events and repeat detection compare). `error` is a
+    declaration failure: the call is scheduled alone and reported in position, never run."""
+
     index: int  # position in the model's emission
     call_id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     declared: Declared | None = None
-    error: str | None = None  # a declaration failure: scheduled alone, reported in position
+    error: str | None = None
+    tool: Tool | None = None
+    args: BaseModel | None = None
+    verdict: Verdict | None = None
+    status: Status = "pending"
+    result: ToolResult | None = None
+    stop: bool = False  # the person pressed Esc at this call's approval: stop the turn
+
+    @property
+    def runs_command(self) -> bool:
+        return self.tool is not None and self.tool.runs_command
+
+    @property
+    def command(self) -> str | None:
+        """The command a command tool runs, as hooks and the resume brief name it."""
+        return str(self.arguments.get("command", "")) if self.runs_command else None
+
+    def finish(self, result: ToolResult, status: Status) -> ToolExecution:
+        self.result, self.status = result, status
+        return self
 
 
 def _overlaps(a: Path, b: Path) -> bool:
@@ -30,7 +60,7 @@ def _overlaps(a: Path, b: Path) -> bool:
 
 
 def _conflict(x: ToolExecution, y: ToolExecution) -> bool:
-    if x.name == "bash" and y.name == "bash":
+    if x.runs_command and y.runs_command:
         return True
     dx, dy = x.declared, y.declared
     if dx is None or dy is None:

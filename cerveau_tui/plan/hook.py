@@ -23,7 +23,7 @@ from .drift import drift_for_write
 from .models import FINISHED, PlanReport, PlanStep, StepReport, StepStatus
 from .paths import norm_rel
 from .report import build_report_at
-from .state import PlanState, state_for_bus
+from .state import PlanState
 
 if TYPE_CHECKING:
     from ..workspace.fingerprint import Fingerprinter
@@ -64,10 +64,9 @@ class PlanHook(Hook):
         fingerprinter: Fingerprinter | None = None,
     ) -> None:
         self.workspace = workspace
-        # Without an explicit state the hook adopts the bus's shared one at its first turn
-        # (plan.state.state_for_bus), the same object update_plan finds.
+        # The session's one PlanState, the same object the plan tools get (session.py); without
+        # one the hook keeps its own. Either way it follows the bus from the first turn.
         self.state = state if state is not None else PlanState()
-        self._explicit = state is not None
         self.fingerprinter = fingerprinter
         self._drifted: set[tuple[int, str]] = set()  # (revision, path): one flag per file per plan
         self._bus: object | None = None
@@ -81,13 +80,7 @@ class PlanHook(Hook):
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         if self._bus is not ctx.bus:
             self._bus = ctx.bus
-            if self._explicit:
-                ctx.bus.subscribe(self.state)  # apply is idempotent: shared AND subscribed is fine
-            else:
-                shared = state_for_bus(ctx.bus)
-                for ev in self.state.events:
-                    shared.apply(ev)
-                self.state = shared
+            ctx.bus.subscribe(self.state)  # apply is idempotent: shared AND subscribed is fine
         report = self.state.report()
         if report.steps and any(s.status not in FINISHED for s in report.steps):
             ctx.tell(plan_guidance(report))

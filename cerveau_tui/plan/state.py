@@ -3,14 +3,16 @@
 The state IS its events (the report is a pure function of them), so the tools, the hook and a
 resumed session all agree as long as they see the same events. `apply` is idempotent per event,
 so the same object may both subscribe to the bus and be fed directly by whoever emitted.
+
+One per session, made by the composition root (session.py) and handed to the plan tools
+(ToolContext.plan) and the PlanHook: if each kept its own, a plan committed from a Markdown file
+by the hook would be unknown to update_plan.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable
-from typing import Any
 
 from ..protocol import Event, EventType
 from .models import PlanReport
@@ -58,22 +60,3 @@ class PlanState:
     @property
     def has_plan(self) -> bool:
         return bool(self.report().steps)
-
-
-_BY_BUS: weakref.WeakKeyDictionary[Any, PlanState] = weakref.WeakKeyDictionary()
-_BY_BUS_LOCK = threading.Lock()
-
-
-def state_for_bus(bus: Any) -> PlanState:
-    """The one PlanState of a session's bus, subscribed to it on creation.
-
-    The tools (through ToolContext.extra) and the PlanHook are wired separately; if each kept its
-    own state, a plan committed from a Markdown file by the hook would be unknown to update_plan.
-    Keying the state by the bus makes them share it without either knowing the other.
-    """
-    with _BY_BUS_LOCK:
-        state = _BY_BUS.get(bus)
-        if state is None:
-            state = _BY_BUS[bus] = PlanState()
-            bus.subscribe(state)
-        return state

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,7 +18,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from ..bus import Emitter
+from ..plan.state import PlanState
+from ..sandbox.base import Grant, Runner
 from ..workspace.beneath import FileTooLarge, NotRegularFile, UnsafePath
+from ..workspace.fingerprint import Fingerprinter
+from ..workspace.store import BlobStore
 
 
 class RetryClass(StrEnum):
@@ -76,18 +81,30 @@ class ToolState:
                 self.written.append(path)
 
 
+#: Hand one question to a read-only child turn: (task, path) -> a result whose str() the model
+#: reads and whose `reason` says how the child turn ended (loop.delegate.DelegateResult).
+Delegator = Callable[[str, str], Any]
+
+
 @dataclass
 class ToolContext:
+    """Everything a tool may use, each collaborator named and typed. Absent (None) means the
+    session has none, and the tool degrades as its docstring says (no fingerprinter: a command
+    is assumed to have written; no store: a checkpoint compares but cannot restore)."""
+
     workspace: Path
     state: ToolState
-    runner: Any = None  # sandbox.base.Runner
+    runner: Runner | None = None
     mode: str = "workspace-write"
-    grant: Any = None  # sandbox.base.Grant for this one call, after approval
+    grant: Grant | None = None  # for this one call, after approval
     cancel: threading.Event | None = None
     bash_timeout: float = 120.0
     output_cap: int = 16_000
-    bus: Any = None  # bus.Emitter, for tools that publish (commit_plan, update_plan)
-    extra: dict[str, Any] = field(default_factory=dict)
+    bus: Emitter | None = None  # for tools that publish (commit_plan, update_plan)
+    fingerprinter: Fingerprinter | None = None
+    store: BlobStore | None = None
+    plan: PlanState | None = None  # the session's plan, shared with the PlanHook
+    delegate: Delegator | None = None
 
 
 class Tool:
@@ -96,9 +113,17 @@ class Tool:
     Args: ClassVar[type[BaseModel]]
     retry_class: ClassVar[RetryClass] = RetryClass.ARGS
     mutates: ClassVar[bool] = False  # may change the workspace (marks the verification stale)
+    # Runs a command the harness cannot see into: two of them never run at once, a transient
+    # failure is never retried behind the model's back, undo can only say it cannot put back.
+    runs_command: ClassVar[bool] = False
 
     def declare(self, args: BaseModel, ctx: ToolContext) -> Declared:
         return Declared()
+
+    def preview(self, args: BaseModel, ctx: ToolContext) -> str | None:
+        """What an approval dialog shows before the call runs (a diff), computed without
+        changing anything; None when there is nothing to show."""
+        return None
 
     def run(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

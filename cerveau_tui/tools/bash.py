@@ -17,6 +17,7 @@ class Bash(Tool):
     description = "Run a shell command in the workspace (sandboxed; /tmp is private and emptied after each command)."
     retry_class = RetryClass.TRANSIENT
     mutates = True
+    runs_command = True
 
     class Args(BaseModel):
         command: str
@@ -35,7 +36,7 @@ class Bash(Tool):
         # `timeout: 99999999` kept a hung command (and the turn) alive for days.
         timeout = float(args.timeout) if args.timeout and args.timeout > 0 else ctx.bash_timeout
         timeout = max(1.0, min(timeout, ctx.bash_timeout))
-        fp = ctx.extra.get("fingerprinter")
+        fp = ctx.fingerprinter
         before = fp.scan() if fp is not None else None
         res: CommandResult = ctx.runner.run(
             args.command,

@@ -16,7 +16,7 @@ class Explore(Tool):
         path: str = "."
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        run = ctx.extra.get("delegate")
+        run = ctx.delegate
         if run is None:
             raise ToolError("delegation is not available in this session")
         result = run(args.task, args.path)

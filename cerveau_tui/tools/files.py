@@ -52,6 +52,17 @@ def _read_text(t: Target) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _current_text(ctx: ToolContext, path: str) -> tuple[Target, str | None]:
+    """The file as the tool will open it, for a preview: no link followed (a dialog showing the
+    bytes of a file a link points at outside would leak it to the screen and mislead the person).
+    None when it does not exist."""
+    target = locate(ctx.workspace, path)
+    try:
+        return target, read_bytes_beneath(target.root, target.rel, MAX_READ_BYTES).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return target, None
+
+
 def _write(t: Target, text: str) -> None:
     refuse_state_write(t)
     with beneath_errors(t):
@@ -87,6 +98,13 @@ class WriteFile(Tool):
 
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
         return Declared(writes=[resolve_path(ctx.workspace, args.path)])
+
+    def preview(self, args: Args, ctx: ToolContext) -> str | None:  # type: ignore[override]
+        try:
+            target, old = _current_text(ctx, args.path)
+        except (OSError, ValueError, ToolError):
+            return None
+        return unified_diff(target.shown, old or "", args.content)
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         t = locate(ctx.workspace, args.path)
@@ -124,6 +142,15 @@ class EditFile(Tool):
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
         p = resolve_path(ctx.workspace, args.path)
         return Declared(reads=[p], writes=[p])
+
+    def preview(self, args: Args, ctx: ToolContext) -> str | None:  # type: ignore[override]
+        try:
+            target, old = _current_text(ctx, args.path)
+        except (OSError, ValueError, ToolError):
+            return None
+        if old is None:
+            return None
+        return unified_diff(target.shown, old, old.replace(args.old, args.new, 1))
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         t = locate(ctx.workspace, args.path)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ..plan.models import PlanStep
 from ..plan.paths import covers, is_pattern, norm_rel
-from ..plan.state import PlanState, state_for_bus
+from ..plan.state import PlanState
 from ..protocol import Event, EventType
 from ..workspace.fingerprint import hash_path
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
@@ -24,10 +24,11 @@ CHECK_TAIL = 2_000  # what the model reads of a failing check: the end, where th
 
 
 def plan_state(ctx: ToolContext) -> PlanState:
-    state = ctx.extra.get("plan")
-    if not isinstance(state, PlanState):
-        state = ctx.extra["plan"] = state_for_bus(ctx.bus) if ctx.bus is not None else PlanState()
-    return state
+    """The session's plan (session.py hands the PlanHook's own). A bare context gets one of its
+    own, kept on it: the tool feeds it every event it publishes."""
+    if ctx.plan is None:
+        ctx.plan = PlanState()
+    return ctx.plan
 
 
 def _publish(ctx: ToolContext, state: PlanState, type: str, payload: dict[str, Any]) -> Event:
@@ -43,7 +44,7 @@ def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | Non
     """rel -> blake3 of each declared file now (None when absent).
 
     Globs and directories are expanded to the files this session wrote under them; only paths
-    inside the workspace are read. With a BlobStore at ctx.extra["store"] the bytes are kept too,
+    inside the workspace are read. With a BlobStore at ctx.store the bytes are kept too,
     so the checkpoint can be restored, not just compared.
     """
     rels: list[str] = []
@@ -56,10 +57,10 @@ def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | Non
         for rel in targets:
             if rel and not rel.startswith(("../", "/")) and rel != ".." and rel not in rels:
                 rels.append(rel)
-    store = ctx.extra.get("store")
+    store = ctx.store
     if store is not None:
         return dict(store.snapshot_files(rels))
-    fp = ctx.extra.get("fingerprinter")
+    fp = ctx.fingerprinter
     if fp is not None:
         return {rel: fp.hash_file(rel) for rel in rels}
     out: dict[str, str | None] = {}

@@ -31,6 +31,10 @@ class Registry:
             self._schemas = [t.schema() for t in self._tools.values()]
         return self._schemas  # type: ignore[return-value]
 
+    def command_tool(self) -> Tool | None:
+        """The tool that runs a shell command (`Tool.runs_command`), for the person's `!cmd`."""
+        return next((t for t in self._tools.values() if t.runs_command), None)
+
     def without(self, *names: str) -> Registry:
         """A narrower registry: how read-only modes are made structural (the tool is absent)."""
         return Registry(t for n, t in self._tools.items() if n not in names)

@@ -1,4 +1,4 @@
-from cerveau_tui.loop.repeat import canonical, is_repeat
+from cerveau_tui.loop.guards.repeats import canonical, is_repeat
 
 
 def test_three_identical_calls_are_a_repeat():

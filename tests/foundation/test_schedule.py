@@ -2,13 +2,20 @@ from pathlib import Path
 
 from cerveau_tui.loop.schedule import ToolExecution, schedule
 from cerveau_tui.tools.base import Declared
+from cerveau_tui.tools.bash import Bash
 
 WS = Path("/ws")
 
 
 def ex(i, name, reads=(), writes=(), error=None):
     return ToolExecution(
-        i, f"c{i}", name, {}, Declared(reads=[WS / r for r in reads], writes=[WS / w for w in writes]), error
+        i,
+        f"c{i}",
+        name,
+        {},
+        Declared(reads=[WS / r for r in reads], writes=[WS / w for w in writes]),
+        error,
+        tool=Bash() if name == "bash" else None,
     )
 
 

@@ -44,7 +44,7 @@ def test_commit_publishes_the_plan_and_keeps_state(ctx: ToolContext) -> None:
         ("1", ["src/p.py", "src/q.py"]),
         ("2", []),
     ]
-    assert isinstance(ctx.extra["plan"], PlanState)
+    assert isinstance(ctx.plan, PlanState)
 
 
 def test_recommit_increments_the_revision(ctx: ToolContext) -> None:
@@ -104,7 +104,7 @@ def test_a_failing_check_leaves_the_step_in_progress_without_a_checkpoint(ctx: T
     res = _update(ctx, "1", "done")
     assert not res.ok and res.exit_code == 4 and "boom" in res.output
     assert rec.of("checkpoint") == []
-    assert ctx.extra["plan"].report().steps[0].status == StepStatus.IN_PROGRESS
+    assert ctx.plan.report().steps[0].status == StepStatus.IN_PROGRESS
 
 
 def test_the_check_is_declared_as_a_command_for_the_policy(ctx: ToolContext) -> None:
@@ -116,7 +116,7 @@ def test_the_check_is_declared_as_a_command_for_the_policy(ctx: ToolContext) -> 
 
 def test_with_a_store_the_checkpoint_can_be_restored(ctx: ToolContext, tmp_path: Path) -> None:
     store = BlobStore(tmp_path)
-    ctx.extra["store"] = store
+    ctx.store = store
     rec = Recorder(ctx.bus)
     _commit(ctx, [{"id": "1", "title": "p", "files": ["a.txt"]}])
     (tmp_path / "a.txt").write_text("v1")
@@ -153,7 +153,7 @@ def test_a_check_that_cannot_run_is_unavailable_not_passed(tmp_path: Path) -> No
 
 def test_plan_state_applies_each_event_once(ctx: ToolContext) -> None:
     state = PlanState()
-    ctx.extra["plan"] = state
+    ctx.plan = state
     ctx.bus.subscribe(state)  # subscribed AND fed directly by the tool
     _commit(ctx, [{"id": "1", "title": "p"}])
     assert len(state.events) == 1 and state.revision == 1

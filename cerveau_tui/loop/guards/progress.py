@@ -40,10 +40,6 @@ class WorkTracker:
         self._baseline = self.fingerprint()
         self._still = []
 
-    @property
-    def still_iterations(self) -> int:
-        return len(self._still)
-
     def observe(self, iteration: int, actions: list[str]) -> Stall | None:
         now = self.fingerprint()
         if self._baseline is not None and now != self._baseline:

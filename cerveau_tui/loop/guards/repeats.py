@@ -1,6 +1,6 @@
 """Repeats that learn nothing: the same call, again, after it returned the same result.
 
-Identity of the call alone (`loop/repeat.py`) trips on legitimate polling: `python3 poll.py` run
+Identity of the call alone (`is_repeat`, below) trips on legitimate polling: `python3 poll.py` run
 five times while a build progresses is the same call every time, but each answer is new
 information. What wastes a run is the same call AFTER the same answer (the field reports "burned
 30K tokens retrying the exact same broken call", and 10,943 identical `apply_patch` calls), so the
@@ -12,11 +12,29 @@ failure whose text varies (a timestamp) is the breaker's to catch, by shape.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..repeat import is_repeat
+
+def canonical(name: str, arguments: dict[str, Any]) -> str:
+    """Key order and whitespace do not make a call different; anything else does."""
+    return name + "\x00" + json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def is_repeat(calls: list[tuple[str, dict[str, Any]]], n: int) -> bool:
+    """Whether the last n calls are identical.
+
+    Identity is over the tool AND its canonicalised input, which is what lets the detector coexist
+    with recovery: retrying with a different approach is not an identical call, so it never trips,
+    while the same failing command three times does.
+    """
+    if n < 2 or len(calls) < n:
+        return False
+    tail = [canonical(name, args) for name, args in calls[-n:]]
+    return all(t == tail[0] for t in tail)
+
 
 # The bash tool's trailers say how the command ended, not what it said.
 _TRAILER = re.compile(r"\n?\[(?:exit code [^\]]*|processes left running[^\]]*)\]\s*$")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...protocol import TURN_STALLED, EventType, GuardTripped
 from ...hooks import CallRecord, Hook, Stop, TurnContext
+from ...protocol import TURN_STALLED, EventType, GuardTripped
 from .breaker import Breaker
 from .ports import live_stack_section, port_refusal, serve_port_conflict
 from .progress import WorkTracker
@@ -28,13 +28,13 @@ def action_of(record: CallRecord) -> str:
     target: Any = next(
         (record.arguments.get(k) for k in _TARGET_KEYS if record.arguments.get(k)), ""
     )
-    if record.name == "bash" and record.command:
+    if record.command:
         target = record.command
     return f"{record.name} {' '.join(str(target).split())}".strip()
 
 
 class BreakerHook(Hook):
-    """Counts bash failures by shape; at the threshold the model reads a question, not the error."""
+    """Counts command failures by shape; at the threshold the model reads a question, not the error."""
 
     name = "breaker"
 
@@ -47,10 +47,9 @@ class BreakerHook(Hook):
         return None
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
-        if record.name != "bash" or record.status in ("denied", "refused"):
-            return None
-        command = record.command or str(record.arguments.get("command", ""))
-        trip = self.breaker.observe(command, record.exit_code, record.output)
+        if record.command is None or record.status in ("denied", "refused"):
+            return None  # not a command (the record of a command tool names its command)
+        trip = self.breaker.observe(record.command, record.exit_code, record.output)
         if trip is None:
             return None
         _emit(ctx, "breaker", trip.shape, record.iteration, trip.question)
@@ -102,9 +101,9 @@ class PortHook(Hook):
         return [section] if section else []
 
     def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
-        if name != "bash":
-            return None
-        command = str(arguments.get("command", ""))
+        command = arguments.get("command")
+        if not isinstance(command, str):
+            return None  # only a command tool's arguments carry a command
         port = serve_port_conflict(command, self.reserved)
         if port is None:
             return None

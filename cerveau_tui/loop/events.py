@@ -1,0 +1,131 @@
+"""The one place the loop's tool and turn events are made: call, started, result, approval
+resolved, turn ended, guard tripped. Each goes out as its payload model from protocol.py, so a
+`--json` line and a widget's message are the same typed fact (before, one tool call was emitted
+from four modules, two of them as hand-built dicts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..bus import Emitter
+from ..protocol import (
+    ApprovalResolved,
+    EventType,
+    GuardTripped,
+    ToolCallPayload,
+    ToolResultPayload,
+    ToolStartedPayload,
+    TurnEnded,
+)
+from ..provider.types import Usage
+from ..tools.base import Declared, display_path
+from .schedule import ToolExecution
+
+_BY = ("person", "policy", "timeout", "session_grant", "headless")
+
+
+def approval_resolved(
+    bus: Emitter, *, request_id: str, call_id: str, decision: str, reason: str, by: str
+) -> None:
+    bus.emit(
+        EventType.APPROVAL_RESOLVED,
+        ApprovalResolved(
+            request_id=request_id,
+            call_id=call_id,
+            decision=decision,  # type: ignore[arg-type]
+            reason=reason,
+            by=by if by in _BY else "person",  # type: ignore[arg-type]
+        ),
+    )
+
+
+class TurnEvents:
+    def __init__(self, bus: Emitter, workspace: Path) -> None:
+        self.bus = bus
+        self.workspace = workspace
+
+    def shown(self, paths: list[Path]) -> list[str]:
+        return [display_path(self.workspace, p) for p in paths]
+
+    def call(self, ex: ToolExecution, via: str) -> None:
+        d = ex.declared or Declared()
+        self.bus.emit(
+            EventType.TOOL_CALL,
+            ToolCallPayload(
+                call_id=ex.call_id,
+                name=ex.name,
+                arguments=ex.arguments,
+                index=ex.index,
+                reads=self.shown(d.reads),
+                writes=self.shown(d.writes),
+                via=via,  # type: ignore[arg-type]
+            ),
+        )
+
+    def status(self, ex: ToolExecution, status: str) -> None:
+        self.bus.emit(
+            EventType.TOOL_STARTED,
+            ToolStartedPayload(call_id=ex.call_id, name=ex.name, status=status),  # type: ignore[arg-type]
+        )
+
+    def result(self, ex: ToolExecution, shown: str) -> None:
+        """`shown` is what the model reads (a hook may have replaced the tool's output)."""
+        r = ex.result
+        assert r is not None, "a result is published after the call finished"
+        self.bus.emit(
+            EventType.TOOL_RESULT,
+            ToolResultPayload(
+                call_id=ex.call_id,
+                name=ex.name,
+                ok=r.ok,
+                output=shown,
+                error_class=str(r.error_class) if r.error_class else None,
+                exit_code=r.exit_code,
+                diff=r.diff,
+                duration_ms=float(r.meta.get("duration_ms", 0.0)),
+                status=ex.status,  # type: ignore[arg-type]
+                wrote=self.shown(r.wrote),
+            ),
+        )
+
+    def unrun(self, ex: ToolExecution, text: str) -> None:
+        """A call the loop refused to run at all (a repeat): denied, with why."""
+        self.bus.emit(
+            EventType.TOOL_RESULT,
+            ToolResultPayload(call_id=ex.call_id, name=ex.name, ok=False, output=text, status="denied"),
+        )
+
+    def denied_by_policy(self, ex: ToolExecution, reason: str) -> None:
+        approval_resolved(
+            self.bus, request_id="", call_id=ex.call_id, decision="denied", reason=reason, by="policy"
+        )
+
+    def guard(self, guard: str, reason: str, iteration: int, told: str) -> None:
+        self.bus.emit(
+            EventType.GUARD_TRIPPED,
+            GuardTripped(guard=guard, reason=reason, iteration=iteration, told=told),  # type: ignore[arg-type]
+        )
+
+    def turn_ended(
+        self,
+        reason: str,
+        iterations: int,
+        usage: Usage,
+        context_tokens: int,
+        message: str,
+        extra: dict[str, Any],
+    ) -> None:
+        payload = TurnEnded.model_validate(
+            {
+                "reason": reason,
+                "iterations": iterations,
+                "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
+                "context_tokens": context_tokens,
+                "message": message,
+                **extra,
+            }
+        )
+        # Only what was said: a turn without the gate has no `verification` key, as before.
+        self.bus.emit(EventType.TURN_ENDED, payload.model_dump(mode="json", exclude_unset=True))

@@ -1,0 +1,125 @@
+"""From one model reply to the ToolExecutions the turn runs: its calls (native, or printed as
+text), each validated ONCE and declared, each announced as a `tool_call` event, and the reply
+entered into the history in the form the server will accept back."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..hooks import TurnContext
+from ..protocol import EventType
+from ..provider.types import Completion, ToolCall
+from ..tools.base import ToolContext, ToolError
+from ..tools.registry import Registry
+from .dispatch import describe_validation
+from .events import TurnEvents
+from .guards.text_calls import extract_text_tool_calls, unknown_tool_message
+from .guards.truncation import (
+    is_truncated_tool_call,
+    looks_truncated,
+    truncated_call_message,
+    wrong_args_message,
+)
+from .schedule import ToolExecution
+
+
+class Reply:
+    def __init__(
+        self,
+        registry: Registry,
+        events: TurnEvents,
+        ctx: TurnContext,
+        tool_context: Callable[[], ToolContext],
+    ) -> None:
+        self.registry = registry
+        self.events = events
+        self.ctx = ctx
+        self.tool_context = tool_context
+
+    def calls(self, c: Completion) -> list[ToolCall] | None:
+        """The reply's tool calls; [] is an answer. None: the reply printed only tools that do not
+        exist, the model was told the real ones, and the round is spent."""
+        if c.tool_calls or not c.content:
+            return c.tool_calls
+        return self._text_calls(c)
+
+    def _text_calls(self, c: Completion) -> list[ToolCall] | None:
+        """Tool calls printed as text, executed (and disclosed)."""
+        found = extract_text_tool_calls(c.content, self.registry.names())
+        if not found:
+            return []
+        known = [t for t in found if t.known]
+        if not known:
+            bad = found[0].name
+            told = unknown_tool_message(bad, self.registry.names())
+            self.events.guard("unknown_tool", f"unknown tool {bad!r} printed as text", self.ctx.iteration, told)
+            self.ctx.history.append({"role": "assistant", "content": c.content})
+            self.ctx.tell(told)
+            return None
+        calls = [ToolCall("text-" + uuid.uuid4().hex[:8], t.name, json.dumps(t.arguments)) for t in known]
+        told = f"executed {len(calls)} tool call(s) the model printed as text: " + ", ".join(t.name for t in known)
+        self.events.guard("text_tool_call", "tool call printed as text", self.ctx.iteration, told)
+        self.events.bus.emit(EventType.NOTICE, {"text": told})
+        c.content = ""
+        return calls
+
+    def executions(self, c: Completion, calls: list[ToolCall]) -> list[ToolExecution]:
+        """Validate and declare each call; only calls whose arguments parse enter the history
+        (cut-off JSON in history makes the server fail every later request)."""
+        if not calls:
+            return []
+        execs: list[ToolExecution] = []
+        cut: list[str] = []
+        for i, call in enumerate(calls):
+            ex = self._execution(i, call, c, cut)
+            if ex is None:
+                continue
+            execs.append(ex)
+            self.events.call(ex, via=c.via)
+        history_calls: list[dict[str, Any]] = [
+            {"id": ex.call_id, "type": "function", "function": {"name": ex.name, "arguments": json.dumps(ex.arguments)}}
+            for ex in execs
+        ]
+        if history_calls:
+            # In constrained mode the action text is kept as generated (when nothing was cut or
+            # rewritten) so the provider can replay it verbatim and the server's cache holds.
+            content = c.raw if c.via == "constrained" and len(history_calls) == len(calls) and not cut else c.content
+            self.ctx.history.append({"role": "assistant", "content": content or "", "tool_calls": history_calls})
+        elif c.content:
+            self.ctx.history.append({"role": "assistant", "content": c.content})
+        for told in cut:
+            self.ctx.tell(told)
+        return execs
+
+    def _execution(self, i: int, call: ToolCall, c: Completion, cut: list[str]) -> ToolExecution | None:
+        """One call as an execution; None when its arguments were cut off (said in `cut`)."""
+        tool = self.registry.get(call.name)
+        if tool is None:
+            told = unknown_tool_message(call.name, self.registry.names())
+            self.events.guard("unknown_tool", f"unknown tool {call.name!r}", self.ctx.iteration, told)
+            return ToolExecution(i, call.id, call.name, {}, error=told)
+        args: dict[str, Any] = {}
+        try:
+            args = call.parsed()
+            validated = tool.Args.model_validate(args)
+            ex = ToolExecution(i, call.id, call.name, args, tool=tool, args=validated)
+            ex.declared = tool.declare(validated, self.tool_context())
+            return ex
+        except ValueError as exc:  # json.JSONDecodeError and pydantic's ValidationError
+            if is_truncated_tool_call(finish_reason=c.finish_reason, arguments=call.arguments) or (
+                c.finish_reason == "length" and looks_truncated(call.arguments)
+            ):
+                told = truncated_call_message(call.name, self.ctx.max_tokens)
+                self.events.guard("truncation", f"{call.name} arguments cut off at {self.ctx.max_tokens} tokens", self.ctx.iteration, told)
+                cut.append(told)
+                return None
+            detail = describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)
+            told = wrong_args_message(call.name, detail, tool.schema()["parameters"])
+            return ToolExecution(i, call.id, call.name, {}, error=told, tool=tool)
+        except ToolError as exc:  # a path that cannot be resolved
+            return ToolExecution(i, call.id, call.name, args, error=str(exc), tool=tool)
