@@ -27,7 +27,8 @@ import stat
 from pathlib import Path
 
 from .beneath import UnsafePath, open_dir_beneath, write_at
-from .git_guard import Control, Finding
+from .git_guard import Finding
+from .git_snapshot import Control
 
 QUARANTINE_REL = ".cerveau/quarantine"
 _DEFANG = {"HEAD": "HEAD.quarantined", ".git": "dot-git.quarantined"}
