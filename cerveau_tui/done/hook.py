@@ -17,6 +17,7 @@ from typing import Any
 from ..adapters.base import Adapter, RunCommand
 from ..hooks import Hook, Reenter, Stop, TurnContext
 from ..protocol import TURN_INCOMPLETE, TURN_STOPPED, EventType
+from ..sandbox.base import Runner
 from .criteria import DoneSet, Report, check, done_set_from_config
 from .errors import ErrorAges, errors_of
 from .expert import Expert
@@ -66,7 +67,7 @@ class GateHook(Hook):
     def from_settings(
         cls,
         settings: Any,
-        runner: Any,
+        sandbox: Runner,
         *,
         seal: SealState | None = None,
         run: RunCommand | None = None,
@@ -74,7 +75,7 @@ class GateHook(Hook):
         expert: Expert | None = None,
         store: Store | None = None,
     ) -> GateHook:
-        """Wire from Settings.done and a sandbox runner. `store` is the session's shared blob
+        """Wire from Settings.done and the session's sandbox (a sandbox.base.Runner). `store` is the session's shared blob
         store when there is one; else one over the same directory."""
         from .expert import expert_from_settings
         from .sandboxed import run_in_sandbox
@@ -86,7 +87,7 @@ class GateHook(Hook):
             adapters = AdapterRegistry()
         if run is None:
             ws = Path(settings.workspace)
-            run = run_in_sandbox(runner, ws, settings.sandbox, settings.output_cap)
+            run = run_in_sandbox(sandbox, ws, settings.sandbox, settings.output_cap)
         cfg = settings.done
         criteria = cfg.criteria if cfg.enabled else []
         return cls(
@@ -289,12 +290,12 @@ class GateHook(Hook):
         )
 
 
-def done_hooks(settings: Any, runner: Any, *, store: Store | None = None) -> list[Hook]:
+def done_hooks(settings: Any, sandbox: Runner, *, store: Store | None = None) -> list[Hook]:
     """The done hooks a session runs, in order: the seal always (it reports protected writes and
     the seal with no criteria at all), then the gate when criteria are configured; both read and
     write one SealState."""
     seal = SealHook.from_settings(settings)
-    gate = GateHook.from_settings(settings, runner, seal=seal.state, store=store)
+    gate = GateHook.from_settings(settings, sandbox, seal=seal.state, store=store)
     return [seal, gate] if gate.done.criteria else [seal]
 
 

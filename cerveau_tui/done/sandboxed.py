@@ -8,13 +8,13 @@ can write.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..adapters.base import RunCommand
+from ..sandbox.base import Runner
 
 
 def run_in_sandbox(
-    sandbox: Any, workspace: Path, mode: str = "workspace-write", output_cap: int = 30_000
+    sandbox: Runner, workspace: Path, mode: str = "workspace-write", output_cap: int = 30_000
 ) -> RunCommand:
     """A RunCommand over a sandbox.base.Runner (bubblewrap, landlock or none)."""
 
