@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from .bus import Emitter
 from .config import Settings
 from .loop.approver import ApproveAll, DenyAll
-from .protocol import Event, EventType
+from .protocol import TURN_COMPLETED, TURN_ERROR, ErrorPayload, Event, EventType, TurnEnded
 
 
 class ReadableProgress:
@@ -90,8 +90,10 @@ def run_headless(
     try:
         session = build_session(settings, bus=bus, approver=approver, resume=resume)
     except Exception as exc:  # a dead server, a failed provision: say so as an event, exit non-zero
-        bus.emit(EventType.ERROR, {"message": f"could not start a session: {exc}", "error_class": "fatal"})
-        bus.emit(EventType.TURN_ENDED, {"reason": "error", "iterations": 0, "message": str(exc)})
+        error = ErrorPayload(message=f"could not start a session: {exc}", error_class="fatal")
+        ended = TurnEnded(reason=TURN_ERROR, iterations=0, message=str(exc))
+        bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
+        bus.emit(EventType.TURN_ENDED, ended.model_dump(mode="json", exclude_unset=True))
         return 1
     try:
         outcome = session.engine.run(task)
@@ -100,4 +102,4 @@ def run_headless(
         return 130
     finally:
         session.close()
-    return 0 if outcome.reason == "completed" else 1
+    return 0 if outcome.reason == TURN_COMPLETED else 1

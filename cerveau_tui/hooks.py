@@ -9,6 +9,7 @@ mechanism lives in its own package and the engine imports none of them; `cerveau
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -75,7 +76,7 @@ class TurnContext:
     calls: list[CallRecord] = field(default_factory=list)  # every call of this turn, in order
     max_tokens: int = 512
     # Put a yes/no question to the person: True yes, False no, None nobody there (headless).
-    asker: Any = None
+    asker: Callable[[str, str], bool | None] | None = None
 
     def ask(self, summary: str, reason: str) -> bool | None:
         return self.asker(summary, reason) if self.asker is not None else None
