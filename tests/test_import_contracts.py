@@ -44,16 +44,39 @@ def test_the_contract_breaks_when_core_imports_an_adapter(tmp_path: Path) -> Non
         "done/__init__.py": "",
         "done/gate.py": "from ..adapters import python\n",
     }
-    for sub in ("loop", "provider", "tools", "context", "plan", "policy", "sandbox", "workspace"):
-        modules[f"{sub}/__init__.py"] = ""
-    for rel, text in modules.items():
+    result = _lint_mini(tmp_path, modules)
+    assert result.returncode != 0
+    assert "minipkg.done.gate -> minipkg.adapters.python" in result.stdout
+
+
+PACKAGES = ("app", "loop", "done", "plan", "memory", "tools", "policy", "sandbox", "workspace", "context", "provider", "adapters", "stack")
+TOP_MODULES = ("cli", "headless", "doctor", "session", "hooks", "protocol", "bus", "config")
+
+
+def _lint_mini(tmp_path: Path, modules: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The real contract text over a miniature package with every layer the contracts name."""
+    pkg = tmp_path / "minipkg"
+    full = {"__init__.py": "", **{f"{p}/__init__.py": "" for p in PACKAGES}, **{f"{m}.py": "" for m in TOP_MODULES}}
+    full.update({"adapters/python.py": "", "adapters/generic.py": "", "adapters/registry.py": "from . import python, generic\n"})
+    full.update(modules)
+    for rel, text in full.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text(text)
     config = tmp_path / ".importlinter"
     config.write_text(CONFIG.read_text().replace("cerveau_tui", "minipkg"))
-    result = lint_imports(config, tmp_path, tmp_path)
+    return lint_imports(config, tmp_path, tmp_path)
+
+
+def test_the_layers_break_when_a_mechanism_imports_the_loop(tmp_path: Path) -> None:
+    result = _lint_mini(tmp_path, {"loop/turn.py": "", "plan/hook.py": "from ..loop import turn\n"})
     assert result.returncode != 0
-    assert "minipkg.done.gate -> minipkg.adapters.python" in result.stdout
+    assert "minipkg.plan.hook -> minipkg.loop.turn" in result.stdout
+    assert "No mechanism imports the loop, the session or the UI BROKEN" in result.stdout
+
+
+def test_the_mini_package_alone_keeps_every_contract(tmp_path: Path) -> None:
+    result = _lint_mini(tmp_path, {})
+    assert result.returncode == 0, result.stdout
 
 
 def _cycles(package: str) -> list[list[str]]:
