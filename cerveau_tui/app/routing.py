@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import time
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import (
@@ -86,11 +87,13 @@ class Router:
             self.app.plan.refresh()
 
     # --- applying ------------------------------------------------------------------------------
-    @property
+    # Looked up once: a query for the status bar walks past every widget in the chat, and it
+    # ran for each event. The main screen's widgets are composed once and never replaced.
+    @cached_property
     def chat(self) -> ChatView:
         return self.app.screen_stack[0].query_one(ChatView)
 
-    @property
+    @cached_property
     def status(self) -> StatusBar:
         return self.app.screen_stack[0].query_one(StatusBar)
 
