@@ -34,7 +34,6 @@ def test_the_adapter_contract_holds_for_the_codebase() -> None:
 def test_the_contract_breaks_when_core_imports_an_adapter(tmp_path: Path) -> None:
     # The same contract text over a miniature package whose gate names the python adapter: proof
     # that the contract can fail, so the test above is not one that cannot.
-    pkg = tmp_path / "minipkg"
     modules = {
         "__init__.py": "",
         "adapters/__init__.py": "",
