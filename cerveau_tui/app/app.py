@@ -87,11 +87,13 @@ class CerveauApp(App[int]):
                 self.bridge.put,
                 cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
             )
-        self.router = Router(self)
         self.approvals = Approvals(self, self.approver, clock, quiet_s, self._stop_turn)
         self.plan = PlanFeed(lambda: self.screen_stack[0], settings.workspace)
         self.busy = False
         self.exiting = False
+        self.router = Router(
+            self, self.bridge, self.plan, self.approvals, self.job_done, lambda: self.exiting
+        )
         self._last_escape = -10.0
         self._stopped = False
         self._started = False

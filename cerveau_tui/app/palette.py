@@ -10,17 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.app import SystemCommand
 
+from ..config import Settings
+from .runner import SessionRunner
 from .widgets.chat import ChatView
 
-if TYPE_CHECKING:
-    from .app import CerveauApp
+
+class PaletteHost(Protocol):
+    """What the commands need of the app (app.py's CerveauApp)."""
+
+    busy: bool
+    settings: Settings
+    runner: SessionRunner | None
+
+    @property
+    def chat(self) -> ChatView: ...
+    def action_toggle_planner(self) -> None: ...
+    def action_toggle_reasoning(self) -> None: ...
+    def action_interrupt(self) -> None: ...
 
 
-def app_commands(app: CerveauApp) -> Iterator[SystemCommand]:
+def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
     yield SystemCommand("Toggle planner", "Show or hide the plan panel", app.action_toggle_planner)
     yield SystemCommand(
         "Toggle reasoning", "Show or hide the model's reasoning", app.action_toggle_reasoning
@@ -64,7 +77,7 @@ def app_commands(app: CerveauApp) -> Iterator[SystemCommand]:
         )
 
 
-def revoke_grant(app: CerveauApp, key: str, scope: str) -> None:
+def revoke_grant(app: PaletteHost, key: str, scope: str) -> None:
     session = app.runner.session if app.runner is not None else None
     if session is not None and session.revoke(key):
-        app.screen_stack[0].query_one(ChatView).notice(f"session grant revoked: {scope}")
+        app.chat.notice(f"session grant revoked: {scope}")

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from textual.app import App
 
 from ..protocol import (
     TURN_COMPLETED,
@@ -27,6 +30,8 @@ from ..protocol import (
     TurnStarted,
     UsagePayload,
 )
+from .approvals import Approvals
+from .bridge import Bridge
 from .lines import describe, turn_ended_line
 from .messages import (
     EngineEvent,
@@ -37,14 +42,12 @@ from .messages import (
     SessionReady,
     StreamText,
 )
+from .plan_feed import PlanFeed
 from .plan_model import PLAN_EVENTS
 from .runner import progress_text
 from .widgets.chat import ChatView
 from .widgets.status_bar import StatusBar
 from .wire import Untyped, typed
-
-if TYPE_CHECKING:
-    from .app import CerveauApp
 
 #: How often streamed text reaches the widgets. 50 ms: at a 1,000 tokens/s feed it gave the best
 #: key latency of the variants measured (shared/reference/textual.md), and 20 updates a second
@@ -53,20 +56,35 @@ COALESCE_S = 0.05
 
 
 class Router:
-    """Drains the bridge and applies each item to the main screen's widgets."""
+    """Drains the bridge and applies each item to the main screen's widgets.
 
-    def __init__(self, app: CerveauApp) -> None:
+    `exiting` says the app is going away; `job_done` is the app's: a finished job ends `busy`."""
+
+    def __init__(
+        self,
+        app: App[Any],
+        bridge: Bridge,
+        plan: PlanFeed,
+        approvals: Approvals,
+        job_done: Callable[[JobDone], None],
+        exiting: Callable[[], bool],
+    ) -> None:
         self.app = app
+        self.bridge = bridge
+        self.plan = plan
+        self.approvals = approvals
+        self._job_done = job_done
+        self._exiting = exiting
         self._last_drain = 0.0
         self._drain_timer: Any = None
 
     # --- draining ------------------------------------------------------------------------------
     def wake(self) -> None:
-        only_text = self.app.bridge.take_wake()
+        only_text = self.bridge.take_wake()
         waited = time.monotonic() - self._last_drain
         if only_text and waited < COALESCE_S:
             if self._drain_timer is None:
-                self.app.bridge.defer()
+                self.bridge.defer()
                 self._drain_timer = self.app.set_timer(COALESCE_S - waited, self.drain)
             return
         self.drain()
@@ -76,15 +94,15 @@ class Router:
             self._drain_timer.stop()
             self._drain_timer = None
         self._last_drain = time.monotonic()
-        items = self.app.bridge.drain()
-        if not items or self.app.exiting:
+        items = self.bridge.drain()
+        if not items or self._exiting():
             return  # events from the turn being cancelled arrive while the widgets go away
         plan_dirty = False
         with self.app.batch_update():
             for item in items:
                 plan_dirty |= self.apply(item)
         if plan_dirty:
-            self.app.plan.refresh()
+            self.plan.refresh()
 
     # --- applying ------------------------------------------------------------------------------
     # Looked up once: a query for the status bar walks past every widget in the chat, and it
@@ -106,7 +124,7 @@ class Router:
             case EngineEvent():
                 self.event(item)
                 if item.type in PLAN_EVENTS:
-                    self.app.plan.record(item.event)
+                    self.plan.record(item.event)
                     return True
             case Provisioning(text=text):
                 chat.provision(text)
@@ -119,7 +137,7 @@ class Router:
                 self.status.refresh_state()
                 chat.notice(f"could not start the session: {error}", "error")
             case JobDone():
-                self.app.job_done(item)
+                self._job_done(item)
         return False
 
     def event(self, item: EngineEvent) -> None:
@@ -139,11 +157,11 @@ class Router:
                     card.show_result(payload)
             case ApprovalRequested():
                 chat.card_status(payload.call_id, "waiting")
-                self.app.approvals.ask(payload)
+                self.approvals.ask(payload)
             case ApprovalResolved(call_id=call_id, decision=decision, request_id=request_id):
                 denied = decision in ("denied", "stopped")
                 chat.card_status(call_id, "denied" if denied else "running")
-                self.app.approvals.drop(request_id)
+                self.approvals.drop(request_id)
             case UsagePayload():
                 status.usage(payload)
             case ErrorPayload(message=message, retrying=retrying):
