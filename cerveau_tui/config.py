@@ -15,6 +15,9 @@ import platformdirs
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from . import trust
+from .deny_read import DEFAULT_DENY_READ
+
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
 ActionMode = Literal["auto", "native", "constrained"]
@@ -65,42 +68,6 @@ class RuleConfig(_Model):
     pattern: str
     action: Literal["ask", "deny", "allow"] = "ask"
     on: Literal["write", "read", "any"] = "write"
-
-
-#: Read-denied by default: what a command (masked inside the sandbox) and the file tools (refused)
-#: never see without the person changing this list. `~/` is every home on the machine (the
-#: person's, root's, each /home/*): the app may run as root, and root can read them all.
-DEFAULT_DENY_READ: tuple[str, ...] = (
-    "~/.ssh",
-    "~/.gnupg",
-    "~/.aws",
-    "~/.azure",
-    "~/.config/gcloud",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.yarnrc",
-    "~/.cargo/credentials",
-    "~/.cargo/credentials.toml",
-    "~/.git-credentials",
-    "~/.config/git/credentials",
-    "~/.config/gh",
-    "~/.local/share/keyrings",
-    "~/.password-store",
-    "~/.bash_history",
-    "~/.zsh_history",
-    "~/.python_history",
-    "~/.psql_history",
-    "~/.mysql_history",
-    "~/.lesshst",
-    "~/.config/cerveau",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
-    "/etc/ssh",
-)
 
 
 class ExpertConfig(_Model):
@@ -284,45 +251,12 @@ def _lowerings(base: Settings, full: Settings) -> list[tuple[str, str]]:
 
 def trust_store_path(user_config: Path | None = None) -> Path:
     """Beside the person's own config: outside every workspace, masked inside the sandbox."""
-    return (user_config or user_config_path()).parent / "trusted-workspaces.json"
-
-
-def config_digest(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def _trusted(ws: Path, digest: str, store: Path) -> bool:
-    import json
-
-    try:
-        data = json.loads(store.read_text())
-    except (OSError, ValueError):
-        return False
-    entry = data.get(str(ws)) if isinstance(data, dict) else None
-    return isinstance(entry, dict) and entry.get("digest") == digest
+    return trust.store_beside(user_config or user_config_path())
 
 
 def trust_workspace_config(workspace: Path, digest: str, user_config: Path | None = None) -> Path:
     """Record the person's yes for this exact workspace config (its content hash)."""
-    import json
-    import time
-
-    ws = Path(os.path.realpath(workspace))
-    store = trust_store_path(user_config)
-    try:
-        data = json.loads(store.read_text())
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    data[str(ws)] = {"digest": digest, "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    store.parent.mkdir(parents=True, exist_ok=True)
-    tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    os.replace(tmp, store)
-    return store
+    return trust.record(Path(os.path.realpath(workspace)), digest, trust_store_path(user_config))
 
 
 def _read_workspace_config(path: Path) -> tuple[dict[str, Any], bytes] | None:
@@ -365,9 +299,9 @@ def load_settings(
     found = _read_workspace_config(wcp)
     if found is not None:
         table, raw = found
-        digest = config_digest(raw)
+        digest = trust.digest(raw)
         table, review, lowered = _review_workspace_layer(
-            ws, layers, table, str(wcp), trust_workspace or _trusted(ws, digest, trust_store_path(user_config))
+            ws, layers, table, str(wcp), trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config))
         )
         layers.append((str(wcp), table))
     env_layer = _env_layer(env)
@@ -433,42 +367,3 @@ def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:
     tmp.write_bytes(tomli_w.dumps(data).encode())
     os.replace(tmp, target)
     return target
-
-
-def homes() -> list[Path]:
-    """Every home directory a `~/` deny pattern stands for: $HOME, root's, and each account's
-    under /home that exists (system accounts' "homes" such as /usr/sbin hold no secrets). The app
-    may run as root, which can read them all."""
-    import pwd
-
-    seen: list[Path] = []
-    candidates = [os.environ.get("HOME", ""), "/root"]
-    try:
-        candidates += [p.pw_dir for p in pwd.getpwall() if p.pw_dir.startswith("/home/")]
-    except OSError:
-        pass
-    for raw in candidates:
-        if not raw or raw == "/" or not os.path.isdir(raw):
-            continue
-        real = Path(os.path.realpath(raw))
-        if real != Path("/") and real not in seen:
-            seen.append(real)
-    return seen
-
-
-def deny_read_paths(patterns: list[str] | tuple[str, ...]) -> list[Path]:
-    """The absolute paths a deny-read list names (`~/x` once per home), realpath'd, in order.
-    Paths that do not exist are kept: a secret created later must be denied too."""
-    out: list[Path] = []
-    for pat in patterns:
-        if pat.startswith("~/"):
-            cands = [h / pat[2:] for h in homes()]
-        elif pat.startswith("/"):
-            cands = [Path(pat)]
-        else:
-            continue  # a relative pattern has no meaning outside a workspace; rules cover those
-        for c in cands:
-            p = Path(os.path.realpath(c))
-            if p not in out:
-                out.append(p)
-    return out

@@ -308,7 +308,8 @@ def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
 def denied_reads(settings: Settings) -> list[Any]:
     """The deny-read list as paths, plus wherever the person's own config (and the trust store
     beside it) really lives: it says how the next session is protected."""
-    from .config import deny_read_paths, user_config_path
+    from .config import user_config_path
+    from .deny_read import deny_read_paths
 
     paths = deny_read_paths(settings.deny_read)
     own = Path(os.path.realpath(user_config_path().parent))

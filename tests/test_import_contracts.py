@@ -49,7 +49,7 @@ def test_the_contract_breaks_when_core_imports_an_adapter(tmp_path: Path) -> Non
 
 
 PACKAGES = ("app", "loop", "done", "plan", "memory", "tools", "policy", "sandbox", "workspace", "context", "provider", "adapters", "stack")
-TOP_MODULES = ("cli", "headless", "doctor", "session", "hooks", "protocol", "bus", "config")
+TOP_MODULES = ("cli", "headless", "doctor", "session", "hooks", "protocol", "bus", "config", "trust", "deny_read")
 
 
 def _lint_mini(tmp_path: Path, modules: dict[str, str]) -> subprocess.CompletedProcess[str]:

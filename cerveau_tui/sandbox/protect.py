@@ -84,6 +84,6 @@ def maskable(
 
 def default_denied() -> list[Path]:
     """The default deny-read list, for runners built without settings (tests, tools)."""
-    from ..config import DEFAULT_DENY_READ, deny_read_paths
+    from ..deny_read import DEFAULT_DENY_READ, deny_read_paths
 
     return deny_read_paths(DEFAULT_DENY_READ)

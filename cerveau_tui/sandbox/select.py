@@ -181,7 +181,7 @@ def select_runner(settings: Any, status: SandboxStatus | None = None) -> Runner:
 
     `settings` is cerveau_tui.config.Settings (uses resolved_cache_dir(), env_allow, deny_read,
     sandbox_tmp_mb, sandbox_max_procs)."""
-    from ..config import deny_read_paths
+    from ..deny_read import deny_read_paths
 
     status = status or self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
     runner = _make(

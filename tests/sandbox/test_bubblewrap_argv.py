@@ -170,6 +170,6 @@ def test_dev_is_remounted_read_only_after_its_shm(runner: BubblewrapRunner, box:
 
 
 def test_a_runner_built_bare_masks_the_default_secrets(box: Box) -> None:
-    from cerveau_tui.config import DEFAULT_DENY_READ, deny_read_paths
+    from cerveau_tui.deny_read import DEFAULT_DENY_READ, deny_read_paths
 
     assert BubblewrapRunner(bwrap="/usr/bin/bwrap").deny_read == deny_read_paths(DEFAULT_DENY_READ)
