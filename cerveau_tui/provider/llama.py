@@ -9,13 +9,28 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 
 from . import constrained
 from .errors import backoff_delay, classify_error, describe
+from .extras import ServerExtras
+from .props import props_from
+from .reading import (
+    PLAIN,
+    Cancelled,
+    Deadline,
+    DeadlinePassed,
+    deadline_error,
+    event_error,
+    guarded,
+    read_body,
+    status_error,
+    too_large,
+)
 from .sse import (
     DONE,
     MalformedChunk,
@@ -28,20 +43,9 @@ from .sse import (
 )
 from .types import Completion, Delta, ErrorClass, ProviderError, ReplyLimits, ServerProps
 
+__all__ = ["ACTION_MODES", "LlamaProvider", "props_from"]
+
 ACTION_MODES = ("auto", "native", "constrained")
-# /props, /tokenize, /health: a real answer is kilobytes (a long /tokenize a few MB).
-EXTRAS_BODY_CAP = 16 * 1024 * 1024
-# We ask for an uncompressed stream: decompressing is where a small answer becomes a large one
-# (a gzip chunk of 64 KB can expand a thousandfold before any cap of ours sees it).
-_PLAIN = {"Accept-Encoding": "identity"}
-
-
-class _DeadlinePassed(Exception):
-    pass
-
-
-class _Cancelled(Exception):
-    pass
 
 
 class LlamaProvider:
@@ -88,78 +92,25 @@ class LlamaProvider:
             # A proxy from HTTP_PROXY must never sit between us and a server on this machine.
             trust_env=not _is_loopback(self.base_url),
         )
-        self._props: ServerProps | None = None
-        self._tokenize_missing = False
+        self._extras = ServerExtras(self._client, self._deadline)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    # -- extras (degrade on servers that lack them) -------------------------------------------
+    # -- extras (degrade on servers that lack them; see extras.py) -----------------------------
 
     def props(self) -> ServerProps:
         """`/props`, cached once it answered. Empty ServerProps when the server has none
         (llama-cpp-python's server, vLLM, Ollama) or cannot be reached: unknown, not invented."""
-        if self._props is not None:
-            return self._props
-        answer = self._extra("GET", "/props")
-        if answer is None:
-            return ServerProps()
-        status, raw = answer
-        if status == 404:
-            self._props = ServerProps()  # definitive: this server has no /props; do not ask again
-            return self._props
-        if status != 200 or not isinstance(raw, dict):
-            return ServerProps()
-        self._props = props_from(raw)
-        return self._props
-
-    def _extra(self, method: str, path: str, body: Any = None) -> tuple[int, Any] | None:
-        """(status, parsed JSON or None) of a small request, read with a byte cap and within the
-        deadline; None when no answer came. The extras are asked before every turn: a server
-        that answers them with an endless or hostile body must not hang or crash the session."""
-        deadline_at = self._clock() + self.deadline_s
-        try:
-            with self._client.stream(method, path, json=body, headers=_PLAIN) as r:
-                data = self._read_body(r, EXTRAS_BODY_CAP, deadline_at, cut=False)
-                status = r.status_code
-        except (httpx.HTTPError, ReplyTooLarge, _DeadlinePassed):
-            return None
-        try:
-            return status, json.loads(data)
-        except (ValueError, RecursionError):
-            return status, None
+        return self._extras.props()
 
     def health(self) -> bool:
-        """True when the server is up and its model loaded. Servers without `/health` are
-        asked `/v1/models` instead."""
-        answer = self._extra("GET", "/health")
-        if answer is not None and answer[0] == 404:
-            answer = self._extra("GET", "/v1/models")
-        return answer is not None and answer[0] == 200
+        """True when the server is up and its model loaded (or, without `/health`, its
+        `/v1/models` answers)."""
+        return self._extras.health()
 
     def tokenize(self, text: str) -> list[int] | None:
         """Exact token ids from the loaded model, or None when the server cannot tokenize."""
-        if self._tokenize_missing:
-            return None
-        answer = self._extra("POST", "/tokenize", {"content": text})
-        if answer is not None and answer[0] in (400, 422):
-            # llama-cpp-python's server wants {"input": ...}
-            answer = self._extra("POST", "/tokenize", {"input": text})
-        if answer is None:
-            return None
-        status, data = answer
-        if status == 404:
-            self._tokenize_missing = True
-            return None
-        tokens = data.get("tokens") if status == 200 and isinstance(data, dict) else None
-        if not isinstance(tokens, list):
-            return None
-        ids: list[int] = []
-        for t in tokens:
-            tid = t.get("id") if isinstance(t, dict) else t
-            if type(tid) is not int:
-                return None  # a count built on strange ids would be an invention: unknown
-            ids.append(tid)
-        return ids
+        return self._extras.tokenize(text)
 
     def resolved_mode(self) -> str:
         """ "native" or "constrained". Auto trusts `/props`: without a template that supports
@@ -186,11 +137,11 @@ class LlamaProvider:
         body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode)
         started = self._clock()
         # One deadline for the call, retries included: a retry must not restart the clock.
-        deadline_at = started + self.deadline_s
+        deadline = Deadline(started + self.deadline_s, self._clock)
         attempt = 0
         while True:
             try:
-                return self._stream_once(body, on_delta, cancel, deadline_at)
+                return self._stream_once(body, on_delta, cancel, deadline)
             except ProviderError as err:
                 attempt += 1
                 if not err.retryable or attempt > self.max_retries:
@@ -215,22 +166,18 @@ class LlamaProvider:
         body = self.request_body(messages, [], max_tokens=max_tokens, mode="native")
         body.update(stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}})
         body.pop("stream_options", None)
-        deadline_at = self._clock() + self.deadline_s
+        deadline = self._deadline()
         try:
-            with self._client.stream("POST", "/v1/chat/completions", json=body, headers=_PLAIN) as r:
+            with self._client.stream("POST", "/v1/chat/completions", json=body, headers=PLAIN) as r:
                 if r.status_code != 200:
-                    text = self._error_text(r, deadline_at)
-                    cls = classify_error(r.status_code, text)
-                    raise ProviderError(
-                        describe(cls, r.status_code, text, self.base_url), cls, r.status_code
-                    )
-                data = self._read_body(r, self._body_cap, deadline_at, cut=False)
+                    raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
+                data = read_body(r, self._body_cap, deadline, cut=False)
         except httpx.HTTPError as exc:
             raise ProviderError(f"no answer from {self.base_url}: {exc}", ErrorClass.CONNECTION) from exc
         except ReplyTooLarge as exc:
-            raise self._too_large(exc, None) from exc
-        except _DeadlinePassed as exc:
-            raise self._deadline(None) from exc
+            raise too_large(exc, self.base_url, None) from exc
+        except DeadlinePassed as exc:
+            raise deadline_error(self.deadline_s, self.base_url, None) from exc
         try:
             reply = json.loads(data)
             content = reply["choices"][0]["message"].get("content")
@@ -274,7 +221,7 @@ class LlamaProvider:
         body: dict[str, Any],
         on_delta: Callable[[Delta], None] | None,
         cancel: threading.Event | None,
-        deadline_at: float,
+        deadline: Deadline,
     ) -> Completion:
         asm = StreamAssembler(self.limits)
         via = "constrained" if "response_format" in body else "native"
@@ -284,28 +231,24 @@ class LlamaProvider:
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
         try:
             with self._client.stream(
-                "POST", "/v1/chat/completions", json=body, headers=_PLAIN
+                "POST", "/v1/chat/completions", json=body, headers=PLAIN
             ) as r:
                 if r.status_code != 200:
-                    text = self._error_text(r, deadline_at)
-                    cls = classify_error(r.status_code, text)
-                    raise ProviderError(
-                        describe(cls, r.status_code, text, self.base_url), cls, r.status_code
-                    )
+                    raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
                 encoding = r.headers.get("content-encoding", "identity").strip().lower()
                 if encoding not in ("", "identity"):
                     raise MalformedChunk(f"the reply is {encoding}-compressed though we asked for none")
                 if "text/event-stream" not in r.headers.get("content-type", ""):
                     # A server that ignored stream=true answered with one body.
-                    whole = self._read_body(r, self._body_cap, deadline_at, cancel, cut=False)
+                    whole = read_body(r, self._body_cap, deadline, cancel, cut=False)
                     asm.feed(parse_chunk(whole.decode("utf-8", errors="replace")))
                     saw_done = True
                 else:
-                    raw = self._guarded(r.iter_raw(), deadline_at, cancel)
+                    raw = guarded(r.iter_raw(), deadline, cancel)
                     lines = iter_bounded_lines(raw, self.limits.max_line_bytes)
                     for data in iter_sse_data(lines):
                         if cancel is not None and cancel.is_set():
-                            raise _Cancelled
+                            raise Cancelled
                         if data.strip() == DONE:
                             saw_done = True
                             break
@@ -317,25 +260,18 @@ class LlamaProvider:
                                 )
                             if delta.content or delta.reasoning:
                                 on_delta(delta)
-        except _Cancelled as exc:
+        except Cancelled as exc:
             raise ProviderError(
                 "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
             ) from exc
-        except _DeadlinePassed as exc:
-            raise self._deadline(self._finish(asm, via, partial=True)) from exc
+        except DeadlinePassed as exc:
+            raise deadline_error(self.deadline_s, self.base_url, self._finish(asm, via, partial=True)) from exc
         except ReplyTooLarge as exc:
-            raise self._too_large(exc, self._finish(asm, via, partial=True)) from exc
+            raise too_large(exc, self.base_url, self._finish(asm, via, partial=True)) from exc
         except MalformedChunk as exc:
             raise self._bad_stream(f"malformed reply from the server ({exc})", asm, via) from exc
         except StreamErrorEvent as exc:
-            text = _dumps_error(exc.error)
-            cls = classify_error(_status_of(exc.error), text)
-            raise ProviderError(
-                describe(cls, _status_of(exc.error), text, self.base_url),
-                cls,
-                _status_of(exc.error),
-                partial=self._finish(asm, via, partial=True),
-            ) from exc
+            raise event_error(exc.error, self.base_url, self._finish(asm, via, partial=True)) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise ProviderError(
                 describe(ErrorClass.CONNECTION, None, str(exc), self.base_url),
@@ -362,7 +298,7 @@ class LlamaProvider:
             raise self._bad_stream("the stream ended without [DONE]", asm, via)
         return self._finish(asm, via)
 
-    # -- bounded reading -----------------------------------------------------------------------
+    # -- bounded reading (see reading.py) -------------------------------------------------------
 
     @property
     def _body_cap(self) -> int:
@@ -370,61 +306,10 @@ class LlamaProvider:
         # gets one line's worth of room.
         return self.limits.max_reply_bytes + self.limits.max_line_bytes
 
-    def _guarded(
-        self, chunks: Iterator[bytes], deadline_at: float, cancel: threading.Event | None = None
-    ) -> Iterator[bytes]:
-        """The raw chunks, checked against the deadline and the cancel flag after every read,
-        so neither waits for a data line: `: ping` comments carry none."""
-        for chunk in chunks:
-            if self._clock() > deadline_at:
-                raise _DeadlinePassed
-            if cancel is not None and cancel.is_set():
-                raise _Cancelled
-            yield chunk
+    def _deadline(self) -> Deadline:
+        return Deadline(self._clock() + self.deadline_s, self._clock)
 
-    def _read_body(
-        self,
-        r: httpx.Response,
-        cap: int,
-        deadline_at: float,
-        cancel: threading.Event | None = None,
-        *,
-        cut: bool,
-    ) -> bytes:
-        """The body, at most `cap` bytes: cut there (`cut=True`, for error texts) or refused."""
-        buf = bytearray()
-        for chunk in self._guarded(r.iter_raw(), deadline_at, cancel):
-            buf += chunk
-            if len(buf) > cap:
-                if cut:
-                    return bytes(buf[:cap])
-                raise ReplyTooLarge("the reply", cap)
-        return bytes(buf)
-
-    def _error_text(self, r: httpx.Response, deadline_at: float) -> str:
-        try:
-            data = self._read_body(r, self.limits.max_error_bytes, deadline_at, cut=True)
-        except _DeadlinePassed:
-            data = b"(the error body did not finish before the deadline)"
-        return data.decode("utf-8", errors="replace")
-
-    def _too_large(self, exc: ReplyTooLarge, partial: Completion | None) -> ProviderError:
-        return ProviderError(
-            f"the server sent more than {_size(exc.limit)} in {exc.what}; stopped "
-            f"({self.base_url}). A runaway or hostile server, or a reply far beyond the "
-            "token cap: lower max_tokens, or check what is listening at the server URL",
-            ErrorClass.TOO_LARGE,
-            partial=partial,
-        )
-
-    def _deadline(self, partial: Completion | None) -> ProviderError:
-        return ProviderError(
-            f"the server kept the reply going for more than {self.deadline_s:g} s without "
-            f"finishing ({self.base_url}); stopped. Keep-alive pings or endless output do not "
-            "extend the deadline; if the model is only slow, raise request_timeout_s",
-            ErrorClass.DEADLINE,
-            partial=partial,
-        )
+    # -- the reply -----------------------------------------------------------------------------
 
     def _finish(self, asm: StreamAssembler, via: str, *, partial: bool = False) -> Completion:
         done = asm.completion(via)
@@ -453,57 +338,6 @@ class LlamaProvider:
             return f"call_{next(self._ids):06d}"
 
 
-def props_from(raw: dict[str, Any]) -> ServerProps:
-    """What /props says, each field only when it has the type it should: a field of another
-    type is unknown (None), never a crash when the loop reads it."""
-    gen = _dict(raw.get("default_generation_settings"))
-    caps = _dict(raw.get("chat_template_caps"))
-    supports = caps.get("supports_tools")
-    return ServerProps(
-        n_ctx=_positive_int(gen.get("n_ctx")) or _positive_int(raw.get("n_ctx")),
-        model_path=_str(raw.get("model_path")),
-        build_info=_str(raw.get("build_info")),
-        supports_tools=supports if isinstance(supports, bool) else None,
-        chat_template=_str(raw.get("chat_template")),
-        total_slots=_positive_int(raw.get("total_slots")),
-        raw=raw,
-    )
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _positive_int(value: Any) -> int | None:
-    return value if type(value) is int and value > 0 else None
-
-
-def _size(n: int) -> str:
-    if n >= 1024 * 1024 and n % (1024 * 1024) == 0:
-        return f"{n // (1024 * 1024)} MB"
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024} KB"
-    return f"{n} bytes"
-
-
-def _dumps_error(error: Any) -> str:
-    try:
-        return json.dumps({"error": error})
-    except (ValueError, TypeError, RecursionError):
-        return '{"error": "(an error event nested too deeply to show)"}'
-
-
-def _status_of(error: Any) -> int | None:
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, int) else None
-
-
 def _is_loopback(url: str) -> bool:
-    from urllib.parse import urlparse
-
     host = (urlparse(url).hostname or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")

@@ -12,7 +12,8 @@ import pytest
 
 from cerveau_tui.provider.constrained import AnswerStream, parse_action
 from cerveau_tui.provider.errors import server_message
-from cerveau_tui.provider.llama import LlamaProvider, props_from
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.provider.props import props_from
 from cerveau_tui.provider.sse import ReplyTooLarge, iter_bounded_lines
 from cerveau_tui.provider.types import ErrorClass, ProviderError, ReplyLimits
 
