@@ -52,15 +52,21 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
     "fixes first try": [write("calc.py", FIXED), say("Fixed all three.")],
     "claims done early": [say("Done, it should work now."), write("calc.py", FIXED), say("Fixed.")],
     "slow, one per cycle": [
-        write("calc.py", ONE_FIXED), say("Fixed add."),
-        write("calc.py", TWO_FIXED), say("Fixed sub."),
-        write("calc.py", FIXED), say("Fixed mul."),
+        write("calc.py", ONE_FIXED),
+        say("Fixed add."),
+        write("calc.py", TWO_FIXED),
+        say("Fixed sub."),
+        write("calc.py", FIXED),
+        say("Fixed mul."),
     ],
     "weakens the test": [write("tests/test_calc.py", WEAK), say("Tests pass.")],
     "regresses after near-green": [
-        write("calc.py", ONE_FIXED), say("Fixed add."),
-        write("calc.py", SPRAYED), say("Simplified."),
-        write("calc.py", FIXED), say("Fixed all."),
+        write("calc.py", ONE_FIXED),
+        say("Fixed add."),
+        write("calc.py", SPRAYED),
+        say("Simplified."),
+        write("calc.py", FIXED),
+        say("Fixed all."),
     ],
     "never fixes it": [say(f"I am confident it is done ({i}).") for i in range(12)],
 }
@@ -91,9 +97,23 @@ def run(script: list[dict[str, Any]], gate: bool) -> dict[str, Any]:
         env = {**os.environ, "CERVEAU_CONFIG": str(Path(tmp) / "none.toml")}
         with ScriptedServer(script) as srv:
             proc = subprocess.run(
-                [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws),
-                 "--server", srv.url, "make the tests pass"],
-                capture_output=True, text=True, timeout=600, env=env, cwd=ROOT,
+                [
+                    sys.executable,
+                    "-m",
+                    "cerveau_tui",
+                    "run",
+                    "--json",
+                    "--workspace",
+                    str(ws),
+                    "--server",
+                    srv.url,
+                    "make the tests pass",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env=env,
+                cwd=ROOT,
             )
         events = [json.loads(x) for x in proc.stdout.splitlines() if x.strip()]
         end = next(e["payload"] for e in reversed(events) if e["type"] == "turn_ended")
@@ -121,16 +141,20 @@ def main() -> int:
     print("-" * len(head))
     for name, mode, r in rows:
         flag = "SILENT" if r["silent_false_done"] else ("yes" if r["false_done"] else "no")
-        print(f"{name:28} {mode:8} {r['iterations']:>5} {r['tokens']:>7} {str(r['green']):>5}  "
-              f"{r['reason']:11} {r['verification']:11} {flag}")
+        print(
+            f"{name:28} {mode:8} {r['iterations']:>5} {r['tokens']:>7} {str(r['green']):>5}  "
+            f"{r['reason']:11} {r['verification']:11} {flag}"
+        )
     print()
     for mode in ("no gate", "gate"):
         sel = [r for _, m, r in rows if m == mode]
         greens = [r for r in sel if r["green"]]
         iters = sum(r["iterations"] for r in greens) / max(1, len(greens))
-        print(f"{mode:8}: green {len(greens)}/{len(sel)}, mean iterations to green {iters:.1f}, "
-              f"tokens {sum(r['tokens'] for r in sel)}, false done {sum(r['false_done'] for r in sel)} "
-              f"(silent {sum(r['silent_false_done'] for r in sel)})")
+        print(
+            f"{mode:8}: green {len(greens)}/{len(sel)}, mean iterations to green {iters:.1f}, "
+            f"tokens {sum(r['tokens'] for r in sel)}, false done {sum(r['false_done'] for r in sel)} "
+            f"(silent {sum(r['silent_false_done'] for r in sel)})"
+        )
     return 0
 
 

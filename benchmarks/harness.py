@@ -48,10 +48,20 @@ class Timed:
 
 
 def overhead(n: int = 200) -> None:
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": f"f{i % 20}.txt", "content": f"v{i}\n"}}]}
-        for i in range(n)
-    ] + [{"content": "done"}]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": f"f{i % 20}.txt", "content": f"v{i}\n"},
+                    }
+                ]
+            }
+            for i in range(n)
+        ]
+        + [{"content": "done"}]
+    }
     with tempfile.TemporaryDirectory() as ws, ScriptedServer(script) as srv:
         env = {"CERVEAU_LIMITS__MAX_ITERATIONS": str(n + 5)}
         settings = load_settings(ws, environ=env, user_config=Path(ws) / "none.toml")
@@ -60,6 +70,7 @@ def overhead(n: int = 200) -> None:
         provider = Timed(LlamaProvider(srv.url))
         session = build_session(settings, bus=bus, provider=provider)
         starts: list[float] = []
+
         def on_event(e):
             if e.type == "iteration_started":
                 starts.append(time.perf_counter())
@@ -74,16 +85,28 @@ def overhead(n: int = 200) -> None:
     model = provider.durations[: len(iters)]
     over = sorted((i - m) * 1000 for i, m in zip(iters, model, strict=False))
     p95 = over[int(len(over) * 0.95) - 1]
-    print(f"(a) harness overhead per iteration over {len(over)} iterations (turn ended: {out.reason}, {len(rec.events)} events, {total:.2f} s):")
-    print(f"    median {statistics.median(over):.2f} ms   p95 {p95:.2f} ms   (target: median < 5 ms)")
-    print(f"    model call (scripted server, loopback) median {statistics.median(model) * 1000:.2f} ms")
+    print(
+        f"(a) harness overhead per iteration over {len(over)} iterations (turn ended: {out.reason}, {len(rec.events)} events, {total:.2f} s):"
+    )
+    print(
+        f"    median {statistics.median(over):.2f} ms   p95 {p95:.2f} ms   (target: median < 5 ms)"
+    )
+    print(
+        f"    model call (scripted server, loopback) median {statistics.median(model) * 1000:.2f} ms"
+    )
 
 
 def real(url: str) -> None:
     with tempfile.TemporaryDirectory() as ws:
         (Path(ws) / "notes.txt").write_text("alpha\nbeta\n")
-        env = {"CERVEAU_TEMPERATURE": "0", "CERVEAU_LIMITS__MAX_ITERATIONS": "6", "CERVEAU_LIMITS__MAX_IDENTICAL_CALLS": "10"}
-        settings = load_settings(ws, flags={"server_url": url}, environ=env, user_config=Path(ws) / "none.toml")
+        env = {
+            "CERVEAU_TEMPERATURE": "0",
+            "CERVEAU_LIMITS__MAX_ITERATIONS": "6",
+            "CERVEAU_LIMITS__MAX_IDENTICAL_CALLS": "10",
+        }
+        settings = load_settings(
+            ws, flags={"server_url": url}, environ=env, user_config=Path(ws) / "none.toml"
+        )
         bus = Emitter()
         rec = Recorder(bus)
         session = build_session(settings, bus=bus)
@@ -94,8 +117,10 @@ def real(url: str) -> None:
     for i, u in enumerate(usage, 1):
         total = u["cache_n"] + u["prompt_n"]
         reuse = u["cache_n"] / total if total else 0.0
-        print(f"    iteration {i}: prompt_n={u['prompt_n']:5d} cache_n={u['cache_n']:5d} reuse={reuse:6.1%} "
-              f"predicted_n={u['predicted_n']:4d} gen={u['predicted_per_second']:.1f} tok/s")
+        print(
+            f"    iteration {i}: prompt_n={u['prompt_n']:5d} cache_n={u['cache_n']:5d} reuse={reuse:6.1%} "
+            f"predicted_n={u['predicted_n']:4d} gen={u['predicted_per_second']:.1f} tok/s"
+        )
     later = [u for u in usage[1:] if u["cache_n"] + u["prompt_n"]]
     if later:
         agg = sum(u["cache_n"] for u in later) / sum(u["cache_n"] + u["prompt_n"] for u in later)

@@ -42,7 +42,11 @@ class Emitter:
         return unsubscribe
 
     def emit(
-        self, type: str, payload: BaseModel | dict[str, Any] | None = None, *, turn_id: str | None = None
+        self,
+        type: str,
+        payload: BaseModel | dict[str, Any] | None = None,
+        *,
+        turn_id: str | None = None,
     ) -> Event:
         if isinstance(payload, BaseModel):
             data = payload.model_dump(mode="json")

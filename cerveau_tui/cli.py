@@ -11,18 +11,39 @@ from .config import ConfigError, Settings, load_settings
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)")
+    p.add_argument(
+        "--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)"
+    )
     p.add_argument("--server", default=None, help="URL of a running OpenAI-compatible server")
-    p.add_argument("--model", dest="model_path", default=None, help="a GGUF for the managed llama-server")
-    p.add_argument("--sandbox", choices=["read-only", "workspace-write", "full-access"], default=None)
-    p.add_argument("--approval", choices=["untrusted", "on-failure", "on-request", "never"], default=None)
+    p.add_argument(
+        "--model", dest="model_path", default=None, help="a GGUF for the managed llama-server"
+    )
+    p.add_argument(
+        "--sandbox", choices=["read-only", "workspace-write", "full-access"], default=None
+    )
+    p.add_argument(
+        "--approval", choices=["untrusted", "on-failure", "on-request", "never"], default=None
+    )
     p.add_argument("--max-tokens", type=int, default=None, help="token cap sent with every request")
     p.add_argument("--action-mode", choices=["auto", "native", "constrained"], default=None)
-    p.add_argument("--discuss", action="store_true", default=None, help="discussion mode: read and plan only")
-    p.add_argument("--continue", dest="resume", action="store_const", const="", default=None,
-                   help="carry the plan of the last session into this one")
-    p.add_argument("--continue-from", dest="resume", metavar="SESSION", default=None,
-                   help="carry the plan of the given session into this one")
+    p.add_argument(
+        "--discuss", action="store_true", default=None, help="discussion mode: read and plan only"
+    )
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_const",
+        const="",
+        default=None,
+        help="carry the plan of the last session into this one",
+    )
+    p.add_argument(
+        "--continue-from",
+        dest="resume",
+        metavar="SESSION",
+        default=None,
+        help="carry the plan of the given session into this one",
+    )
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -35,18 +56,26 @@ def _settings(args: argparse.Namespace) -> Settings:
         "action_mode": args.action_mode,
         "discuss": args.discuss,
     }
-    return load_settings(args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False)))
+    return load_settings(
+        args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False))
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cerveau", description="Drive a local model as a coding agent.")
+    p = argparse.ArgumentParser(
+        prog="cerveau", description="Drive a local model as a coding agent."
+    )
     _common(p)
     sub = p.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="run one turn headless")
     _common(run)
     run.add_argument("task", help="what to do")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line")
-    run.add_argument("--yes", action="store_true", help="approve every crossing (only with --sandbox full-access)")
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve every crossing (only with --sandbox full-access)",
+    )
     run.add_argument(
         "--trust-workspace-config",
         action="store_true",
@@ -73,7 +102,12 @@ def main(argv: list[str] | None = None) -> int:
             from .headless import run_headless
 
             return run_headless(
-                _settings(args), args.task, as_json=args.json, yes=args.yes, sandbox_flag=args.sandbox, resume=args.resume
+                _settings(args),
+                args.task,
+                as_json=args.json,
+                yes=args.yes,
+                sandbox_flag=args.sandbox,
+                resume=args.resume,
             )
         if args.cmd == "doctor":
             from .doctor import doctor

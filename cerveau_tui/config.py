@@ -129,7 +129,9 @@ class Settings(_Model):
         return self.workspace / ".cerveau" / "config.toml"
 
     def resolved_cache_dir(self) -> Path:
-        return Path(self.cache_dir) if self.cache_dir else Path(platformdirs.user_cache_dir("cerveau"))
+        return (
+            Path(self.cache_dir) if self.cache_dir else Path(platformdirs.user_cache_dir("cerveau"))
+        )
 
 
 def user_config_path() -> Path:
@@ -301,7 +303,11 @@ def load_settings(
         table, raw = found
         digest = trust.digest(raw)
         table, review, lowered = _review_workspace_layer(
-            ws, layers, table, str(wcp), trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config))
+            ws,
+            layers,
+            table,
+            str(wcp),
+            trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config)),
         )
         layers.append((str(wcp), table))
     env_layer = _env_layer(env)
@@ -328,7 +334,11 @@ def load_settings(
 
 
 def _review_workspace_layer(
-    ws: Path, below: list[tuple[str, dict[str, Any]]], table: dict[str, Any], source: str, trusted: bool
+    ws: Path,
+    below: list[tuple[str, dict[str, Any]]],
+    table: dict[str, Any],
+    source: str,
+    trusted: bool,
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """(the layer to apply, lowerings held back, lowerings applied). Untrusted, each lowering
     field is taken out of the layer, so what is in force is what the layers below say."""

@@ -29,7 +29,9 @@ def collect(settings: Settings) -> dict[str, Any]:
     if settings.server_url:
         from .provider.llama import LlamaProvider
 
-        provider = LlamaProvider(settings.server_url, action_mode=settings.action_mode, max_retries=0)
+        provider = LlamaProvider(
+            settings.server_url, action_mode=settings.action_mode, max_retries=0
+        )
         server["reachable"] = provider.health()
         props = provider.props()
         server.update(
@@ -59,8 +61,18 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
         return 0
     s, sb = info["server"], info["sandbox"]
     print(f"cerveau {info['version']}  workspace {info['workspace']}")
-    print(f"server:    {s.get('url') or 'embedded (managed llama-server)'}  reachable={s.get('reachable')}")
-    for key in ("model", "n_ctx", "build_info", "supports_tools", "tokenizer", "binary", "model_path"):
+    print(
+        f"server:    {s.get('url') or 'embedded (managed llama-server)'}  reachable={s.get('reachable')}"
+    )
+    for key in (
+        "model",
+        "n_ctx",
+        "build_info",
+        "supports_tools",
+        "tokenizer",
+        "binary",
+        "model_path",
+    ):
         if s.get(key) is not None:
             print(f"  {key}: {s[key]}")
     enforced = "enforced" if sb.get("enforced") else "NOT enforced"

@@ -42,13 +42,22 @@ class ReadableProgress:
             self._line(f"-> {p.get('name')} {args[:200]}")
         elif t == EventType.TOOL_RESULT:
             first = (p.get("output") or "").strip().splitlines()[:1]
-            mark = {"done": "ok", "failed": "failed", "denied": "denied"}.get(p.get("status", ""), "")
+            mark = {"done": "ok", "failed": "failed", "denied": "denied"}.get(
+                p.get("status", ""), ""
+            )
             self._line(f"   [{mark}] {first[0][:160] if first else ''}")
         elif t == EventType.APPROVAL_RESOLVED and p.get("decision") != "approved":
             self._line(f"   approval {p.get('decision')} ({p.get('by')}): {p.get('reason', '')}")
         elif t in (EventType.GUARD_TRIPPED,):
             self._line(f"!! guard {p.get('guard')}: {p.get('reason')}")
-        elif t in (EventType.NOTICE, EventType.DRIFT, EventType.TOUCHED_PROTECTED, EventType.ESCALATION, EventType.ROLLBACK, EventType.PARKED):
+        elif t in (
+            EventType.NOTICE,
+            EventType.DRIFT,
+            EventType.TOUCHED_PROTECTED,
+            EventType.ESCALATION,
+            EventType.ROLLBACK,
+            EventType.PARKED,
+        ):
             self._line(f"** {t}: {p.get('text') or p.get('message') or json.dumps(p)[:200]}")
         elif t == EventType.ERROR:
             self._line(f"!! error: {p.get('message')}")
@@ -58,7 +67,9 @@ class ReadableProgress:
             self._line(f"   stack: {p.get('stage')}{pct} {p.get('line', '')[:120]}")
         elif t == EventType.TURN_ENDED:
             extra = f", verification {p['verification']}" if p.get("verification") else ""
-            self._line(f"== turn ended: {p.get('reason')} after {p.get('iterations')} iterations{extra}")
+            self._line(
+                f"== turn ended: {p.get('reason')} after {p.get('iterations')} iterations{extra}"
+            )
 
 
 def run_headless(
@@ -73,7 +84,9 @@ def run_headless(
     from .session import build_session
 
     if yes and sandbox_flag != "full-access":
-        print("cerveau: --yes is only accepted together with --sandbox full-access", file=sys.stderr)
+        print(
+            "cerveau: --yes is only accepted together with --sandbox full-access", file=sys.stderr
+        )
         return 2
     bus = Emitter()
     out = sys.stdout

@@ -39,7 +39,10 @@ def is_trusted(workspace: Path, file_digest: str, store: Path) -> bool:
 def record(workspace: Path, file_digest: str, store: Path) -> Path:
     """Remember the yes for `workspace` (a realpath): one digest per workspace, the latest."""
     data = _load(store)
-    data[str(workspace)] = {"digest": file_digest, "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    data[str(workspace)] = {
+        "digest": file_digest,
+        "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     store.parent.mkdir(parents=True, exist_ok=True)
     tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))

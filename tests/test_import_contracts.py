@@ -48,15 +48,50 @@ def test_the_contract_breaks_when_core_imports_an_adapter(tmp_path: Path) -> Non
     assert "minipkg.done.gate -> minipkg.adapters.python" in result.stdout
 
 
-PACKAGES = ("app", "loop", "done", "plan", "memory", "tools", "policy", "sandbox", "workspace", "context", "provider", "adapters", "stack")
-TOP_MODULES = ("cli", "headless", "doctor", "session", "hooks", "protocol", "bus", "config", "trust", "deny_read")
+PACKAGES = (
+    "app",
+    "loop",
+    "done",
+    "plan",
+    "memory",
+    "tools",
+    "policy",
+    "sandbox",
+    "workspace",
+    "context",
+    "provider",
+    "adapters",
+    "stack",
+)
+TOP_MODULES = (
+    "cli",
+    "headless",
+    "doctor",
+    "session",
+    "hooks",
+    "protocol",
+    "bus",
+    "config",
+    "trust",
+    "deny_read",
+)
 
 
 def _lint_mini(tmp_path: Path, modules: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The real contract text over a miniature package with every layer the contracts name."""
     pkg = tmp_path / "minipkg"
-    full = {"__init__.py": "", **{f"{p}/__init__.py": "" for p in PACKAGES}, **{f"{m}.py": "" for m in TOP_MODULES}}
-    full.update({"adapters/python.py": "", "adapters/generic.py": "", "adapters/registry.py": "from . import python, generic\n"})
+    full = {
+        "__init__.py": "",
+        **{f"{p}/__init__.py": "" for p in PACKAGES},
+        **{f"{m}.py": "" for m in TOP_MODULES},
+    }
+    full.update(
+        {
+            "adapters/python.py": "",
+            "adapters/generic.py": "",
+            "adapters/registry.py": "from . import python, generic\n",
+        }
+    )
     full.update(modules)
     for rel, text in full.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,9 @@ def describe(event_type: str, p: dict[str, Any]) -> Line | None:
     if event_type == EventType.UNDO:
         restored = ", ".join(p.get("restored") or []) or "nothing"
         lost = p.get("not_restorable") or []
-        extra = f"; NOT restorable (changed by a command or outside): {', '.join(lost)}" if lost else ""
+        extra = (
+            f"; NOT restorable (changed by a command or outside): {', '.join(lost)}" if lost else ""
+        )
         return f"undo: restored {restored}{extra}", "warning" if lost else "info"
     if event_type == EventType.DELEGATED:
         if p.get("state") == "started":

@@ -51,7 +51,12 @@ def startup_notices(s: Settings) -> list[tuple[str, str]]:
     lowered = [str(x) for x in getattr(s, "workspace_lowered", None) or []]
     if not lowered:
         return []
-    return [(f"workspace config (trusted earlier) applies: {'; '.join(lowered)}. {in_force(s)}", "warning")]
+    return [
+        (
+            f"workspace config (trusted earlier) applies: {'; '.join(lowered)}. {in_force(s)}",
+            "warning",
+        )
+    ]
 
 
 def answer(trusted: bool, settings: Settings, hooks: TrustHooks) -> TrustOutcome:
@@ -68,7 +73,9 @@ def answer(trusted: bool, settings: Settings, hooks: TrustHooks) -> TrustOutcome
     except Exception as exc:  # an unwritable config dir: the answer cannot be kept
         return TrustOutcome(
             settings,
-            notices=[(f"could not record the trust ({exc}); not applied. {in_force(settings)}", "error")],
+            notices=[
+                (f"could not record the trust ({exc}); not applied. {in_force(settings)}", "error")
+            ],
         )
     if hooks.reload is None or hooks.factory_for is None:
         return TrustOutcome(
@@ -85,7 +92,8 @@ def answer(trusted: bool, settings: Settings, hooks: TrustHooks) -> TrustOutcome
         fresh = hooks.reload()
     except Exception as exc:  # the file became invalid between the dialog and now
         return TrustOutcome(
-            settings, notices=[(f"could not reload the settings ({exc}). {in_force(settings)}", "error")]
+            settings,
+            notices=[(f"could not reload the settings ({exc}). {in_force(settings)}", "error")],
         )
     if review_of(fresh):
         # The digest no longer matches: the file changed after it was shown. Its new contents
@@ -103,5 +111,7 @@ def answer(trusted: bool, settings: Settings, hooks: TrustHooks) -> TrustOutcome
     return TrustOutcome(
         fresh,
         factory=hooks.factory_for(fresh),
-        notices=[(f"workspace config trusted and applied ({listed}). {in_force(fresh)}", "warning")],
+        notices=[
+            (f"workspace config trusted and applied ({listed}). {in_force(fresh)}", "warning")
+        ],
     )

@@ -115,6 +115,10 @@ def pack(
     tail: list[dict[str, Any]] = []
     for a, b in kept:
         tail.extend(history[a:b])
-    note = brief(dropped) if brief else f"[harness] {dropped} earlier rounds were dropped to fit the window."
+    note = (
+        brief(dropped)
+        if brief
+        else f"[harness] {dropped} earlier rounds were dropped to fit the window."
+    )
     msgs = [sys_msg, *head, {"role": "user", "content": note}, *tail]
     return msgs, used, dropped

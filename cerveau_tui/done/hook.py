@@ -132,7 +132,11 @@ class GateHook(Hook):
         # answer is the same, and a model that only keeps saying "done" must not buy a full test
         # run per claim. The precheck always runs: the person may have edited between turns.
         last = seal.report
-        reused = not (precheck or force or seal.ran_command) and last is not None and seal.checked_seq == seq
+        reused = (
+            not (precheck or force or seal.ran_command)
+            and last is not None
+            and seal.checked_seq == seq
+        )
         if reused and last is not None:
             report = Report(dict(last.states), [], dict(last.outputs))
         else:
@@ -179,7 +183,9 @@ class GateHook(Hook):
         self._new_turn_state(task)
         if self.store is not None and self.seal.protected:
             try:
-                self._originals = self.store(ctx.workspace).snapshot_files(sorted(self.seal.protected))
+                self._originals = self.store(ctx.workspace).snapshot_files(
+                    sorted(self.seal.protected)
+                )
             except OSError:
                 self._originals = {}
         self._adapter = self.adapters(ctx.workspace)
@@ -203,8 +209,14 @@ class GateHook(Hook):
         )
         if go_on is False:
             ctx.emit(EventType.NOTICE, {"text": f"stopped: the done gate already passes ({met})"})
-            return Stop(TURN_STOPPED, message=f"the done gate already passes ({met}); stopped at the person's word")
-        ctx.emit(EventType.NOTICE, {"text": f"the done gate already passes before any change ({met}); continuing"})
+            return Stop(
+                TURN_STOPPED,
+                message=f"the done gate already passes ({met}); stopped at the person's word",
+            )
+        ctx.emit(
+            EventType.NOTICE,
+            {"text": f"the done gate already passes before any change ({met}); continuing"},
+        )
         return None
 
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
@@ -220,7 +232,11 @@ class GateHook(Hook):
         if decision.action == "accept":
             accept(ctx, report)
             return None
-        rolled = roll_back(ctx, self.near, report, errors, decision.progress, self._written(ctx)) if self.near else []
+        rolled = (
+            roll_back(ctx, self.near, report, errors, decision.progress, self._written(ctx))
+            if self.near
+            else []
+        )
         if rolled:
             report, errors = self._check(ctx, force=True)
         notes = fixes + rolled
@@ -250,14 +266,17 @@ class GateHook(Hook):
         if not (report.all_met and touched and self._originals and self.store is not None):
             return report
         store = self.store(ctx.workspace)
-        original = check_against_originals(ctx.workspace, self.done, self.run, store, self._originals, touched)
+        original = check_against_originals(
+            ctx.workspace, self.done, self.run, store, self._originals, touched
+        )
         if original is None or original.all_met:
             return report
         ctx.emit(
             EventType.NOTICE,
             {
                 "text": "the checks pass only with the edited protected files; with the originals "
-                + ", ".join(original.unmet()) + " still fail",
+                + ", ".join(original.unmet())
+                + " still fail",
                 "banner": True,
             },
         )

@@ -19,7 +19,16 @@ from ..workspace.beneath import atomic_write_beneath, unlink_beneath
 from .criteria import DoneSet, Report, check
 
 SCRATCH = Path(".cerveau") / "verify"
-SKIP = (".git", ".cerveau", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache")
+SKIP = (
+    ".git",
+    ".cerveau",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+)
 MAX_COPY_BYTES = 64 * 1024 * 1024  # beyond this, copying per check costs more than it tells
 
 

@@ -36,7 +36,9 @@ def accept(ctx: TurnContext, report: Report) -> None:
         text = "no done criterion could be checked: " + ", ".join(report.states)
         ctx.emit(EventType.NOTICE, {"text": text})
     if report.touched_protected:
-        text = "criteria met, but protected paths were written: " + ", ".join(report.touched_protected)
+        text = "criteria met, but protected paths were written: " + ", ".join(
+            report.touched_protected
+        )
         ctx.emit(EventType.NOTICE, {"text": text, "banner": True})
 
 
@@ -63,7 +65,12 @@ def roll_back(
     )
     ctx.emit(
         EventType.ROLLBACK,
-        {"paths": paths, "errors": len(set(errors)), "best": list(best) if best else None, "text": text},
+        {
+            "paths": paths,
+            "errors": len(set(errors)),
+            "best": list(best) if best else None,
+            "text": text,
+        },
     )
     ctx.emit(EventType.NOTICE, {"text": text})
     return [text + ". Your last edits are undone; read the files again before editing."]
@@ -82,4 +89,6 @@ def park(ctx: TurnContext, report: Report, handoff: str) -> Stop:
             "text": f"parked: the escalation ladder ran out; handoff in {rel}",
         },
     )
-    return Stop(TURN_PARKED, message=f"{report}\nparked; handoff written to {rel}", extra={"handoff": rel})
+    return Stop(
+        TURN_PARKED, message=f"{report}\nparked; handoff written to {rel}", extra={"handoff": rel}
+    )

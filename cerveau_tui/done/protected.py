@@ -23,7 +23,9 @@ def protected_state(workspace: Path, done: DoneSet) -> dict[str, str]:
     out: dict[str, str] = {}
     for rel in done.touched_protected(workspace_files(workspace)):
         try:
-            out[rel] = hashlib.blake2b(read_bytes_beneath(workspace, rel), digest_size=16).hexdigest()
+            out[rel] = hashlib.blake2b(
+                read_bytes_beneath(workspace, rel), digest_size=16
+            ).hexdigest()
         except OSError:
             continue
     return out

@@ -97,7 +97,9 @@ class BusApprover:
         if done.wait(self.timeout_s) and box:
             decision = box[0]
         else:
-            decision = ApprovalDecision("denied", f"no answer within {self.timeout_s:g} s", by="timeout")
+            decision = ApprovalDecision(
+                "denied", f"no answer within {self.timeout_s:g} s", by="timeout"
+            )
         with self._lock:
             self._pending.pop(req.request_id, None)
         return decision

@@ -68,15 +68,21 @@ def delegate(
     rec = Recorder(child_bus)
     child = spawn(child_bus, Limits(lim.max_iterations, max_identical_calls, 0))
     parent_bus.emit(EventType.DELEGATED, {"task": task, "path": path, "state": "started"})
-    outcome = child.run(f"Answer this question by reading the workspace (start at {path}); do not change anything.\n{task}")
+    outcome = child.run(
+        f"Answer this question by reading the workspace (start at {path}); do not change anything.\n{task}"
+    )
     read: list[str] = []
     unread: list[str] = []
     calls = {e.payload["call_id"]: e.payload for e in rec.of("tool_call")}
     for r in rec.of("tool_result"):
         call = calls.get(r.payload["call_id"], {})
-        target = call.get("arguments", {}).get("path") or call.get("arguments", {}).get("pattern", "")
+        target = call.get("arguments", {}).get("path") or call.get("arguments", {}).get(
+            "pattern", ""
+        )
         if call.get("name") in READ_TOOLS:
-            (read if r.payload["ok"] else unread).append(f"{call['name']}:{target}" if call["name"] != "read_file" else target)
+            (read if r.payload["ok"] else unread).append(
+                f"{call['name']}:{target}" if call["name"] != "read_file" else target
+            )
     text = outcome.message if outcome.reason == "completed" else ""
     raw = text.encode()
     truncated = len(raw) > lim.max_result_bytes
@@ -85,6 +91,13 @@ def delegate(
     result = DelegateResult(text, sorted(set(read)), sorted(set(unread)), truncated, outcome.reason)
     parent_bus.emit(
         EventType.DELEGATED,
-        {"task": task, "state": "finished", "reason": outcome.reason, "read": result.read, "unread": result.unread, "iterations": outcome.iterations},
+        {
+            "task": task,
+            "state": "finished",
+            "reason": outcome.reason,
+            "read": result.read,
+            "unread": result.unread,
+            "iterations": outcome.iterations,
+        },
     )
     return result

@@ -68,7 +68,9 @@ class Dispatcher:
             return None
         return self.judge.evaluate(ex.name, ex.declared)
 
-    def run_all(self, execs: list[ToolExecution], ctx: TurnContext | None = None) -> list[ToolExecution]:
+    def run_all(
+        self, execs: list[ToolExecution], ctx: TurnContext | None = None
+    ) -> list[ToolExecution]:
         """The calls in emission order, each finished; a batch after an Esc is not run."""
         for ex in execs:
             ex.verdict = self.verdict(ex)
@@ -81,7 +83,9 @@ class Dispatcher:
         for batch in batches:
             if self.state.cancelled:
                 for ex in batch:
-                    ran.append(ex.finish(ToolResult(False, "not run: the turn was interrupted"), "failed"))
+                    ran.append(
+                        ex.finish(ToolResult(False, "not run: the turn was interrupted"), "failed")
+                    )
                 continue
             if len(batch) == 1:
                 ran.append(self.run_one(batch[0], ctx=ctx))
@@ -108,7 +112,9 @@ class Dispatcher:
             return ex.verdict
         return self.verdict(ex)
 
-    def run_one(self, ex: ToolExecution, *, grant: Grant | None = None, ctx: TurnContext | None = None) -> ToolExecution:
+    def run_one(
+        self, ex: ToolExecution, *, grant: Grant | None = None, ctx: TurnContext | None = None
+    ) -> ToolExecution:
         if ex.error is not None:
             return ex.finish(ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
         ex.verdict = verdict = self.judge_now(ex)
@@ -118,7 +124,9 @@ class Dispatcher:
             for h in self.hooks:
                 refusal = h.before_tool(ctx, ex.name, ex.arguments)
                 if refusal is not None:
-                    return ex.finish(ToolResult(False, refusal, error_class=RetryClass.ARGS), "denied")
+                    return ex.finish(
+                        ToolResult(False, refusal, error_class=RetryClass.ARGS), "denied"
+                    )
         if verdict is not None and verdict.action == "deny":
             self.events.denied_by_policy(ex, verdict.reason)
             return ex.finish(ToolResult(False, f"denied by policy: {verdict.reason}"), "denied")
@@ -160,7 +168,9 @@ class Dispatcher:
             return None
         return ex.tool.preview(ex.args, self.tool_context(None))
 
-    def _execute(self, ex: ToolExecution, grant: Grant | None, *, rerun: bool = False) -> ToolExecution:
+    def _execute(
+        self, ex: ToolExecution, grant: Grant | None, *, rerun: bool = False
+    ) -> ToolExecution:
         tool = ex.tool
         assert tool is not None, "a call without a tool carries an error and never executes"
         ctx = self.tool_context(grant)
@@ -168,7 +178,11 @@ class Dispatcher:
         self.events.status(ex, "running")
         started = time.monotonic()
         result = self._invoke(tool, ex, ctx)
-        if result.error_class == RetryClass.TRANSIENT and not tool.runs_command and not self.state.cancelled:
+        if (
+            result.error_class == RetryClass.TRANSIENT
+            and not tool.runs_command
+            and not self.state.cancelled
+        ):
             # The world was briefly wrong (a file mid-rename, a busy resource): one quiet retry
             # before the model is bothered. Commands are never re-run behind the model's back.
             self.sleep(0.2)
@@ -206,7 +220,9 @@ class Dispatcher:
             else:
                 self.undo_log.before_write(turn_id, ex.declared.writes)
         except OSError as exc:  # bookkeeping must not stop the work; say undo is weaker
-            self.events.bus.emit(EventType.NOTICE, {"text": f"undo will not cover this call: {exc}"})
+            self.events.bus.emit(
+                EventType.NOTICE, {"text": f"undo will not cover this call: {exc}"}
+            )
 
     def _invoke(self, tool: Tool, ex: ToolExecution, ctx: ToolContext) -> ToolResult:
         result = self._invoke_raw(tool, ex, ctx)
@@ -220,13 +236,23 @@ class Dispatcher:
             args = ex.args if ex.args is not None else tool.Args.model_validate(ex.arguments)
             return tool.run(args, ctx)
         except ValidationError as exc:
-            return ToolResult(False, f"invalid arguments for {ex.name}: {describe_validation(exc)}", error_class=RetryClass.ARGS)
+            return ToolResult(
+                False,
+                f"invalid arguments for {ex.name}: {describe_validation(exc)}",
+                error_class=RetryClass.ARGS,
+            )
         except ToolError as exc:
             return ToolResult(False, str(exc), error_class=exc.retry_class)
         except OSError as exc:
-            return ToolResult(False, f"{ex.name} failed: {exc.strerror or exc}", error_class=RetryClass.TRANSIENT)
+            return ToolResult(
+                False, f"{ex.name} failed: {exc.strerror or exc}", error_class=RetryClass.TRANSIENT
+            )
         except Exception as exc:  # a tool bug must not kill the turn; the model and person see it
-            return ToolResult(False, f"{ex.name} crashed: {type(exc).__name__}: {exc}", error_class=RetryClass.TRANSIENT)
+            return ToolResult(
+                False,
+                f"{ex.name} crashed: {type(exc).__name__}: {exc}",
+                error_class=RetryClass.TRANSIENT,
+            )
 
 
 def _denial_text(decision: ApprovalDecision) -> str:

@@ -218,7 +218,14 @@ class Engine:
             if tool is None:
                 return "bash is not available"
             args = tool.Args.model_validate({"command": command})
-            ex = ToolExecution(0, "user-" + uuid.uuid4().hex[:8], tool.name, {"command": command}, tool=tool, args=args)
+            ex = ToolExecution(
+                0,
+                "user-" + uuid.uuid4().hex[:8],
+                tool.name,
+                {"command": command},
+                tool=tool,
+                args=args,
+            )
             ex.declared = tool.declare(args, self.tool_context())
             self.events.call(ex, via="person")
             dispatcher = self._dispatcher(self.registry)
@@ -226,7 +233,9 @@ class Engine:
             done = dispatcher.run_one(ex)
             output = done.result.output if done.result is not None else ""
             self.events.result(done, output)
-            self.loop_state.history.append({"role": "user", "content": f"I ran `{command}` myself:\n{output}"})
+            self.loop_state.history.append(
+                {"role": "user", "content": f"I ran `{command}` myself:\n{output}"}
+            )
             return output
 
     def undo(self) -> UndoResult | None:
@@ -243,13 +252,19 @@ class Engine:
         self.state.record_write(self.workspace)  # the verification seal goes stale
         self.bus.emit(
             EventType.UNDO,
-            {"turn_id": result.turn_id, "restored": result.restored, "not_restorable": result.not_restorable},
+            {
+                "turn_id": result.turn_id,
+                "restored": result.restored,
+                "not_restorable": result.not_restorable,
+            },
         )
         text = "The person undid your last turn's file changes"
         if result.restored:
             text += ": " + ", ".join(result.restored[:20]) + " are back as they were"
         if result.not_restorable:
-            text += ". Changed by a command and NOT restored: " + ", ".join(result.not_restorable[:20])
+            text += ". Changed by a command and NOT restored: " + ", ".join(
+                result.not_restorable[:20]
+            )
         self.history.append({"role": "user", "content": f"[harness] {text}."})
         return result
 
@@ -264,7 +279,10 @@ class Engine:
             return 0
         cut = spans[drop][0]
         self.history[:] = [{"role": "user", "content": self._brief(drop)}, *self.history[cut:]]
-        self.bus.emit(EventType.NOTICE, {"text": f"compacted: {drop} earlier rounds replaced by a resume brief"})
+        self.bus.emit(
+            EventType.NOTICE,
+            {"text": f"compacted: {drop} earlier rounds replaced by a resume brief"},
+        )
         return drop
 
     def read_only_child(self, bus: Emitter, limits: Limits) -> Engine:
@@ -302,7 +320,9 @@ class Engine:
     # --- parts -----------------------------------------------------------------------------------
 
     def _brief(self, dropped: int) -> str:
-        return resume_brief(dropped, state=self.loop_state, workspace=self.workspace, hooks=self.hooks)
+        return resume_brief(
+            dropped, state=self.loop_state, workspace=self.workspace, hooks=self.hooks
+        )
 
     def _dispatcher(self, registry: Registry) -> Dispatcher:
         return Dispatcher(

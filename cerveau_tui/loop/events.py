@@ -94,12 +94,19 @@ class TurnEvents:
         """A call the loop refused to run at all (a repeat): denied, with why."""
         self.bus.emit(
             EventType.TOOL_RESULT,
-            ToolResultPayload(call_id=ex.call_id, name=ex.name, ok=False, output=text, status="denied"),
+            ToolResultPayload(
+                call_id=ex.call_id, name=ex.name, ok=False, output=text, status="denied"
+            ),
         )
 
     def denied_by_policy(self, ex: ToolExecution, reason: str) -> None:
         approval_resolved(
-            self.bus, request_id="", call_id=ex.call_id, decision="denied", reason=reason, by="policy"
+            self.bus,
+            request_id="",
+            call_id=ex.call_id,
+            decision="denied",
+            reason=reason,
+            by="policy",
         )
 
     def guard(self, guard: str, reason: str, iteration: int, told: str) -> None:
@@ -121,7 +128,10 @@ class TurnEvents:
             {
                 "reason": reason,
                 "iterations": iterations,
-                "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens},
+                "usage": {
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                },
                 "context_tokens": context_tokens,
                 "message": message,
                 **extra,

@@ -50,13 +50,26 @@ class ModelCall:
         fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
         budget = max(256, int((self.n_ctx - max_tokens - fixed - 64) * self.state.squeeze))
         messages, _, dropped = pack(
-            self.system, self.state.history, budget=budget, count=self.count_tokens, brief=self.brief
+            self.system,
+            self.state.history,
+            budget=budget,
+            count=self.count_tokens,
+            brief=self.brief,
         )
         if dropped:
-            self.bus.emit(EventType.NOTICE, {"text": f"{dropped} earlier rounds were compacted into a resume brief to fit n_ctx={self.n_ctx}"})
+            self.bus.emit(
+                EventType.NOTICE,
+                {
+                    "text": f"{dropped} earlier rounds were compacted into a resume brief to fit n_ctx={self.n_ctx}"
+                },
+            )
         try:
             return self.provider.complete(
-                messages, schemas, max_tokens=max_tokens, on_delta=self._on_delta, cancel=self.state.cancel
+                messages,
+                schemas,
+                max_tokens=max_tokens,
+                on_delta=self._on_delta,
+                cancel=self.state.cancel,
             )
         except ProviderError as exc:
             # Our count is the model's own tokenizer, but the server's template adds its own tokens;
@@ -64,7 +77,12 @@ class ModelCall:
             # The squeeze is remembered for the session, so the next round does not overflow again.
             if exc.error_class == ErrorClass.CONTEXT_OVERFLOW and attempt < MAX_OVERFLOW_RETRIES:
                 self.state.squeeze *= 0.8
-                self.bus.emit(EventType.NOTICE, {"text": "the prompt did not fit the server's context; compacting and retrying"})
+                self.bus.emit(
+                    EventType.NOTICE,
+                    {
+                        "text": "the prompt did not fit the server's context; compacting and retrying"
+                    },
+                )
                 return self(max_tokens, attempt + 1)
             raise
 
@@ -97,9 +115,17 @@ class ModelCall:
         return ctx_tokens
 
 
-def resume_brief(dropped: int, *, state: EngineState, workspace: Path, hooks: Sequence[Hook]) -> str:
+def resume_brief(
+    dropped: int, *, state: EngineState, workspace: Path, hooks: Sequence[Hook]
+) -> str:
     """What cannot be recovered by reading the workspace: the goal, and what was done."""
-    written = sorted({str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p) for p in state.tools.written} - {"."})
+    written = sorted(
+        {
+            str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p)
+            for p in state.tools.written
+        }
+        - {"."}
+    )
     lines = [f"[harness] {dropped} earlier rounds were removed to keep the context window small."]
     if state.task:
         lines.append(f"The task was: {state.task[:600]}")

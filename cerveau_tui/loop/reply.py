@@ -57,12 +57,18 @@ class Reply:
         if not known:
             bad = found[0].name
             told = unknown_tool_message(bad, self.registry.names())
-            self.events.guard("unknown_tool", f"unknown tool {bad!r} printed as text", self.ctx.iteration, told)
+            self.events.guard(
+                "unknown_tool", f"unknown tool {bad!r} printed as text", self.ctx.iteration, told
+            )
             self.ctx.history.append({"role": "assistant", "content": c.content})
             self.ctx.tell(told)
             return None
-        calls = [ToolCall("text-" + uuid.uuid4().hex[:8], t.name, json.dumps(t.arguments)) for t in known]
-        told = f"executed {len(calls)} tool call(s) the model printed as text: " + ", ".join(t.name for t in known)
+        calls = [
+            ToolCall("text-" + uuid.uuid4().hex[:8], t.name, json.dumps(t.arguments)) for t in known
+        ]
+        told = f"executed {len(calls)} tool call(s) the model printed as text: " + ", ".join(
+            t.name for t in known
+        )
         self.events.guard("text_tool_call", "tool call printed as text", self.ctx.iteration, told)
         self.events.bus.emit(EventType.NOTICE, {"text": told})
         c.content = ""
@@ -82,26 +88,40 @@ class Reply:
             execs.append(ex)
             self.events.call(ex, via=c.via)
         history_calls: list[dict[str, Any]] = [
-            {"id": ex.call_id, "type": "function", "function": {"name": ex.name, "arguments": json.dumps(ex.arguments)}}
+            {
+                "id": ex.call_id,
+                "type": "function",
+                "function": {"name": ex.name, "arguments": json.dumps(ex.arguments)},
+            }
             for ex in execs
         ]
         if history_calls:
             # In constrained mode the action text is kept as generated (when nothing was cut or
             # rewritten) so the provider can replay it verbatim and the server's cache holds.
-            content = c.raw if c.via == "constrained" and len(history_calls) == len(calls) and not cut else c.content
-            self.ctx.history.append({"role": "assistant", "content": content or "", "tool_calls": history_calls})
+            content = (
+                c.raw
+                if c.via == "constrained" and len(history_calls) == len(calls) and not cut
+                else c.content
+            )
+            self.ctx.history.append(
+                {"role": "assistant", "content": content or "", "tool_calls": history_calls}
+            )
         elif c.content:
             self.ctx.history.append({"role": "assistant", "content": c.content})
         for told in cut:
             self.ctx.tell(told)
         return execs
 
-    def _execution(self, i: int, call: ToolCall, c: Completion, cut: list[str]) -> ToolExecution | None:
+    def _execution(
+        self, i: int, call: ToolCall, c: Completion, cut: list[str]
+    ) -> ToolExecution | None:
         """One call as an execution; None when its arguments were cut off (said in `cut`)."""
         tool = self.registry.get(call.name)
         if tool is None:
             told = unknown_tool_message(call.name, self.registry.names())
-            self.events.guard("unknown_tool", f"unknown tool {call.name!r}", self.ctx.iteration, told)
+            self.events.guard(
+                "unknown_tool", f"unknown tool {call.name!r}", self.ctx.iteration, told
+            )
             return ToolExecution(i, call.id, call.name, {}, error=told)
         args: dict[str, Any] = {}
         try:
@@ -115,7 +135,12 @@ class Reply:
                 c.finish_reason == "length" and looks_truncated(call.arguments)
             ):
                 told = truncated_call_message(call.name, self.ctx.max_tokens)
-                self.events.guard("truncation", f"{call.name} arguments cut off at {self.ctx.max_tokens} tokens", self.ctx.iteration, told)
+                self.events.guard(
+                    "truncation",
+                    f"{call.name} arguments cut off at {self.ctx.max_tokens} tokens",
+                    self.ctx.iteration,
+                    told,
+                )
                 cut.append(told)
                 return None
             detail = describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)

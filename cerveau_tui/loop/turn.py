@@ -145,10 +145,14 @@ class Turn:
         if self.state.cancelled:
             raise _End(P.TURN_INTERRUPTED, "interrupted by the person")
         if self.ctx.iteration >= self.limits.max_iterations:
-            raise _End(P.TURN_MAX_ITERATIONS, f"stopped after {self.ctx.iteration} iterations (the cap)")
+            raise _End(
+                P.TURN_MAX_ITERATIONS, f"stopped after {self.ctx.iteration} iterations (the cap)"
+            )
         self.ctx.iteration += 1
         for text in self.state.take_steer():
-            self.state.history.append({"role": "user", "content": f"[the person, while you worked] {text}"})
+            self.state.history.append(
+                {"role": "user", "content": f"[the person, while you worked] {text}"}
+            )
             self.bus.emit(EventType.STEER, {"text": text})
         self.bus.emit(EventType.ITERATION_STARTED, {"iteration": self.ctx.iteration})
 
@@ -173,20 +177,32 @@ class Turn:
         cls = exc.error_class
         if cls == ErrorClass.TRUNCATED_ARGS or is_truncated_tool_call(exc.message):
             told = truncated_call_message("your last tool", self.ctx.max_tokens)
-            self.events.guard("truncation", "server could not parse a cut-off tool call", self.ctx.iteration, told)
+            self.events.guard(
+                "truncation", "server could not parse a cut-off tool call", self.ctx.iteration, told
+            )
             self.ctx.tell(told)
         elif cls == ErrorClass.PARSE_FAILURE:
-            told = "The server could not parse your last tool call. " + how_to_call_tools_message(self.registry.names())
-            self.bus.emit(EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls), retrying=True))
+            told = "The server could not parse your last tool call. " + how_to_call_tools_message(
+                self.registry.names()
+            )
+            self.bus.emit(
+                EventType.ERROR,
+                P.ErrorPayload(message=exc.message, error_class=str(cls), retrying=True),
+            )
             self.ctx.tell(told)
         else:
             # Whatever the stream delivered before it broke is kept in the event: nothing is lost.
             partial = getattr(exc, "partial", None)
             kept = {"partial": partial.content} if partial is not None and partial.content else {}
-            self.bus.emit(EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls), **kept))
+            self.bus.emit(
+                EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls), **kept)
+            )
             raise _End(P.TURN_ERROR, exc.message)
         if self.model_failures >= MAX_MODEL_FAILURES:
-            raise _End(P.TURN_ERROR, f"{self.model_failures} model replies in a row could not be used: {exc.message}")
+            raise _End(
+                P.TURN_ERROR,
+                f"{self.model_failures} model replies in a row could not be used: {exc.message}",
+            )
 
     def _answer(self, c: Completion) -> None:
         """The model answered without a tool call: the first hook with a say decides."""
@@ -219,7 +235,10 @@ class Turn:
     def _refuse_repeats(self, execs: list[ToolExecution]) -> None:
         n = self.limits.max_identical_calls
         repeated = [
-            ex for ex in execs if ex.error is None and is_repeat_with_results(self.done_log, (ex.name, ex.arguments), n)
+            ex
+            for ex in execs
+            if ex.error is None
+            and is_repeat_with_results(self.done_log, (ex.name, ex.arguments), n)
         ]
         if not repeated:
             return
@@ -265,7 +284,13 @@ class Turn:
         done = {ex.index for ex in ran}
         for ex in execs:
             if ex.index not in done:
-                self.state.history.append({"role": "tool", "tool_call_id": ex.call_id, "content": "not run: the turn was stopped"})
+                self.state.history.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": ex.call_id,
+                        "content": "not run: the turn was stopped",
+                    }
+                )
         if any(ex.stop for ex in ran):
             raise _End(P.TURN_STOPPED, "the person stopped the turn at an approval")
         if self.state.cancelled:
@@ -303,9 +328,16 @@ class Turn:
             try:
                 extra = {**h.on_turn_end(self.ctx, reason), **extra}
             except Exception as exc:
-                self.bus.emit(EventType.ERROR, P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"))
-        self.events.turn_ended(reason, self.ctx.iteration, self.usage, self.context_tokens, message, extra)
-        return Outcome(self.turn_id, reason, self.ctx.iteration, self.usage, self.context_tokens, message)
+                self.bus.emit(
+                    EventType.ERROR,
+                    P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"),
+                )
+        self.events.turn_ended(
+            reason, self.ctx.iteration, self.usage, self.context_tokens, message, extra
+        )
+        return Outcome(
+            self.turn_id, reason, self.ctx.iteration, self.usage, self.context_tokens, message
+        )
 
 
 def call_record(ex: ToolExecution, iteration: int, workspace: Path) -> CallRecord:
@@ -321,7 +353,10 @@ def call_record(ex: ToolExecution, iteration: int, workspace: Path) -> CallRecor
         output=r.output,
         exit_code=r.exit_code,
         command=ex.command,
-        wrote=[str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p) for p in r.wrote],
+        wrote=[
+            str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p)
+            for p in r.wrote
+        ],
         error_class=str(r.error_class) if r.error_class else None,
         status=ex.status,
     )

@@ -58,7 +58,9 @@ class MemoryStore:
             return False
         now = self._clock()
         with self._lock, self._db:
-            cur = self._db.execute("UPDATE notes SET seen = seen + 1, updated = ? WHERE key = ?", (now, key))
+            cur = self._db.execute(
+                "UPDATE notes SET seen = seen + 1, updated = ? WHERE key = ?", (now, key)
+            )
             if cur.rowcount:
                 return False
             self._db.execute(

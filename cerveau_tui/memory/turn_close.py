@@ -26,7 +26,7 @@ TURN_CLOSE_SCHEMA: dict[str, Any] = {
 }
 DISTILL_PROMPT = (
     "The turn is over. List at most 3 facts about this workspace and at most 3 lessons about what "
-    "worked or failed, each one short sentence, as JSON {\"facts\": [...], \"lessons\": [...]}."
+    'worked or failed, each one short sentence, as JSON {"facts": [...], "lessons": [...]}.'
 )
 DISTILL_MAX_TOKENS = 256
 
@@ -75,7 +75,9 @@ class TurnCloseHook(Hook):
     def distill(self, history: list[dict[str, Any]]) -> Distilled:
         messages = [*history[-12:], {"role": "user", "content": DISTILL_PROMPT}]
         try:
-            reply = self.provider.complete_json(messages, TURN_CLOSE_SCHEMA, max_tokens=DISTILL_MAX_TOKENS)
+            reply = self.provider.complete_json(
+                messages, TURN_CLOSE_SCHEMA, max_tokens=DISTILL_MAX_TOKENS
+            )
         except Exception:
             return Distilled()
         return parse_distill(reply)
@@ -87,7 +89,9 @@ class TurnCloseHook(Hook):
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
         if added:
-            ctx.emit(EventType.NOTICE, {"text": "remembered: " + "; ".join(added), "source": "memory"})
+            ctx.emit(
+                EventType.NOTICE, {"text": "remembered: " + "; ".join(added), "source": "memory"}
+            )
         return {}
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> None:
@@ -99,7 +103,13 @@ class TurnCloseHook(Hook):
         notes = self.store.recent()
         if notes:
             lines = "\n".join(f"- ({k}) {t}" for k, t in notes)
-            ctx.history.insert(len(ctx.history) - 1, {"role": "user", "content": f"[harness] Notes from earlier sessions in this workspace:\n{lines}"})
+            ctx.history.insert(
+                len(ctx.history) - 1,
+                {
+                    "role": "user",
+                    "content": f"[harness] Notes from earlier sessions in this workspace:\n{lines}",
+                },
+            )
         return None
 
     def close(self) -> None:

@@ -52,7 +52,15 @@ def _check_id(session_id: str) -> str:
 
 
 DURABLE = frozenset(
-    {"turn_ended", "checkpoint", "plan_committed", "plan_updated", "approval_resolved", "parked", "rollback"}
+    {
+        "turn_ended",
+        "checkpoint",
+        "plan_committed",
+        "plan_updated",
+        "approval_resolved",
+        "parked",
+        "rollback",
+    }
 )
 
 

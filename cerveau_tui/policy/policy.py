@@ -109,7 +109,9 @@ class Policy:
             given = self._session_room.get(f"command:{command_prefix(declared.command or '')}")
             if given is not None:
                 base = Grant(
-                    extra_writable=tuple(dict.fromkeys([*base.extra_writable, *given.extra_writable])),
+                    extra_writable=tuple(
+                        dict.fromkeys([*base.extra_writable, *given.extra_writable])
+                    ),
                     network=base.network or given.network,
                 )
         all_items = crossings + asks
@@ -286,7 +288,8 @@ class Policy:
                 if rp not in allowed_reads and self.boundary.where(rp) == "outside":
                     out.append(
                         _Crossing(
-                            f"reads {self.boundary.show(rp)}, outside the workspace", sandboxable=False
+                            f"reads {self.boundary.show(rp)}, outside the workspace",
+                            sandboxable=False,
                         )
                     )
         if declared.network and not self.network_grant():

@@ -106,7 +106,13 @@ def rewrite_history(
                 {
                     "role": "system",
                     "content": "\n\n".join(
-                        x for x in (msg.get("content") or "", tool_list(tools) if tools else "", ACTION_INSTRUCTION) if x
+                        x
+                        for x in (
+                            msg.get("content") or "",
+                            tool_list(tools) if tools else "",
+                            ACTION_INSTRUCTION,
+                        )
+                        if x
                     ),
                 }
             )

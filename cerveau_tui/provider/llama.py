@@ -158,13 +158,17 @@ class LlamaProvider:
                     raise ProviderError("cancelled", ErrorClass.CANCELLED) from err
                 self._sleep(delay)
 
-    def complete_json(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, max_tokens: int) -> str:
+    def complete_json(
+        self, messages: list[dict[str, Any]], schema: dict[str, Any], *, max_tokens: int
+    ) -> str:
         """One non-streamed reply constrained by a JSON schema (turn close's distill). Returns
         the raw text; the caller parses it and degrades on failure."""
         if self.resolved_mode() == "constrained":
             messages = constrained.rewrite_history(messages)
         body = self.request_body(messages, [], max_tokens=max_tokens, mode="native")
-        body.update(stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}})
+        body.update(
+            stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}}
+        )
         body.pop("stream_options", None)
         deadline = self._deadline()
         try:
@@ -173,7 +177,9 @@ class LlamaProvider:
                     raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
                 data = read_body(r, self._body_cap, deadline, cut=False)
         except httpx.HTTPError as exc:
-            raise ProviderError(f"no answer from {self.base_url}: {exc}", ErrorClass.CONNECTION) from exc
+            raise ProviderError(
+                f"no answer from {self.base_url}: {exc}", ErrorClass.CONNECTION
+            ) from exc
         except ReplyTooLarge as exc:
             raise too_large(exc, self.base_url, None) from exc
         except DeadlinePassed as exc:
@@ -183,7 +189,8 @@ class LlamaProvider:
             content = reply["choices"][0]["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
             raise ProviderError(
-                f"unreadable reply from {self.base_url}: not a chat completion", ErrorClass.BAD_STREAM
+                f"unreadable reply from {self.base_url}: not a chat completion",
+                ErrorClass.BAD_STREAM,
             ) from exc
         return content if isinstance(content, str) else ""
 
@@ -230,14 +237,14 @@ class LlamaProvider:
         if cancel is not None and cancel.is_set():
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
         try:
-            with self._client.stream(
-                "POST", "/v1/chat/completions", json=body, headers=PLAIN
-            ) as r:
+            with self._client.stream("POST", "/v1/chat/completions", json=body, headers=PLAIN) as r:
                 if r.status_code != 200:
                     raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
                 encoding = r.headers.get("content-encoding", "identity").strip().lower()
                 if encoding not in ("", "identity"):
-                    raise MalformedChunk(f"the reply is {encoding}-compressed though we asked for none")
+                    raise MalformedChunk(
+                        f"the reply is {encoding}-compressed though we asked for none"
+                    )
                 if "text/event-stream" not in r.headers.get("content-type", ""):
                     # A server that ignored stream=true answered with one body.
                     whole = read_body(r, self._body_cap, deadline, cancel, cut=False)
@@ -265,13 +272,17 @@ class LlamaProvider:
                 "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
             ) from exc
         except DeadlinePassed as exc:
-            raise deadline_error(self.deadline_s, self.base_url, self._finish(asm, via, partial=True)) from exc
+            raise deadline_error(
+                self.deadline_s, self.base_url, self._finish(asm, via, partial=True)
+            ) from exc
         except ReplyTooLarge as exc:
             raise too_large(exc, self.base_url, self._finish(asm, via, partial=True)) from exc
         except MalformedChunk as exc:
             raise self._bad_stream(f"malformed reply from the server ({exc})", asm, via) from exc
         except StreamErrorEvent as exc:
-            raise event_error(exc.error, self.base_url, self._finish(asm, via, partial=True)) from exc
+            raise event_error(
+                exc.error, self.base_url, self._finish(asm, via, partial=True)
+            ) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise ProviderError(
                 describe(ErrorClass.CONNECTION, None, str(exc), self.base_url),

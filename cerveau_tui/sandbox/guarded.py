@@ -78,7 +78,9 @@ class GuardedRunner:
                 with self._lock:
                     findings = git_guard.check(workspace, before, parse=self.parse)
                     if findings:
-                        actions = git_quarantine.neutralize(workspace, findings, self.quarantine_dir)
+                        actions = git_quarantine.neutralize(
+                            workspace, findings, self.quarantine_dir
+                        )
             except OSError as exc:
                 before, failure = None, exc
         if before is None:

@@ -199,5 +199,7 @@ def doctor_info(settings: Any | None = None, cache_dir: Path | None = None) -> d
     """For `cerveau doctor --json`: {"backend", "enforced", "notes", "gaps", "label"}."""
     if cache_dir is None and settings is not None:
         cache_dir = settings.resolved_cache_dir()
-    status = self_check(cache_dir, backends=backends_for(settings) if settings is not None else BACKENDS)
+    status = self_check(
+        cache_dir, backends=backends_for(settings) if settings is not None else BACKENDS
+    )
     return {**asdict(status), "label": status.label}

@@ -188,7 +188,9 @@ def provision_lock(paths: StackPaths, progress: Progress) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run(runner: StreamCommand, step: Step, cwd: Path | None, progress: Progress, tail: list[str]) -> None:
+def _run(
+    runner: StreamCommand, step: Step, cwd: Path | None, progress: Progress, tail: list[str]
+) -> None:
     def on_line(line: str) -> None:
         tail.append(line)
         del tail[:-40]

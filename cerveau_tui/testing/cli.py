@@ -20,9 +20,25 @@ def run_cli(
 ) -> tuple[int, list[dict[str, Any]], str]:
     """`cerveau run --json`; returns (exit code, events, stderr). The person's own config is kept
     out so a test sees only the workspace's settings."""
-    full_env = {**os.environ, "CERVEAU_CONFIG": str(Path(workspace) / ".no-user-config.toml"), **(env or {})}
+    full_env = {
+        **os.environ,
+        "CERVEAU_CONFIG": str(Path(workspace) / ".no-user-config.toml"),
+        **(env or {}),
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(workspace), "--server", server_url, *extra, task],
+        [
+            sys.executable,
+            "-m",
+            "cerveau_tui",
+            "run",
+            "--json",
+            "--workspace",
+            str(workspace),
+            "--server",
+            server_url,
+            *extra,
+            task,
+        ],
         capture_output=True,
         text=True,
         timeout=timeout,

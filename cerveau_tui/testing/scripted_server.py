@@ -197,7 +197,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(event)
         self._chunk(b"")
 
-
     def _hostile(self, h: Hostile) -> None:
         """Streams a real server never sends, for the client's limits: they end when the client
         hangs up (a write fails) or the server stops."""

@@ -221,7 +221,9 @@ def beneath_errors(t: Target) -> Iterator[None]:
     except FileTooLarge as exc:
         raise ToolError(f"{t.shown} is {exc.size} bytes, too large to read whole") from exc
     except NotRegularFile as exc:
-        raise ToolError(f"{t.shown} is not a regular file (a device, socket or FIFO); not read") from exc
+        raise ToolError(
+            f"{t.shown} is not a regular file (a device, socket or FIFO); not read"
+        ) from exc
     except NotADirectoryError as exc:
         raise ToolError(f"{t.shown}: a component on the way is a file, not a directory") from exc
 

@@ -9,7 +9,19 @@ from pydantic import BaseModel, Field
 from ..sandbox.base import CommandResult
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
 
-NETWORK_HINTS = ("curl ", "wget ", "pip install", "pip3 install", "npm install", "apt-get", "apt ", "git clone", "git fetch", "git pull", "ssh ")
+NETWORK_HINTS = (
+    "curl ",
+    "wget ",
+    "pip install",
+    "pip3 install",
+    "npm install",
+    "apt-get",
+    "apt ",
+    "git clone",
+    "git fetch",
+    "git pull",
+    "ssh ",
+)
 
 
 class Bash(Tool):
@@ -25,7 +37,9 @@ class Bash(Tool):
 
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
         network = any(h in f" {args.command}" for h in NETWORK_HINTS)
-        return Declared(reads=[ctx.workspace], writes=[ctx.workspace], command=args.command, network=network)
+        return Declared(
+            reads=[ctx.workspace], writes=[ctx.workspace], command=args.command, network=network
+        )
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         if not args.command.strip():
@@ -72,5 +86,9 @@ class Bash(Tool):
             error_class=None if ok else RetryClass.TRANSIENT if res.timed_out else RetryClass.ARGS,
             exit_code=res.exit_code,
             wrote=wrote,
-            meta={"timed_out": res.timed_out, "truncated": res.truncated, "duration_ms": res.duration_ms},
+            meta={
+                "timed_out": res.timed_out,
+                "truncated": res.truncated,
+                "duration_ms": res.duration_ms,
+            },
         )

@@ -36,7 +36,9 @@ MAX_READ_BYTES = 2_000_000
 def unified_diff(rel: str, old: str, new: str) -> str:
     # git's a/ b/ prefixes for workspace paths; an absolute path (outside) is shown as it is.
     a, b = (rel, rel) if rel.startswith("/") else (f"a/{rel}", f"b/{rel}")
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b))
+    return "".join(
+        difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b)
+    )
 
 
 def _read_text(t: Target) -> str:
@@ -58,7 +60,9 @@ def _current_text(ctx: ToolContext, path: str) -> tuple[Target, str | None]:
     None when it does not exist."""
     target = locate(ctx.workspace, path)
     try:
-        return target, read_bytes_beneath(target.root, target.rel, MAX_READ_BYTES).decode("utf-8", "replace")
+        return target, read_bytes_beneath(target.root, target.rel, MAX_READ_BYTES).decode(
+            "utf-8", "replace"
+        )
     except FileNotFoundError:
         return target, None
 
@@ -83,7 +87,9 @@ class ReadFile(Tool):
         text = _read_text(locate(ctx.workspace, args.path))
         cap = ctx.output_cap
         if len(text) > cap:
-            text = text[:cap] + f"\n[... file continues: {len(text) - cap} more characters not shown]"
+            text = (
+                text[:cap] + f"\n[... file continues: {len(text) - cap} more characters not shown]"
+            )
         return ToolResult(ok=True, output=text)
 
 
@@ -158,7 +164,9 @@ class EditFile(Tool):
         refuse_state_write(t)
         text = _read_text(t)
         if args.old == "":
-            raise ToolError("`old` is empty; give the exact text to replace (use write_file to create)")
+            raise ToolError(
+                "`old` is empty; give the exact text to replace (use write_file to create)"
+            )
         count = text.count(args.old)
         if count == 0:
             hint = _closest_line(text, args.old)
@@ -173,14 +181,18 @@ class EditFile(Tool):
         new_text = text.replace(args.old, args.new, 1)
         _write(t, new_text)
         ctx.state.record_write(path)
-        return ToolResult(ok=True, output=f"edited {rel}", diff=unified_diff(rel, text, new_text), wrote=[path])
+        return ToolResult(
+            ok=True, output=f"edited {rel}", diff=unified_diff(rel, text, new_text), wrote=[path]
+        )
 
 
 def _closest_line(text: str, old: str) -> str | None:
     first = old.strip().splitlines()[0] if old.strip() else ""
     if not first:
         return None
-    matches = difflib.get_close_matches(first, [ln.strip() for ln in text.splitlines()], n=1, cutoff=0.6)
+    matches = difflib.get_close_matches(
+        first, [ln.strip() for ln in text.splitlines()], n=1, cutoff=0.6
+    )
     return matches[0] if matches else None
 
 

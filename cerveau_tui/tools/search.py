@@ -51,7 +51,9 @@ class Search(Tool):
             st = lstat_beneath(t.root, t.rel)
             if st is None:
                 raise ToolError(f"{t.shown}: no such file or directory")
-            files: Iterable[Path] = [t.path] if not stat.S_ISDIR(st.st_mode) else walk_files(t.path, ctx.workspace)
+            files: Iterable[Path] = (
+                [t.path] if not stat.S_ISDIR(st.st_mode) else walk_files(t.path, ctx.workspace)
+            )
         hits: list[str] = []
         for path in files:
             try:
@@ -66,6 +68,8 @@ class Search(Tool):
                 if rx.search(line):
                     hits.append(f"{rel}:{n}: {line.strip()[:200]}")
                     if len(hits) >= self.LIMIT:
-                        hits.append(f"[... stopped at {self.LIMIT} matches; narrow the pattern or path]")
+                        hits.append(
+                            f"[... stopped at {self.LIMIT} matches; narrow the pattern or path]"
+                        )
                         return ToolResult(ok=True, output="\n".join(hits))
         return ToolResult(ok=True, output="\n".join(hits) if hits else "no matches")

@@ -20,7 +20,15 @@ import pathspec
 
 from ..workspace.beneath import is_torn_temp, open_dir_beneath, read_bytes_beneath
 
-SKIP_DIRS = {".git", ".cerveau", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".cerveau",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+}
 _GITIGNORE_MAX = 1_000_000
 
 
@@ -79,7 +87,9 @@ def _walk(fd: int, here: Path, ws: Path, spec: pathspec.PathSpec | None) -> Iter
                 yield here / e.name
         for name in dirs:
             try:
-                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                sub = os.open(
+                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+                )
             except OSError:
                 continue  # swapped for a link (or removed) since the listing: not followed
             yield from _walk(sub, here / name, ws, spec)

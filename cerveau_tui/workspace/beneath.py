@@ -107,12 +107,19 @@ def write_at(dir_fd: int, name: str, data: bytes, shown: str | None = None) -> N
     except FileNotFoundError:
         st = None
     if st is not None and stat.S_ISLNK(st.st_mode):
-        raise UnsafePath(f"{shown}: a symbolic link on the way ({shown}); refusing to write through it")
+        raise UnsafePath(
+            f"{shown}: a symbolic link on the way ({shown}); refusing to write through it"
+        )
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory", shown)
     mode = st.st_mode & 0o7777 if st is not None else 0o666 & ~UMASK
     tmp = temp_name(name)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    fd = os.open(
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+        dir_fd=dir_fd,
+    )
     try:
         try:
             _write_all(fd, data)
@@ -209,7 +216,11 @@ class MovedAside:
     pointed_to: str | None  # the link's target, None when it was not a link
 
     def __str__(self) -> str:
-        what = f"a symbolic link to {self.pointed_to}" if self.pointed_to is not None else "not a directory"
+        what = (
+            f"a symbolic link to {self.pointed_to}"
+            if self.pointed_to is not None
+            else "not a directory"
+        )
         return (
             f"{self.path} was {what}; moved it aside to {self.moved_to} and made a fresh "
             "directory (nothing was written where it pointed)"
@@ -251,7 +262,11 @@ def open_state_dir(workspace: Path, rel: str) -> tuple[int, list[MovedAside]]:
         for i, part in enumerate(parts):
             for _attempt in range(3):  # a model re-planting the link between our calls
                 try:
-                    nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=cur)
+                    nxt = os.open(
+                        part,
+                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        dir_fd=cur,
+                    )
                     break
                 except FileNotFoundError:
                     try:
@@ -263,7 +278,9 @@ def open_state_dir(workspace: Path, rel: str) -> tuple[int, list[MovedAside]]:
                         raise
                     moved.append(move_aside(cur, part, parts[:i]))
             else:
-                raise UnsafePath(f"{rel}: something keeps replacing {'/'.join(parts[: i + 1])}; not using it")
+                raise UnsafePath(
+                    f"{rel}: something keeps replacing {'/'.join(parts[: i + 1])}; not using it"
+                )
             os.close(cur)
             cur = nxt
         return cur, moved

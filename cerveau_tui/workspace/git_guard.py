@@ -45,7 +45,17 @@ from .git_snapshot import (
     snapshot,
 )
 
-__all__ = ["KEEP_BYTES", "MISSING", "Control", "Finding", "GitState", "Repo", "check", "read_control", "snapshot"]
+__all__ = [
+    "KEEP_BYTES",
+    "MISSING",
+    "Control",
+    "Finding",
+    "GitState",
+    "Repo",
+    "check",
+    "read_control",
+    "snapshot",
+]
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,9 @@ def split_rel(rel: str | Path | Iterable[str]) -> list[str]:
     if isinstance(rel, (str, Path)):
         text = os.fspath(rel)
         if text.startswith("/"):
-            raise UnsafePath(f"{text}: an absolute path where one relative to its root was expected")
+            raise UnsafePath(
+                f"{text}: an absolute path where one relative to its root was expected"
+            )
         raw = text.split("/")
     else:
         raw = list(rel)
@@ -185,7 +187,9 @@ def _open_dir_component(
     root: Path | int, cur: int, part: str, all_parts: list[str], at: list[str]
 ) -> int:
     try:
-        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=cur)
+        return os.open(
+            part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=cur
+        )
     except OSError as exc:
         if exc.errno in (errno.ENOTDIR, errno.ELOOP) and _is_link(cur, part):
             raise _link_refused(root, all_parts, at) from None
@@ -251,7 +255,9 @@ def open_dir_beneath(root: Path | int, rel: str | Path, *, create: bool = False)
 def split_parent(rel: str | Path) -> tuple[list[str], str]:
     parts = split_rel(rel)
     if not parts:
-        raise IsADirectoryError(errno.EISDIR, "the root itself is a directory, not a file", str(rel))
+        raise IsADirectoryError(
+            errno.EISDIR, "the root itself is a directory, not a file", str(rel)
+        )
     return parts[:-1], parts[-1]
 
 

@@ -161,7 +161,9 @@ class BlobStore:
         """
         plan: list[tuple[str, bytes | None]] = []
         for rel, digest in mapping.items():
-            plan.append((_relative(self.workspace, rel), None if digest is None else self.get(digest)))
+            plan.append(
+                (_relative(self.workspace, rel), None if digest is None else self.get(digest))
+            )
         refused: list[str] = []
         for rel, data in plan:
             try:

@@ -82,7 +82,9 @@ class UndoLog:
             # The rest is back; these are reported, not followed.
             refused = exc.paths
         covered = set(tc.before) - set(refused)
-        others = sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
+        others = (
+            sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
+        )
         return UndoResult(tc.turn_id, sorted(covered), sorted({*others, *tc.outside, *refused}))
 
 

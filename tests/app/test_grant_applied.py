@@ -18,13 +18,19 @@ def bash(command: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
 
 
-async def test_a_session_grant_from_the_dialog_gives_the_next_command_its_room(tmp_path: Path) -> None:
-    out = Path(tempfile.mkdtemp(prefix="cerveau-grant-tui-", dir="/var/tmp"))  # not /tmp: private there
+async def test_a_session_grant_from_the_dialog_gives_the_next_command_its_room(
+    tmp_path: Path,
+) -> None:
+    out = Path(
+        tempfile.mkdtemp(prefix="cerveau-grant-tui-", dir="/var/tmp")
+    )  # not /tmp: private there
     try:
         clock = FakeClock()
         script = [bash(f"touch {out}/a"), bash(f"touch {out}/b"), {"content": "done"}]
         with ScriptedServer({"responses": script}) as srv:
-            app, rec = engine_app(tmp_path, srv.url, clock, approval="on-request", sandbox="workspace-write")
+            app, rec = engine_app(
+                tmp_path, srv.url, clock, approval="on-request", sandbox="workspace-write"
+            )
             async with app.run_test() as pilot:
                 assert await wait_until(pilot, lambda: app.runner.session is not None)
                 await pilot.press(*"touch two files", "enter")

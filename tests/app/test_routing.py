@@ -37,8 +37,13 @@ async def test_a_reused_call_id_routes_to_the_newest_card(tmp_path: Path) -> Non
     app = viewer_app(tmp_path)
     async with app.run_test() as pilot:
         for command in ("ls", "pwd"):
-            app.bus.emit("tool_call", {"call_id": "c1", "name": "bash", "arguments": {"command": command}})
-            app.bus.emit("tool_result", {"call_id": "c1", "name": "bash", "ok": command == "ls", "output": command})
+            app.bus.emit(
+                "tool_call", {"call_id": "c1", "name": "bash", "arguments": {"command": command}}
+            )
+            app.bus.emit(
+                "tool_result",
+                {"call_id": "c1", "name": "bash", "ok": command == "ls", "output": command},
+            )
         chat = app.query_one(ChatView)
         assert await wait_until(pilot, lambda: len(chat.query(ToolCard)) == 2)
         cards = list(chat.query(ToolCard))
@@ -51,5 +56,6 @@ async def test_an_event_that_does_not_fit_its_model_shows_a_warning(tmp_path: Pa
         app.bus.emit("tool_result", {"call_id": "c9"})
         chat = app.query_one(ChatView)
         assert await wait_until(
-            pilot, lambda: any("ToolResultPayload" in str(n.render()) for n in chat.query(NoticeLine))
+            pilot,
+            lambda: any("ToolResultPayload" in str(n.render()) for n in chat.query(NoticeLine)),
         )

@@ -47,11 +47,15 @@ class FakeSession:
 class Harness:
     """The app with fake trust hooks; `built` holds the settings each session was built from."""
 
-    def __init__(self, ws: Path, *, reloaded: Settings | None = None, can_reload: bool = True) -> None:
+    def __init__(
+        self, ws: Path, *, reloaded: Settings | None = None, can_reload: bool = True
+    ) -> None:
         self.safer = Settings(workspace=ws)
         self.safer.workspace_review = list(REVIEW)
         self.safer.workspace_config_digest = "d1"
-        self.trusted_settings = reloaded or Settings(workspace=ws, sandbox="full-access", network=True)
+        self.trusted_settings = reloaded or Settings(
+            workspace=ws, sandbox="full-access", network=True
+        )
         self.recorded: list[tuple[Path, str]] = []
         self.reloads = 0
         self.built: list[Settings] = []
@@ -159,7 +163,8 @@ async def test_i_keeps_the_safer_values_and_says_so(tmp_path: Path) -> None:
         await pilot.press("ctrl+q")
     assert h.recorded == [] and h.reloads == 0 and h.built == [h.safer]
     assert any(
-        "NOT applied" in n and "in force: sandbox workspace-write, approval on-request, network off" in n
+        "NOT applied" in n
+        and "in force: sandbox workspace-write, approval on-request, network off" in n
         for n in notices
     )
 
@@ -190,7 +195,9 @@ async def test_a_file_changed_after_it_was_shown_is_not_applied(tmp_path: Path) 
     assert any("changed after it was shown" in n for n in notices)
 
 
-async def test_without_a_way_to_reload_the_trust_applies_from_the_next_start(tmp_path: Path) -> None:
+async def test_without_a_way_to_reload_the_trust_applies_from_the_next_start(
+    tmp_path: Path,
+) -> None:
     h = Harness(tmp_path, can_reload=False)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)

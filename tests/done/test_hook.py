@@ -57,7 +57,9 @@ def setup(ws: Path, done: DoneSet = TESTS, **kw) -> tuple[DoneHooks, TurnContext
     bus = Emitter()
     rec = Recorder(bus)
     state = ToolState()
-    hook = DoneHooks(GateHook(done, run=run_in_sandbox(NoSandbox(), ws), adapters=AdapterRegistry(), **kw))
+    hook = DoneHooks(
+        GateHook(done, run=run_in_sandbox(NoSandbox(), ws), adapters=AdapterRegistry(), **kw)
+    )
     ctx = TurnContext("t1", 0, ws, bus, state, [], Settings(workspace=ws))
     return hook, ctx, rec
 

@@ -29,7 +29,10 @@ def run_with_answer(tmp_path, answer):
 
         def person(ev):
             if ev.type == "approval_requested":
-                threading.Thread(target=approver.resolve, args=(ev.payload["request_id"], ApprovalDecision(answer))).start()
+                threading.Thread(
+                    target=approver.resolve,
+                    args=(ev.payload["request_id"], ApprovalDecision(answer)),
+                ).start()
 
         bus.subscribe(person)
         s = build_session(settings, bus=bus, approver=approver, provider=LlamaProvider(srv.url))

@@ -20,17 +20,27 @@ ENV = {"CERVEAU_TEMPERATURE": "0", "CERVEAU_LIMITS__MAX_ITERATIONS": "6"}
 
 
 def test_the_real_model_makes_a_tool_call_the_harness_executes(real_stack, tmp_path):
-    code, events, err = run_cli(tmp_path, real_stack, "Create a file named hello.txt containing the word hello", env=ENV, timeout=300)
+    code, events, err = run_cli(
+        tmp_path,
+        real_stack,
+        "Create a file named hello.txt containing the word hello",
+        env=ENV,
+        timeout=300,
+    )
     results = [e["payload"] for e in events if e["type"] == "tool_result"]
     calls = [e["payload"] for e in events if e["type"] == "tool_call"]
     assert calls, f"no tool call at all: {err[-500:]}"
     assert all(c["via"] == "constrained" for c in calls)  # SmolLM2's template cannot carry tools
-    assert any(r["status"] in ("done", "failed") for r in results)  # executed, not refused as malformed
+    assert any(
+        r["status"] in ("done", "failed") for r in results
+    )  # executed, not refused as malformed
     assert events[-1]["type"] == "turn_ended" and events[-1]["payload"]["reason"]
 
 
 def test_the_real_model_ends_a_turn_with_a_plain_answer(real_stack, tmp_path):
-    code, events, err = run_cli(tmp_path, real_stack, "What is 2+2? Reply with the answer only.", env=ENV, timeout=300)
+    code, events, err = run_cli(
+        tmp_path, real_stack, "What is 2+2? Reply with the answer only.", env=ENV, timeout=300
+    )
     end = events[-1]
     assert end["type"] == "turn_ended" and end["payload"]["reason"] == "completed", json.dumps(end)
     answers = [e["payload"]["content"] for e in events if e["type"] == "assistant_message"]
@@ -39,7 +49,9 @@ def test_the_real_model_ends_a_turn_with_a_plain_answer(real_stack, tmp_path):
 
 
 def test_usage_and_timings_come_from_the_real_server(real_stack, tmp_path):
-    _, events, _ = run_cli(tmp_path, real_stack, "What is 2+2? Reply with the answer only.", env=ENV, timeout=300)
+    _, events, _ = run_cli(
+        tmp_path, real_stack, "What is 2+2? Reply with the answer only.", env=ENV, timeout=300
+    )
     usage = [e["payload"] for e in events if e["type"] == "usage"]
     assert usage and usage[0]["n_ctx"] >= 2048
     assert usage[0]["prompt_n"] + usage[0]["cache_n"] > 0 and usage[0]["predicted_n"] > 0

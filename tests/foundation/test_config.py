@@ -12,15 +12,21 @@ def test_layers_override_in_order(tmp_path):
     user = tmp_path / "user.toml"
     user.write_text("max_tokens = 100\ntheme = 'x'\n")
     (tmp_path / ".cerveau").mkdir()
-    (tmp_path / ".cerveau/config.toml").write_text("max_tokens = 200\n[limits]\nmax_iterations = 9\n")
-    s = load_settings(tmp_path, flags={"max_tokens": 400}, environ={"CERVEAU_MAX_TOKENS": "300"}, user_config=user)
+    (tmp_path / ".cerveau/config.toml").write_text(
+        "max_tokens = 200\n[limits]\nmax_iterations = 9\n"
+    )
+    s = load_settings(
+        tmp_path, flags={"max_tokens": 400}, environ={"CERVEAU_MAX_TOKENS": "300"}, user_config=user
+    )
     assert s.max_tokens == 400 and s.theme == "x" and s.limits.max_iterations == 9
     s2 = load_settings(tmp_path, environ={"CERVEAU_MAX_TOKENS": "300"}, user_config=user)
     assert s2.max_tokens == 300
 
 
 def test_nested_environment_variables(tmp_path):
-    s = load_settings(tmp_path, environ={"CERVEAU_LIMITS__PROGRESS_STALL_LIMIT": "5"}, user_config=tmp_path / "n")
+    s = load_settings(
+        tmp_path, environ={"CERVEAU_LIMITS__PROGRESS_STALL_LIMIT": "5"}, user_config=tmp_path / "n"
+    )
     assert s.limits.progress_stall_limit == 5
 
 

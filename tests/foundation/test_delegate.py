@@ -7,17 +7,25 @@ from cerveau_tui.testing.scripted_server import ScriptedServer
 
 def test_explore_runs_a_read_only_child_and_reports_what_it_read(tmp_path):
     (tmp_path / "notes.txt").write_text("the answer is 42\n")
-    script = {"responses": [
-        {"tool_calls": [{"name": "explore", "arguments": {"task": "what is the answer?"}}]},
-        # the child's rounds: one read, one attempted write (not in its registry), then a conclusion
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}]},
-        {"content": "The answer is 42."},
-        # the parent again
-        {"content": "42"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "explore", "arguments": {"task": "what is the answer?"}}]},
+            # the child's rounds: one read, one attempted write (not in its registry), then a conclusion
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}
+                ]
+            },
+            {"content": "The answer is 42."},
+            # the parent again
+            {"content": "42"},
+        ]
+    }
     with ScriptedServer(script) as srv:
-        settings = load_settings(tmp_path, flags={"delegate": True}, environ={}, user_config=tmp_path / "n")
+        settings = load_settings(
+            tmp_path, flags={"delegate": True}, environ={}, user_config=tmp_path / "n"
+        )
         bus = Emitter()
         rec = Recorder(bus)
         s = build_session(settings, bus=bus, provider=LlamaProvider(srv.url))
@@ -49,7 +57,12 @@ def test_discussion_mode_toggles_the_registry_structurally(tmp_path):
         s = build_session(settings, provider=LlamaProvider(srv.url))
         full = set(s.engine.registry.names())
         s.set_discuss(True)
-        assert set(s.engine.registry.names()) == {"read_file", "list_files", "search", "commit_plan"}
+        assert set(s.engine.registry.names()) == {
+            "read_file",
+            "list_files",
+            "search",
+            "commit_plan",
+        }
         s.set_discuss(False)
         assert set(s.engine.registry.names()) == full
         s.close()

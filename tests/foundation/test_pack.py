@@ -22,7 +22,19 @@ def test_the_system_prompt_does_not_change_between_packs():
 def test_overflow_drops_oldest_rounds_keeps_task_and_pairs_calls_with_results():
     hist = [{"role": "user", "content": "the task"}]
     for i in range(10):
-        hist.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]})
+        hist.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": "{}"},
+                    }
+                ],
+            }
+        )
         hist.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 100})
     msgs, _, dropped = pack("sys", hist, budget=300, count=count, brief=lambda n: f"brief {n}")
     assert dropped > 0

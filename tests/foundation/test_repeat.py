@@ -17,7 +17,11 @@ def test_key_order_does_not_make_calls_different():
 
 
 def test_a_different_approach_never_trips():
-    calls = [("bash", {"command": "make"}), ("bash", {"command": "make -j1"}), ("bash", {"command": "make"})]
+    calls = [
+        ("bash", {"command": "make"}),
+        ("bash", {"command": "make -j1"}),
+        ("bash", {"command": "make"}),
+    ]
     assert not is_repeat(calls, 3)
 
 

@@ -28,7 +28,9 @@ def names(batches):
 
 
 def test_reads_run_together():
-    b = schedule([ex(0, "read_file", ["a"]), ex(1, "search", ["."]), ex(2, "read_file", ["b"])], 4, never)
+    b = schedule(
+        [ex(0, "read_file", ["a"]), ex(1, "search", ["."]), ex(2, "read_file", ["b"])], 4, never
+    )
     assert names(b) == [[0, 1, 2]]
 
 
@@ -58,7 +60,11 @@ def test_any_two_bash_calls_run_apart():
 
 
 def test_calls_needing_approval_run_alone():
-    calls = [ex(0, "read_file", ["a"]), ex(1, "write_file", writes=["x"]), ex(2, "read_file", ["b"])]
+    calls = [
+        ex(0, "read_file", ["a"]),
+        ex(1, "write_file", writes=["x"]),
+        ex(2, "read_file", ["b"]),
+    ]
     b = schedule(calls, 4, lambda e: e.index == 1)
     assert names(b) == [[0], [1], [2]]
 
@@ -74,5 +80,9 @@ def test_max_parallel_caps_a_batch():
 
 
 def test_emission_order_is_kept():
-    calls = [ex(2, "read_file", ["c"]), ex(0, "read_file", ["a"]), ex(1, "write_file", writes=["a"])]
+    calls = [
+        ex(2, "read_file", ["c"]),
+        ex(0, "read_file", ["a"]),
+        ex(1, "write_file", writes=["a"]),
+    ]
     assert names(schedule(calls, 4, never)) == [[0], [1, 2]]

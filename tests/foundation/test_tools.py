@@ -156,8 +156,12 @@ def test_failures_are_shaped_by_retry_class():
     from cerveau_tui.loop.dispatch import shape_failure
     from cerveau_tui.tools.base import RetryClass, ToolResult
 
-    assert shape_failure(ToolResult(False, "bad path", error_class=RetryClass.ARGS), True).startswith("Error (fix the call)")
-    assert "retried once" in shape_failure(ToolResult(False, "busy", error_class=RetryClass.TRANSIENT), True)
+    assert shape_failure(
+        ToolResult(False, "bad path", error_class=RetryClass.ARGS), True
+    ).startswith("Error (fix the call)")
+    assert "retried once" in shape_failure(
+        ToolResult(False, "busy", error_class=RetryClass.TRANSIENT), True
+    )
     cmd = ToolResult(False, "boom\n[exit code 2]", error_class=RetryClass.ARGS, exit_code=2)
     assert shape_failure(cmd, False) == cmd.output  # a command's failure is its own output
 
@@ -177,7 +181,11 @@ def outside(tmp_path):
 def _listing(d):
     import hashlib
 
-    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(d.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _declared_then_swapped(tool, ctx, tmp_path, outside, **kw):
@@ -185,7 +193,9 @@ def _declared_then_swapped(tool, ctx, tmp_path, outside, **kw):
     command in the same reply would do, then run()."""
     args = tool.Args(**kw)
     declared = tool.declare(args, ctx)
-    assert all(str(p).startswith(os.path.realpath(tmp_path)) for p in declared.writes + declared.reads)
+    assert all(
+        str(p).startswith(os.path.realpath(tmp_path)) for p in declared.writes + declared.reads
+    )
     import shutil
 
     if (tmp_path / "d").exists():
@@ -197,14 +207,20 @@ def _declared_then_swapped(tool, ctx, tmp_path, outside, **kw):
 def test_write_file_through_a_directory_swapped_for_a_link_is_refused(ctx, tmp_path, outside):
     before = _listing(outside)
     with pytest.raises(PathError, match="symbolic link on the way"):
-        _declared_then_swapped(WriteFile(), ctx, tmp_path, outside, path="d/x", content="overwritten")
+        _declared_then_swapped(
+            WriteFile(), ctx, tmp_path, outside, path="d/x", content="overwritten"
+        )
     assert _listing(outside) == before
 
 
-def test_write_file_of_a_new_file_through_a_link_planted_after_the_verdict_is_refused(ctx, tmp_path, outside):
+def test_write_file_of_a_new_file_through_a_link_planted_after_the_verdict_is_refused(
+    ctx, tmp_path, outside
+):
     before = _listing(outside)
     with pytest.raises(PathError):
-        _declared_then_swapped(WriteFile(), ctx, tmp_path, outside, path="d/new.txt", content="planted")
+        _declared_then_swapped(
+            WriteFile(), ctx, tmp_path, outside, path="d/new.txt", content="planted"
+        )
     assert _listing(outside) == before and not (outside / "new.txt").exists()
 
 
@@ -213,7 +229,9 @@ def test_edit_file_through_a_directory_swapped_for_a_link_is_refused(ctx, tmp_pa
     (tmp_path / "d/a.py").write_text("a = 1\n")
     before = _listing(outside)
     with pytest.raises(PathError):
-        _declared_then_swapped(EditFile(), ctx, tmp_path, outside, path="d/a.py", old="a = 1", new="a = 2")
+        _declared_then_swapped(
+            EditFile(), ctx, tmp_path, outside, path="d/a.py", old="a = 1", new="a = 2"
+        )
     assert _listing(outside) == before
 
 
@@ -261,7 +279,14 @@ def test_torn_temp_files_are_never_listed(ctx, tmp_path):
     assert run(ListFiles(), ctx).output.splitlines() == ["keep.py"]
 
 
-STATE_PATHS = [".git/commondir", ".git/HEAD", "sub/.git/config", ".GIT/hooks/x", ".cerveau/config.toml", "wt/.git"]
+STATE_PATHS = [
+    ".git/commondir",
+    ".git/HEAD",
+    "sub/.git/config",
+    ".GIT/hooks/x",
+    ".cerveau/config.toml",
+    "wt/.git",
+]
 
 
 @pytest.mark.parametrize("rel", STATE_PATHS)

@@ -13,9 +13,9 @@ def test_a_parse_failure_degrades_to_nothing():
 
 
 def test_curate_keeps_specific_short_notes():
-    assert curate(["Tests run with python3 -m pytest -q", "ok", "It is a good project and nice"]) == [
-        "Tests run with python3 -m pytest -q"
-    ]
+    assert curate(
+        ["Tests run with python3 -m pytest -q", "ok", "It is a good project and nice"]
+    ) == ["Tests run with python3 -m pytest -q"]
 
 
 def test_memory_store_deduplicates_by_normalised_text(tmp_path):
@@ -27,14 +27,25 @@ def test_memory_store_deduplicates_by_normalised_text(tmp_path):
 
 def test_turn_close_stores_notes_and_the_next_session_is_briefed(tmp_path):
     note = "The entry point is main.py and it reads settings.toml"
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "main.py", "content": "print(1)\n"}}]},
-        {"content": "done"},
-        {"content": '{"facts": ["' + note + '"], "lessons": []}'},  # the distill
-        {"content": "second session"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "main.py", "content": "print(1)\n"},
+                    }
+                ]
+            },
+            {"content": "done"},
+            {"content": '{"facts": ["' + note + '"], "lessons": []}'},  # the distill
+            {"content": "second session"},
+        ]
+    }
     with ScriptedServer(script) as srv:
-        settings = load_settings(tmp_path, flags={"turn_close": True}, environ={}, user_config=tmp_path / "n")
+        settings = load_settings(
+            tmp_path, flags={"turn_close": True}, environ={}, user_config=tmp_path / "n"
+        )
         bus = Emitter()
         rec = Recorder(bus)
         s = build_session(settings, bus=bus, provider=LlamaProvider(srv.url))

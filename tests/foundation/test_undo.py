@@ -15,11 +15,24 @@ def session_for(tmp_path, script):
 
 def test_undo_restores_edited_and_removes_created_files(tmp_path):
     (tmp_path / "a.txt").write_text("original\n")
-    script = {"responses": [
-        {"tool_calls": [{"name": "edit_file", "arguments": {"path": "a.txt", "old": "original", "new": "changed"}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "n"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "a.txt", "old": "original", "new": "changed"},
+                    }
+                ]
+            },
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "new.txt", "content": "n"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     srv, s, rec = session_for(tmp_path, script)
     try:
         s.engine.run("change things")
@@ -36,10 +49,16 @@ def test_undo_restores_edited_and_removes_created_files(tmp_path):
 
 
 def test_undo_reports_what_a_command_changed_as_not_restorable(tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo x > made_by_shell.txt"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "bash", "arguments": {"command": "echo x > made_by_shell.txt"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     srv, s, rec = session_for(tmp_path, script)
     s.engine.policy = None  # this test is about undo, not the boundary: let the command run
     try:
@@ -68,10 +87,16 @@ def test_an_approved_write_outside_the_workspace_runs_and_undo_reports_it(tmp_pa
     ws = tmp_path / "ws"
     ws.mkdir()
     outside = tmp_path / "outside.txt"
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "o"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": str(outside), "content": "o"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         settings = load_settings(ws, environ={}, user_config=tmp_path / "n")
         s = build_session(settings, approver=ApproveAll(), provider=LlamaProvider(srv.url))
@@ -83,9 +108,17 @@ def test_an_approved_write_outside_the_workspace_runs_and_undo_reports_it(tmp_pa
 
 
 def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": f"f{i}.txt", "content": str(i)}}]} for i in range(4)
-    ] + [{"content": "done"}]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": f"f{i}.txt", "content": str(i)}}
+                ]
+            }
+            for i in range(4)
+        ]
+        + [{"content": "done"}]
+    }
     srv, s, rec = session_for(tmp_path, script)
     try:
         s.engine.run("write four files")
@@ -99,11 +132,22 @@ def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
 
 
 def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": [{"id": "s1", "title": "Build the parser", "files": ["p.py"]}]}}]},
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.py"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "commit_plan",
+                        "arguments": {
+                            "steps": [{"id": "s1", "title": "Build the parser", "files": ["p.py"]}]
+                        },
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.py"}}]},
+            {"content": "done"},
+        ]
+    }
     srv, s, rec = session_for(tmp_path, script)
     try:
         s.engine.run("parse things")

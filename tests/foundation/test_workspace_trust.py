@@ -24,7 +24,10 @@ def _load(ws, user, **kw):
 
 def test_an_untrusted_lowering_is_held_back_and_named(tmp_path):
     user = tmp_path / "user" / "config.toml"
-    ws = _ws(tmp_path, 'sandbox = "full-access"\napproval = "on-failure"\nnetwork = true\nmax_tokens = 99\n')
+    ws = _ws(
+        tmp_path,
+        'sandbox = "full-access"\napproval = "on-failure"\nnetwork = true\nmax_tokens = 99\n',
+    )
     s = _load(ws, user)
     assert (s.sandbox, s.approval, s.network) == ("workspace-write", "on-request", False)
     assert s.max_tokens == 99  # what does not touch protection still applies
@@ -34,8 +37,11 @@ def test_an_untrusted_lowering_is_held_back_and_named(tmp_path):
 
 def test_programs_and_destinations_are_held_back(tmp_path):
     user = tmp_path / "user" / "config.toml"
-    ws = _ws(tmp_path, f'cache_dir = "{tmp_path}/ws/fake-cache"\nserver_url = "http://203.0.113.9:8080"\n'
-             '[expert]\nserver_url = "http://203.0.113.9:1"\n')
+    ws = _ws(
+        tmp_path,
+        f'cache_dir = "{tmp_path}/ws/fake-cache"\nserver_url = "http://203.0.113.9:8080"\n'
+        '[expert]\nserver_url = "http://203.0.113.9:1"\n',
+    )
     s = _load(ws, user)
     assert s.cache_dir is None and s.server_url is None and s.expert is None
     assert len(s.workspace_review) == 3

@@ -86,7 +86,9 @@ def test_hostile_text_is_not_a_call_and_does_not_crash_or_hang() -> None:
     # `<tool_call>{` made the scan quadratic after the stream, where no deadline applies.
     from cerveau_tui.loop.guards.text_calls import extract_text_tool_calls
 
-    deep = 'here: {"name": "read_file", "arguments": {"path": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    deep = (
+        'here: {"name": "read_file", "arguments": {"path": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    )
     assert extract_text_tool_calls(deep, ["read_file"]) == []
     assert extract_text_tool_calls("<tool_call>{" * 50_000, ["read_file"]) == []
     assert extract_text_tool_calls("x" * 10 + "{" * 20_000, ["read_file"]) == []

@@ -27,7 +27,9 @@ class Turn:
         self.bus = Emitter("s")
         self.rec = Recorder(self.bus)
         self.hook = PlanHook(ws)
-        self.tools = ToolContext(workspace=ws, state=ToolState(), bus=self.bus, plan=self.hook.state)
+        self.tools = ToolContext(
+            workspace=ws, state=ToolState(), bus=self.bus, plan=self.hook.state
+        )
         self.history: list[dict[str, Any]] = []
         self.ctx = TurnContext(
             "t1", 1, ws, self.bus, self.tools.state, self.history, Settings(workspace=ws)

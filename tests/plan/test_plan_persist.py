@@ -114,7 +114,9 @@ def test_loading_refuses_to_read_through_a_planted_sessions_link(tmp_path: Path)
 
 def test_a_linked_session_file_is_not_a_session(tmp_path: Path) -> None:
     _session(tmp_path, "real")
-    (tmp_path / ".cerveau/sessions/fake.jsonl").symlink_to(tmp_path / ".cerveau/sessions/real.jsonl")
+    (tmp_path / ".cerveau/sessions/fake.jsonl").symlink_to(
+        tmp_path / ".cerveau/sessions/real.jsonl"
+    )
     assert list_sessions(tmp_path) == ["real"]
     with pytest.raises(SessionNotFound):
         load_events(tmp_path, "fake")

@@ -68,7 +68,9 @@ def test_never_policy_offers_no_reruns(make_policy: PolicyFactory, ws: Path) -> 
     assert make_policy(approval="never").after_failure("bash", bash(ws, "x"), 1, out) is None
 
 
-def test_on_request_offers_a_rerun_the_person_could_grant(make_policy: PolicyFactory, ws: Path) -> None:
+def test_on_request_offers_a_rerun_the_person_could_grant(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
     # Issue 10: under the default policy a refusal the person could grant was a silent failure.
     out = "touch: cannot touch '/etc/x': Read-only file system"
     v = make_policy(approval="on-request").after_failure("bash", bash(ws, "touch /etc/x"), 1, out)

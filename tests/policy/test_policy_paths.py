@@ -55,8 +55,7 @@ def test_workspace_opened_through_a_symlink(
     assert policy.evaluate("write_file", write(ws / "a.py")).action == "allow"
     assert policy.evaluate("write_file", write(alias / "a.py")).action == "allow"
     assert (
-        policy.evaluate("bash", cmd_write(alias / ".git" / "hooks" / "pre-commit")).action
-        == "ask"
+        policy.evaluate("bash", cmd_write(alias / ".git" / "hooks" / "pre-commit")).action == "ask"
     )
 
 
@@ -134,7 +133,10 @@ def test_the_file_tools_never_write_git_or_app_state(make_policy: PolicyFactory,
         for tool in ("write_file", "edit_file"):
             v = policy.evaluate(tool, write(p))
             assert v.action == "deny", (tool, p)
-    assert make_policy(mode="full-access").evaluate("write_file", write(ws / ".git" / "HEAD")).action == "allow"
+    assert (
+        make_policy(mode="full-access").evaluate("write_file", write(ws / ".git" / "HEAD")).action
+        == "allow"
+    )
 
 
 def test_a_case_variant_of_the_workspace_path_is_outside(
@@ -168,12 +170,24 @@ def test_a_file_tool_reading_outside_the_workspace_asks(make_policy: PolicyFacto
     v = make_policy().evaluate("read_file", Declared(reads=[Path("/etc/passwd")]))
     assert v.action == "ask" and "outside the workspace" in v.reason
     assert v.scope_key == "read:/etc/passwd"
-    assert make_policy(approval="never").evaluate("search", Declared(reads=[Path("/etc")])).action == "deny"
-    assert make_policy(mode="full-access").evaluate("read_file", Declared(reads=[Path("/etc/passwd")])).action == "allow"
+    assert (
+        make_policy(approval="never").evaluate("search", Declared(reads=[Path("/etc")])).action
+        == "deny"
+    )
+    assert (
+        make_policy(mode="full-access")
+        .evaluate("read_file", Declared(reads=[Path("/etc/passwd")]))
+        .action
+        == "allow"
+    )
 
 
-def test_a_command_declaring_reads_never_crosses_for_them(make_policy: PolicyFactory, ws: Path) -> None:
-    v = make_policy().evaluate("bash", Declared(reads=[Path("/etc/passwd")], writes=[ws], command="cat /etc/passwd"))
+def test_a_command_declaring_reads_never_crosses_for_them(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    v = make_policy().evaluate(
+        "bash", Declared(reads=[Path("/etc/passwd")], writes=[ws], command="cat /etc/passwd")
+    )
     assert v.action == "allow"
 
 
@@ -181,7 +195,9 @@ def test_deny_read_list_refuses_the_file_tools(ws: Path, tmp_path: Path) -> None
     from cerveau_tui.policy import Policy
 
     secret = tmp_path / "home" / ".ssh"
-    policy = Policy(ws, "workspace-write", "on-request", [], lambda: False, True, deny_read=[secret])
+    policy = Policy(
+        ws, "workspace-write", "on-request", [], lambda: False, True, deny_read=[secret]
+    )
     for tool in ("read_file", "list_files", "search"):
         v = policy.evaluate(tool, Declared(reads=[secret / "id_rsa"]))
         assert v.action == "deny" and "deny-read" in v.reason, tool

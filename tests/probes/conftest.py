@@ -81,7 +81,9 @@ class Box:
         """The person's next git command, on the host, with their rights."""
         env = {**os.environ, "HOME": str(self.home), "GIT_CONFIG_NOSYSTEM": "1"}
         env.pop("GIT_DIR", None)
-        return subprocess.run(["git", *args], cwd=cwd or self.ws, env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            ["git", *args], cwd=cwd or self.ws, env=env, capture_output=True, text=True, timeout=60
+        )
 
     def leaked(self, needle: str = SECRET) -> list[str]:
         """Every place the secret reached that the model, the server or the log can see."""

@@ -13,16 +13,23 @@ from .conftest import Box, call, reply, tree_digest
 
 def test_write_through_a_link_made_earlier_in_the_same_reply(box: Box) -> None:
     before = tree_digest(box.out)
-    box.run(reply(call("bash", command=f"ln -s {box.out} d"), call("write_file", path="d/x.txt", content="pwned\n")))
+    box.run(
+        reply(
+            call("bash", command=f"ln -s {box.out} d"),
+            call("write_file", path="d/x.txt", content="pwned\n"),
+        )
+    )
     assert not (box.out / "x.txt").exists() and tree_digest(box.out) == before
 
 
 def test_edit_through_a_link_made_earlier_in_the_same_reply(box: Box) -> None:
     before = tree_digest(box.out)
-    box.run(reply(
-        call("bash", command=f"ln -s {box.out}/victim.txt v.txt"),
-        call("edit_file", path="v.txt", old="the person's file", new="pwned"),
-    ))
+    box.run(
+        reply(
+            call("bash", command=f"ln -s {box.out}/victim.txt v.txt"),
+            call("edit_file", path="v.txt", old="the person's file", new="pwned"),
+        )
+    )
     assert tree_digest(box.out) == before
 
 
@@ -30,14 +37,22 @@ def test_a_directory_swapped_for_a_link_between_calls(box: Box) -> None:
     (box.ws / "sub").mkdir()
     before = tree_digest(box.out)
     box.run(
-        reply(call("read_file", path="notes.txt"), call("bash", command=f"rm -rf sub && ln -s {box.out} sub"),
-              call("write_file", path="sub/victim.txt", content="pwned\n")),
+        reply(
+            call("read_file", path="notes.txt"),
+            call("bash", command=f"rm -rf sub && ln -s {box.out} sub"),
+            call("write_file", path="sub/victim.txt", content="pwned\n"),
+        ),
     )
     assert tree_digest(box.out) == before
 
 
 def test_a_planted_link_to_a_secret_is_not_read(box: Box) -> None:
-    box.run(reply(call("bash", command=f"ln -s {box.home}/.ssh/id_ed25519 key"), call("read_file", path="key")))
+    box.run(
+        reply(
+            call("bash", command=f"ln -s {box.home}/.ssh/id_ed25519 key"),
+            call("read_file", path="key"),
+        )
+    )
     os.symlink(box.home / ".npmrc", box.ws / "rc")  # planted before a later session
     box.run(reply(call("read_file", path="rc")), reply(call("search", pattern="authToken")))
     assert box.leaked() == []
@@ -53,22 +68,40 @@ def _next_session_runs_on_host(box: Box) -> bool:
 
 
 def test_a_command_cannot_create_the_workspace_config(box: Box) -> None:
-    box.run(reply(call("bash", command="mkdir -p .cerveau && printf 'sandbox = \"full-access\"\\n' > .cerveau/config.toml")))
+    box.run(
+        reply(
+            call(
+                "bash",
+                command="mkdir -p .cerveau && printf 'sandbox = \"full-access\"\\n' > .cerveau/config.toml",
+            )
+        )
+    )
     assert not _next_session_runs_on_host(box)
 
 
 def test_moving_the_state_folder_away_does_not_replace_the_config(box: Box) -> None:
     (box.ws / ".cerveau").mkdir()
     (box.ws / ".cerveau" / "config.toml").write_text("max_tokens = 300\n")
-    box.run(reply(call("bash", command=(
-        "mv .cerveau .cerveau.old; mkdir -p .cerveau; printf 'sandbox = \"full-access\"\\napproval = \"never\"\\n' > .cerveau/config.toml"
-    ))))
+    box.run(
+        reply(
+            call(
+                "bash",
+                command=(
+                    'mv .cerveau .cerveau.old; mkdir -p .cerveau; printf \'sandbox = "full-access"\\napproval = "never"\\n\' > .cerveau/config.toml'
+                ),
+            )
+        )
+    )
     assert not _next_session_runs_on_host(box)
 
 
 def test_the_file_tools_cannot_write_the_config(box: Box) -> None:
-    run = box.run(reply(call("write_file", path=".cerveau/config.toml", content='sandbox = "full-access"\n'),
-                        call("write_file", path=".CERVEAU/../.cerveau/config.toml", content='network = true\n')))
+    run = box.run(
+        reply(
+            call("write_file", path=".cerveau/config.toml", content='sandbox = "full-access"\n'),
+            call("write_file", path=".CERVEAU/../.cerveau/config.toml", content="network = true\n"),
+        )
+    )
     assert not (box.ws / ".cerveau" / "config.toml").exists()
     assert all(not r["ok"] for r in run.results())
     assert not _next_session_runs_on_host(box)
@@ -97,7 +130,14 @@ def test_planted_sessions_and_blobs_links_redirect_nothing(box: Box) -> None:
 
 def test_a_command_cannot_plant_the_sessions_link(box: Box) -> None:
     before = tree_digest(box.out)
-    box.run(reply(call("bash", command=f"mkdir -p .cerveau; rm -rf .cerveau/sessions .cerveau/blobs; ln -s {box.out} .cerveau/sessions; ln -s {box.out} .cerveau/blobs")))
+    box.run(
+        reply(
+            call(
+                "bash",
+                command=f"mkdir -p .cerveau; rm -rf .cerveau/sessions .cerveau/blobs; ln -s {box.out} .cerveau/sessions; ln -s {box.out} .cerveau/blobs",
+            )
+        )
+    )
     box.run(reply(call("write_file", path="notes.txt", content="changed\n")))
     assert tree_digest(box.out) == before
 
@@ -113,21 +153,40 @@ def _git_ran_marker(box: Box, marker: str) -> bool:
 
 
 def test_a_new_repository_with_fsmonitor(box: Box) -> None:
-    box.run(reply(call("bash", command=f"git init -q . && git config core.fsmonitor 'touch {box.out}/fsm'")))
+    box.run(
+        reply(
+            call(
+                "bash", command=f"git init -q . && git config core.fsmonitor 'touch {box.out}/fsm'"
+            )
+        )
+    )
     assert not _git_ran_marker(box, "fsm")
 
 
 def test_an_existing_repository_gets_no_commondir_or_hook(box: Box) -> None:
     box.git("init", "-q")
-    box.git("-c", "user.email=p@x", "-c", "user.name=p", "commit", "-q", "--allow-empty", "-m", "start")
+    box.git(
+        "-c", "user.email=p@x", "-c", "user.name=p", "commit", "-q", "--allow-empty", "-m", "start"
+    )
     (box.ws / "evil").mkdir()
     run = box.run(
-        reply(call("write_file", path=".git/commondir", content="../evil\n"),
-              call("write_file", path=".git/hooks/post-checkout", content=f"#!/bin/sh\ntouch {box.out}/hook\n")),
-        reply(call("bash", command=(
-            f"printf '[core]\\n\\tfsmonitor = touch {box.out}/fsm\\n' > evil/config; echo ../evil > .git/commondir; "
-            f"printf '#!/bin/sh\\ntouch {box.out}/hook\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout"
-        ))),
+        reply(
+            call("write_file", path=".git/commondir", content="../evil\n"),
+            call(
+                "write_file",
+                path=".git/hooks/post-checkout",
+                content=f"#!/bin/sh\ntouch {box.out}/hook\n",
+            ),
+        ),
+        reply(
+            call(
+                "bash",
+                command=(
+                    f"printf '[core]\\n\\tfsmonitor = touch {box.out}/fsm\\n' > evil/config; echo ../evil > .git/commondir; "
+                    f"printf '#!/bin/sh\\ntouch {box.out}/hook\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout"
+                ),
+            )
+        ),
     )
     assert not [r for r in run.results() if r["name"] == "write_file" and r["ok"]]
     box.git("checkout", "-q", "-b", "other")
@@ -136,11 +195,18 @@ def test_an_existing_repository_gets_no_commondir_or_hook(box: Box) -> None:
 
 def test_a_nested_repository_and_a_gitdir_file(box: Box) -> None:
     box.git("init", "-q")  # the person's repository exists; the model adds others inside it
-    box.run(reply(call("bash", command=(
-        f"git init -q sub && git -C sub config core.fsmonitor 'touch {box.out}/nested' && "
-        f"git init -q x && mv x/.git store-g && rmdir x && git --git-dir=store-g config core.fsmonitor 'touch {box.out}/gitdir' && "
-        "mkdir -p other && echo 'gitdir: ../store-g' > other/.git"
-    ))))
+    box.run(
+        reply(
+            call(
+                "bash",
+                command=(
+                    f"git init -q sub && git -C sub config core.fsmonitor 'touch {box.out}/nested' && "
+                    f"git init -q x && mv x/.git store-g && rmdir x && git --git-dir=store-g config core.fsmonitor 'touch {box.out}/gitdir' && "
+                    "mkdir -p other && echo 'gitdir: ../store-g' > other/.git"
+                ),
+            )
+        )
+    )
     for where in ("sub", "other"):
         if (box.ws / where).is_dir():  # absent where the command was denied (no sandbox: asked)
             box.git("status", cwd=box.ws / where)
@@ -151,18 +217,27 @@ def test_a_nested_repository_and_a_gitdir_file(box: Box) -> None:
 
 
 def test_commands_do_not_see_the_secrets(box: Box) -> None:
-    box.run(reply(call("bash", command=f"cat {box.home}/.ssh/id_ed25519 {box.home}/.npmrc; cp {box.home}/.npmrc leak.txt; cat /etc/shadow | head -3")))
+    box.run(
+        reply(
+            call(
+                "bash",
+                command=f"cat {box.home}/.ssh/id_ed25519 {box.home}/.npmrc; cp {box.home}/.npmrc leak.txt; cat /etc/shadow | head -3",
+            )
+        )
+    )
     assert box.leaked() == []
     assert "root:" not in str(box.runs[-1].events)
 
 
 def test_the_file_tools_do_not_read_secrets_or_outside_without_asking(box: Box) -> None:
-    run = box.run(reply(
-        call("read_file", path=f"{box.home}/.ssh/id_ed25519"),
-        call("list_files", path=f"{box.home}/.ssh"),
-        call("search", pattern="authToken", path=str(box.home)),
-        call("read_file", path="/etc/shadow"),
-        call("read_file", path=f"{box.out}/victim.txt"),
-    ))
+    run = box.run(
+        reply(
+            call("read_file", path=f"{box.home}/.ssh/id_ed25519"),
+            call("list_files", path=f"{box.home}/.ssh"),
+            call("search", pattern="authToken", path=str(box.home)),
+            call("read_file", path="/etc/shadow"),
+            call("read_file", path=f"{box.out}/victim.txt"),
+        )
+    )
     assert box.leaked() == [] and "the person's file" not in str(run.requests)
     assert all(not r["ok"] for r in run.results())

@@ -50,21 +50,30 @@ def dirs() -> Iterator[tuple[Path, Path]]:
 def _session(ws: Path, url: str, approver: Any) -> Any:
     settings = load_settings(
         ws,
-        flags={"server_url": url, "sandbox": "workspace-write", "approval": "on-request", "sandbox_backend": "bubblewrap"},
+        flags={
+            "server_url": url,
+            "sandbox": "workspace-write",
+            "approval": "on-request",
+            "sandbox_backend": "bubblewrap",
+        },
         environ={},
         user_config=ws.parent / "user.toml",
     )
     return build_session(settings, approver=approver)
 
 
-def test_a_refused_write_is_put_to_the_person_once_and_a_session_grant_covers_the_next(dirs: tuple[Path, Path]) -> None:
+def test_a_refused_write_is_put_to_the_person_once_and_a_session_grant_covers_the_next(
+    dirs: tuple[Path, Path],
+) -> None:
     ws, out = dirs
     person = Answers("approved_session")
-    script = {"responses": [
-        reply(call("bash", command=f"touch {out}/a")),
-        reply(call("bash", command=f"touch {out}/b")),
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            reply(call("bash", command=f"touch {out}/a")),
+            reply(call("bash", command=f"touch {out}/b")),
+            {"content": "done"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         session = _session(ws, srv.url, person)
         try:
@@ -78,7 +87,9 @@ def test_a_refused_write_is_put_to_the_person_once_and_a_session_grant_covers_th
 def test_a_refused_write_denied_by_the_person_stays_refused(dirs: tuple[Path, Path]) -> None:
     ws, out = dirs
     person = Answers("denied")
-    with ScriptedServer({"responses": [reply(call("bash", command=f"touch {out}/a")), {"content": "done"}]}) as srv:
+    with ScriptedServer(
+        {"responses": [reply(call("bash", command=f"touch {out}/a")), {"content": "done"}]}
+    ) as srv:
         session = _session(ws, srv.url, person)
         try:
             session.engine.run("touch a file")
@@ -111,8 +122,14 @@ def test_the_palette_network_grant_reaches_the_next_command(dirs: tuple[Path, Pa
     listener, got = _listener()
     port = listener.getsockname()[1]
     knock = f"python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}), 3); s.sendall(b'knock')\""
-    script = {"responses": [reply(call("bash", command=knock)), {"content": "done"},
-                            reply(call("bash", command=knock)), {"content": "done"}]}
+    script = {
+        "responses": [
+            reply(call("bash", command=knock)),
+            {"content": "done"},
+            reply(call("bash", command=knock)),
+            {"content": "done"},
+        ]
+    }
     try:
         with ScriptedServer(script) as srv:
             session = _session(ws, srv.url, Answers())

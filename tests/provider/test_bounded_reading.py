@@ -47,11 +47,19 @@ def test_an_error_body_nested_too_deeply_is_shown_as_text() -> None:
 
 def test_props_of_the_wrong_types_are_unknown() -> None:
     props = props_from(
-        {"default_generation_settings": [], "chat_template_caps": "yes", "total_slots": "2",
-         "model_path": 5, "n_ctx": -1}
+        {
+            "default_generation_settings": [],
+            "chat_template_caps": "yes",
+            "total_slots": "2",
+            "model_path": 5,
+            "n_ctx": -1,
+        }
     )
     assert (props.n_ctx, props.supports_tools, props.total_slots, props.model_path) == (
-        None, None, None, None
+        None,
+        None,
+        None,
+        None,
     )
 
 
@@ -63,7 +71,9 @@ def test_a_constrained_answer_streams_whole_through_split_escapes() -> None:
 
 
 def test_a_fenced_action_is_read_and_a_fence_of_spaces_is_plain_text() -> None:
-    _, calls = parse_action('```json\n{"tool": "bash", "arguments": {"command": "ls"}}\n```', "stop", lambda: "c1")
+    _, calls = parse_action(
+        '```json\n{"tool": "bash", "arguments": {"command": "ls"}}\n```', "stop", lambda: "c1"
+    )
     assert [(c.name, c.parsed()) for c in calls] == [("bash", {"command": "ls"})]
     # A long run of spaces inside a fence: quadratic for the regex this replaced.
     text = "```" + " " * 200_000 + "x"

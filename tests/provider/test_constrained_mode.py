@@ -174,8 +174,20 @@ def test_an_action_kept_verbatim_is_replayed_byte_for_byte() -> None:
     from cerveau_tui.provider.constrained import rewrite_history
 
     raw = '{ "tool":"bash",  "arguments": {"command": "ls"} }'
-    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
-    msgs = [{"role": "user", "content": "x"}, {"role": "assistant", "content": raw, "tool_calls": [call]}]
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+    }
+    msgs = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": raw, "tool_calls": [call]},
+    ]
     assert rewrite_history(msgs)[-1]["content"] == raw
-    other = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "prose", "tool_calls": [call]}]
-    assert rewrite_history(other)[-1]["content"] == '{"tool": "bash", "arguments": {"command": "ls"}}'
+    other = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "prose", "tool_calls": [call]},
+    ]
+    assert (
+        rewrite_history(other)[-1]["content"] == '{"tool": "bash", "arguments": {"command": "ls"}}'
+    )

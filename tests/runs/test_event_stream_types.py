@@ -37,12 +37,22 @@ def strictly(model: type[BaseModel], payload: dict[str, Any]) -> None:
 
 def test_a_whole_scenario_streams_only_typed_payloads(cli, tmp_path):
     outside = tmp_path.parent / (tmp_path.name + "-outside.txt")
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}}]},
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "cat a.txt"}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}]},
-        {"content": "Wrote a.txt; the outside write was refused."},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}}
+                ]
+            },
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "cat a.txt"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}
+                ]
+            },
+            {"content": "Wrote a.txt; the outside write was refused."},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "write a.txt, show it, then write outside")
     seen = {t: [e["payload"] for e in events if e["type"] == t] for t in MODELS}

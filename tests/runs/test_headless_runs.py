@@ -19,10 +19,16 @@ def ended(events):
 
 
 def test_a_tool_call_changes_the_workspace_then_a_plain_answer_ends_the_turn(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hello\n"}}]},
-        {"content": "Created hello.txt."},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "hello.txt", "content": "hello\n"}}
+                ]
+            },
+            {"content": "Created hello.txt."},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "Create hello.txt containing hello")
     assert code == 0
@@ -40,15 +46,24 @@ def test_every_request_carries_a_token_cap_and_the_tools(cli, tmp_path):
         cli(tmp_path, srv.url, "say hi", "--max-tokens", "77")
         body = srv.requests[0]
     assert body["max_tokens"] == 77
-    assert {t["function"]["name"] for t in body["tools"]} >= {"read_file", "write_file", "edit_file", "list_files", "search", "bash"}
+    assert {t["function"]["name"] for t in body["tools"]} >= {
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_files",
+        "search",
+        "bash",
+    }
 
 
 def test_the_prompt_prefix_is_byte_stable_across_iterations(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "list_files", "arguments": {}}]},
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+            {"content": "done"},
+        ]
+    }
     (tmp_path / "a.txt").write_text("x")
     with ScriptedServer(script) as srv:
         cli(tmp_path, srv.url, "look around")
@@ -71,7 +86,9 @@ def test_a_dead_server_is_a_clear_error_and_a_turn_that_ends(cli, tmp_path):
 
 
 def test_malformed_sse_is_an_error_event_and_a_reason(cli, tmp_path):
-    with ScriptedServer({"responses": [{"content": "partial answer here", "malformed": True}]}) as srv:
+    with ScriptedServer(
+        {"responses": [{"content": "partial answer here", "malformed": True}]}
+    ) as srv:
         code, events, _ = cli(tmp_path, srv.url, "anything")
     assert code == 1
     assert any(e["type"] == "error" for e in events)
@@ -79,7 +96,9 @@ def test_malformed_sse_is_an_error_event_and_a_reason(cli, tmp_path):
 
 
 def test_a_server_dying_mid_stream_ends_the_turn_with_a_reason(cli, tmp_path):
-    with ScriptedServer({"responses": [{"content": "a long answer that will be cut", "die_after_chunks": 2}]}) as srv:
+    with ScriptedServer(
+        {"responses": [{"content": "a long answer that will be cut", "die_after_chunks": 2}]}
+    ) as srv:
         code, events, _ = cli(tmp_path, srv.url, "anything")
     assert code == 1
     assert ended(events)["reason"] == "error"
@@ -89,11 +108,24 @@ def test_a_server_dying_mid_stream_ends_the_turn_with_a_reason(cli, tmp_path):
 
 
 def test_cut_off_arguments_never_enter_the_history(cli, tmp_path):
-    script = {"responses": [
-        {"raw_arguments": '{"path": "big.py", "content": "def f():\\n    return 1', "name": "write_file", "finish_reason": "length"},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "big.py", "content": "def f():\n    return 1\n"}}]},
-        {"content": "ok"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "raw_arguments": '{"path": "big.py", "content": "def f():\\n    return 1',
+                "name": "write_file",
+                "finish_reason": "length",
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "big.py", "content": "def f():\n    return 1\n"},
+                    }
+                ]
+            },
+            {"content": "ok"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "write big.py")
         second = srv.requests[1]["messages"]
@@ -101,29 +133,35 @@ def test_cut_off_arguments_never_enter_the_history(cli, tmp_path):
     guards = [e["payload"] for e in events if e["type"] == "guard_tripped"]
     assert guards and guards[0]["guard"] == "truncation"
     blob = json.dumps(second)
-    assert "return 1\"" not in blob and '"content\\": \\"def f' not in blob
+    assert 'return 1"' not in blob and '"content\\": \\"def f' not in blob
     assert "cut off" in blob.lower()
     assert (tmp_path / "big.py").read_text() == "def f():\n    return 1\n"
 
 
 def test_an_unknown_tool_gets_the_list_of_real_ones(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "create_file", "arguments": {"path": "a"}}]},
-        {"content": "ok"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "create_file", "arguments": {"path": "a"}}]},
+            {"content": "ok"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
         second = json.dumps(srv.requests[1]["messages"])
     assert code == 0
-    assert [e["payload"]["guard"] for e in events if e["type"] == "guard_tripped"] == ["unknown_tool"]
+    assert [e["payload"]["guard"] for e in events if e["type"] == "guard_tripped"] == [
+        "unknown_tool"
+    ]
     assert "write_file" in second
 
 
 def test_arguments_of_the_wrong_type_are_explained_to_the_model(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": ["a"], "content": 3}}]},
-        {"content": "ok"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": ["a"], "content": 3}}]},
+            {"content": "ok"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
         tool_msgs = [m for m in srv.requests[1]["messages"] if m["role"] == "tool"]
@@ -133,10 +171,16 @@ def test_arguments_of_the_wrong_type_are_explained_to_the_model(cli, tmp_path):
 
 
 def test_constrained_mode_turns_json_actions_into_tool_calls(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "c.txt", "content": "c"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "c.txt", "content": "c"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     with ScriptedServer(script, supports_tools=False) as srv:
         code, events, _ = cli(tmp_path, srv.url, "write c")
         body = srv.requests[0]
@@ -147,23 +191,33 @@ def test_constrained_mode_turns_json_actions_into_tool_calls(cli, tmp_path):
 
 
 def test_a_loading_server_is_retried_not_fatal(cli, tmp_path):
-    script = {"responses": [
-        {"error": {"status": 503, "message": "Loading model", "type": "unavailable_error"}},
-        {"content": "ready now"},
-    ]}
+    script = {
+        "responses": [
+            {"error": {"status": 503, "message": "Loading model", "type": "unavailable_error"}},
+            {"content": "ready now"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
     assert code == 0 and ended(events)["reason"] == "completed"
 
 
-OVERFLOW = {"error": {"status": 400, "type": "exceed_context_size_error", "message": "the request exceeds the available context size, try increasing it"}}
+OVERFLOW = {
+    "error": {
+        "status": 400,
+        "type": "exceed_context_size_error",
+        "message": "the request exceeds the available context size, try increasing it",
+    }
+}
 
 
 def test_context_overflow_compacts_and_retries(cli, tmp_path):
     with ScriptedServer({"responses": [OVERFLOW, {"content": "fits now"}]}) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
     assert code == 0 and ended(events)["reason"] == "completed"
-    assert any("compacting" in e["payload"].get("text", "") for e in events if e["type"] == "notice")
+    assert any(
+        "compacting" in e["payload"].get("text", "") for e in events if e["type"] == "notice"
+    )
 
 
 def test_context_overflow_that_persists_is_reported_with_its_class(cli, tmp_path):
@@ -177,10 +231,16 @@ def test_context_overflow_that_persists_is_reported_with_its_class(cli, tmp_path
 
 def test_headless_denies_crossings_and_says_so(cli, tmp_path):
     outside = tmp_path.parent / (tmp_path.name + "-outside.txt")
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}]},
-        {"content": "ok"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": str(outside), "content": "x"}}
+                ]
+            },
+            {"content": "ok"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
     assert not outside.exists()
@@ -195,10 +255,16 @@ def test_yes_is_refused_without_full_access(cli, tmp_path):
 
 
 def test_a_generic_openai_server_without_extras_still_runs_a_turn(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "g.txt", "content": "g"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "g.txt", "content": "g"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     with ScriptedServer(script, extras=False) as srv:
         code, events, _ = cli(tmp_path, srv.url, "write g")
         paths = [p for p, n in srv.state.hits.items() if n]
@@ -211,11 +277,13 @@ def test_a_file_name_that_is_not_utf8_does_not_break_the_turn(cli, tmp_path):
 
     with open(os.path.join(os.fsencode(tmp_path), b"bad\xffname.txt"), "wb") as f:
         f.write(b"needle\n")
-    script = {"responses": [
-        {"tool_calls": [{"name": "list_files", "arguments": {}}]},
-        {"tool_calls": [{"name": "search", "arguments": {"pattern": "needle"}}]},
-        {"content": "ok"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+            {"tool_calls": [{"name": "search", "arguments": {"pattern": "needle"}}]},
+            {"content": "ok"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
     assert code == 0 and ended(events)["reason"] == "completed"

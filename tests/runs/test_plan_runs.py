@@ -19,19 +19,39 @@ def of(events, type_):
 
 
 def report(ws):
-    out = subprocess.run([sys.executable, "-m", "cerveau_tui", "report", "--workspace", str(ws), "--json"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "cerveau_tui", "report", "--workspace", str(ws), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
 
 def test_a_committed_plan_is_followed_and_checkpointed(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "greet.py", "content": "def hi():\n    return 'hi'\n"}}]},
-        {"tool_calls": [{"name": "update_plan", "arguments": {"step_id": "s1", "status": "done"}}]},
-        {"content": "step one done"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {
+                            "path": "greet.py",
+                            "content": "def hi():\n    return 'hi'\n",
+                        },
+                    }
+                ]
+            },
+            {
+                "tool_calls": [
+                    {"name": "update_plan", "arguments": {"step_id": "s1", "status": "done"}}
+                ]
+            },
+            {"content": "step one done"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "greeting module with a test")
     assert code == 0
@@ -43,10 +63,16 @@ def test_a_committed_plan_is_followed_and_checkpointed(cli, tmp_path):
 
 def test_a_plan_written_to_a_markdown_file_is_committed_and_disclosed(cli, tmp_path):
     md = "# Plan\n\n1. Write `greet.py` with hi()\n2. Write `test_greet.py`\n"
-    script = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "PLAN.md", "content": md}}]},
-        {"content": "planned"},
-    ]}
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "PLAN.md", "content": md}}
+                ]
+            },
+            {"content": "planned"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "plan it")
     assert (tmp_path / "PLAN.md").read_text() == md  # the file is still written
@@ -56,11 +82,20 @@ def test_a_plan_written_to_a_markdown_file_is_committed_and_disclosed(cli, tmp_p
 
 
 def test_a_write_outside_the_declared_files_is_flagged_not_blocked(cli, tmp_path):
-    script = {"responses": [
-        {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "surprise.py", "content": "x = 1\n"}}]},
-        {"content": "done"},
-    ]}
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "surprise.py", "content": "x = 1\n"},
+                    }
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     with ScriptedServer(script) as srv:
         code, events, _ = cli(tmp_path, srv.url, "x")
     assert (tmp_path / "surprise.py").exists()
@@ -69,18 +104,32 @@ def test_a_write_outside_the_declared_files_is_flagged_not_blocked(cli, tmp_path
 
 
 def test_a_discussion_plan_guides_the_next_autopilot_run(cli, tmp_path):
-    discuss = {"responses": [
-        {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
-        {"content": "here is the plan"},
-    ]}
+    discuss = {
+        "responses": [
+            {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
+            {"content": "here is the plan"},
+        ]
+    }
     with ScriptedServer(discuss) as srv:
         code, events, _ = cli(tmp_path, srv.url, "let's plan", "--discuss")
         offered = {t["function"]["name"] for t in srv.requests[0]["tools"]}
     assert code == 0 and offered == {"read_file", "list_files", "search", "commit_plan"}
-    autopilot = {"responses": [
-        {"tool_calls": [{"name": "write_file", "arguments": {"path": "greet.py", "content": "def hi():\n    return 'hi'\n"}}]},
-        {"content": "done"},
-    ]}
+    autopilot = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {
+                            "path": "greet.py",
+                            "content": "def hi():\n    return 'hi'\n",
+                        },
+                    }
+                ]
+            },
+            {"content": "done"},
+        ]
+    }
     with ScriptedServer(autopilot) as srv:
         code, events, _ = cli(tmp_path, srv.url, "go ahead", "--continue")
         first = json.dumps(srv.requests[0]["messages"])

@@ -82,7 +82,9 @@ def test_reads_a_file_beneath_the_root(way: str, ws: Path) -> None:
 
 def test_a_linked_directory_on_the_way_is_refused(way: str, ws: Path, outside: Path) -> None:
     (ws / "d").symlink_to(outside)
-    with pytest.raises(UnsafePath, match=r"d/x: a symbolic link on the way .*refusing to follow it"):
+    with pytest.raises(
+        UnsafePath, match=r"d/x: a symbolic link on the way .*refusing to follow it"
+    ):
         read_bytes_beneath(ws, "d/x")
 
 
@@ -147,7 +149,9 @@ def test_creating_directories_refuses_a_linked_component(way: str, ws: Path, out
     assert not (outside / "sub").exists()
 
 
-def test_an_absolute_path_is_opened_from_slash_without_links(way: str, tmp_path: Path, outside: Path) -> None:
+def test_an_absolute_path_is_opened_from_slash_without_links(
+    way: str, tmp_path: Path, outside: Path
+) -> None:
     rel = (outside / "x").relative_to("/")
     assert read_bytes_beneath(Path("/"), rel) == b"outside's own\n"
     (tmp_path / "alias").symlink_to(outside)
@@ -238,7 +242,9 @@ def test_the_sweep_does_not_follow_a_linked_directory(ws: Path, outside: Path) -
     assert theirs.exists()
 
 
-def test_a_planted_state_link_is_moved_aside_and_a_real_directory_made(ws: Path, outside: Path) -> None:
+def test_a_planted_state_link_is_moved_aside_and_a_real_directory_made(
+    ws: Path, outside: Path
+) -> None:
     (ws / ".cerveau").mkdir()
     (ws / ".cerveau" / "sessions").symlink_to(outside)
     before = listing(outside)

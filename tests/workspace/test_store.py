@@ -117,7 +117,9 @@ def test_snapshot_does_not_copy_a_file_swapped_for_a_link(tmp_path: Path) -> Non
         store.snapshot_files(["d/f"])
 
 
-def test_restore_through_a_directory_swapped_for_a_link_writes_nothing_there(tmp_path: Path) -> None:
+def test_restore_through_a_directory_swapped_for_a_link_writes_nothing_there(
+    tmp_path: Path,
+) -> None:
     ws, out = tmp_path / "ws", tmp_path / "out"
     ws.mkdir()
     out.mkdir()

@@ -171,7 +171,9 @@ class ApprovalScreen(ArmedModal[None]):
         self.query_one("#head", Static).update(
             Content.assemble(
                 (
-                    "A question for you" if head.get("tool") == "question" else f"Allow {head.get('tool', '?')}?",
+                    "A question for you"
+                    if head.get("tool") == "question"
+                    else f"Allow {head.get('tool', '?')}?",
                     "bold $text-warning",
                 ),
                 (more, "$text-muted"),

@@ -20,7 +20,11 @@ from typing import Any
 
 def canonical(name: str, arguments: dict[str, Any]) -> str:
     """Key order and whitespace do not make a call different; anything else does."""
-    return name + "\x00" + json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (
+        name
+        + "\x00"
+        + json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    )
 
 
 def is_repeat(calls: list[tuple[str, dict[str, Any]]], n: int) -> bool:

@@ -5,25 +5,24 @@ The only place that knows every mechanism; the engine itself imports none of the
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .bus import Emitter
-from .config import Settings
-from .hooks import Hook
-from .loop.approver import Approver, DenyAll
-from .loop.engine import Engine
-from .plan.state import PlanState
-from .protocol import EventType
-from .provider.llama import LlamaProvider
-from .tools.registry import Registry, default_tools
-from .workspace.fingerprint import Fingerprinter
-from .workspace.store import BlobStore
-from .workspace.undo import UndoLog
+from ..bus import Emitter
+from ..config import Settings
+from ..hooks import Hook
+from ..loop.approver import Approver, DenyAll
+from ..loop.engine import Engine
+from ..plan.state import PlanState
+from ..protocol import EventType
+from ..provider.llama import LlamaProvider
+from ..tools.registry import Registry, default_tools
+from ..workspace.fingerprint import Fingerprinter
+from ..workspace.store import BlobStore
+from ..workspace.undo import UndoLog
+from . import boundary
 
 Progress = Callable[[str, float | None, str], None]
 
@@ -50,7 +49,9 @@ class Session:
         return {
             "server_url": self.server_url,
             "managed": self.managed is not None,
-            "model": (getattr(props, "model_path", None) or self.settings.model_name or "").split("/")[-1],
+            "model": (getattr(props, "model_path", None) or self.settings.model_name or "").split(
+                "/"
+            )[-1],
             "n_ctx": self.engine.n_ctx,
             "build_info": getattr(props, "build_info", None),
             "action_mode": getattr(self.engine.provider, "mode", self.settings.action_mode),
@@ -60,7 +61,7 @@ class Session:
         }
 
     def report(self) -> Any:
-        from .plan.report import build_report_at
+        from ..plan.report import build_report_at
 
         return build_report_at(self.log.events, self.settings.workspace)
 
@@ -68,7 +69,10 @@ class Session:
         """Grant or withdraw the network for the rest of the session. The policy looks the grant
         up per call, so this takes effect even while a turn runs."""
         self.settings.network = on
-        self.bus.emit(EventType.NOTICE, {"text": f"network {'granted' if on else 'withdrawn'} for this session"})
+        self.bus.emit(
+            EventType.NOTICE,
+            {"text": f"network {'granted' if on else 'withdrawn'} for this session"},
+        )
 
     def set_discuss(self, on: bool) -> None:
         """Discussion mode: the model may only read and commit a plan. Structural, as at start-up:
@@ -76,10 +80,15 @@ class Session:
         if self.full_registry is None:
             self.full_registry = self.engine.registry
         self.settings.discuss = on
-        self.engine.registry = (
-            self.full_registry.only(*DISCUSS_TOOLS) if on else self.full_registry
+        self.engine.registry = self.full_registry.only(*DISCUSS_TOOLS) if on else self.full_registry
+        self.bus.emit(
+            EventType.NOTICE,
+            {
+                "text": "discussion mode: read and plan only"
+                if on
+                else "autopilot: the agent may change files again"
+            },
         )
-        self.bus.emit(EventType.NOTICE, {"text": "discussion mode: read and plan only" if on else "autopilot: the agent may change files again"})
 
     def close(self) -> None:
         self.engine.interrupt()
@@ -103,7 +112,10 @@ class Session:
 
 def _reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
     out: dict[int, str] = {}
-    for name, url in [("LLM server (llama.cpp)", server_url), *[(s.name, s.url) for s in settings.services]]:
+    for name, url in [
+        ("LLM server (llama.cpp)", server_url),
+        *[(s.name, s.url) for s in settings.services],
+    ]:
         u = urlparse(url if "://" in url else f"http://{url}")
         if u.port:
             out[u.port] = name
@@ -126,10 +138,12 @@ def build_session(
         if settings.server_url:
             url = settings.server_url
         else:
-            from .stack.server import ensure_server
+            from ..stack.server import ensure_server
 
             def stack_progress(stage: str, fraction: float | None, line: str) -> None:
-                bus.emit(EventType.STACK_PROGRESS, {"stage": stage, "fraction": fraction, "line": line})
+                bus.emit(
+                    EventType.STACK_PROGRESS, {"stage": stage, "fraction": fraction, "line": line}
+                )
                 if progress:
                     progress(stage, fraction, line)
 
@@ -146,13 +160,13 @@ def build_session(
     props = provider.props()
     n_ctx = (props.n_ctx if props and props.n_ctx else None) or settings.n_ctx
 
-    runner, sandbox_status = _sandbox(settings)
-    runner = _guard_git(runner, settings, bus)
-    _sweep(settings, bus)
-    policy = _policy(settings, runner, sandbox_status)
+    runner, sandbox_status = boundary.sandbox(settings)
+    runner = boundary.guard_git(runner, settings, bus)
+    boundary.sweep(settings, bus)
+    policy = boundary.policy(settings, runner, sandbox_status)
     registry = Registry(default_tools() + _plan_tools())
     if settings.delegate:
-        from .tools.explore import Explore
+        from ..tools.explore import Explore
 
         registry.add(Explore())
     full_registry = registry
@@ -166,12 +180,12 @@ def build_session(
     bus.subscribe(plan)
     hooks = _hooks(settings, url, runner, fp, store, plan)
     if settings.turn_close and hasattr(provider, "complete_json"):
-        from .memory.store import MemoryStore
-        from .memory.turn_close import TurnCloseHook
+        from ..memory.store import MemoryStore
+        from ..memory.turn_close import TurnCloseHook
 
         memory = MemoryStore(settings.workspace)
         for moved in memory.moved_aside:
-            boundary_notice(bus, str(moved))
+            boundary.boundary_notice(bus, str(moved))
         hooks.append(TurnCloseHook(provider, memory))
     count, token_source = _token_counter(provider, props)
     engine = Engine(
@@ -195,7 +209,7 @@ def build_session(
         engine.delegate = engine.delegator()
     resumed = _load_previous(settings, resume) if resume is not None else []
     log = _session_log(settings, bus)
-    protection = _protection(settings)
+    protection = boundary.protection(settings)
     bus.emit(
         EventType.SESSION_STARTED,
         {
@@ -208,74 +222,32 @@ def build_session(
             "workspace_config": protection,
         },
     )
-    for text in _protection_notices(protection):
-        boundary_notice(bus, text)
+    for text in boundary.protection_notices(protection):
+        boundary.boundary_notice(bus, text)
     for moved in [*store.moved_aside, *getattr(log, "moved_aside", [])]:
-        boundary_notice(bus, str(moved))
+        boundary.boundary_notice(bus, str(moved))
     store.moved_aside.clear()
     if resume is not None:
         _replay_plan(bus, resumed)
-    return Session(settings, bus, engine, engine.approver, url, managed, props, sandbox_status, token_source, log, full_registry)
-
-
-def boundary_notice(bus: Emitter, text: str) -> None:
-    """A protection of the harness's own fired (a planted link moved aside, git code undone, a
-    workspace config held back): the person sees it, at warning level."""
-    bus.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": "boundary"})
-
-
-def _guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
-    """Every command (the model's, the person's `!cmd`, a done criterion) is followed by a check
-    that it left no code for the person's next `git`; what it left is undone and said."""
-    from .sandbox.guarded import GuardedRunner
-
-    ws = settings.workspace
-
-    def found(findings: list[Any]) -> None:
-        for f in findings:
-            boundary_notice(bus, f.describe(ws))
-
-    return GuardedRunner(runner, on_findings=found)
-
-
-def _sweep(settings: Settings, bus: Emitter) -> None:
-    """Temp files a crash left half-written are never listed, and go at the next start."""
-    from .workspace.beneath import sweep_torn_temps
-
-    try:
-        swept = sweep_torn_temps(settings.workspace)
-    except OSError:
-        return
-    if swept:
-        bus.emit(EventType.NOTICE, {"text": f"removed {len(swept)} temp file(s) a crash left half-written"})
-
-
-def _protection(settings: Settings) -> dict[str, Any]:
-    """What the workspace's own config asked for that protects less than the person's: held back
-    (not trusted) or applied (trusted). Said at start, in the event and as warnings."""
-    return {
-        "held_back": list(settings.workspace_review),
-        "applied": list(settings.workspace_lowered),
-        "digest": settings.workspace_config_digest,
-    }
-
-
-def _protection_notices(p: dict[str, Any]) -> list[str]:
-    out = []
-    if p["held_back"]:
-        out.append(
-            ".cerveau/config.toml asks for less protection and was NOT applied there (trust it in the "
-            "TUI, or pass --trust-workspace-config): " + "; ".join(p["held_back"])
-        )
-    if p["applied"]:
-        out.append("this workspace's trusted .cerveau/config.toml lowers protection: " + "; ".join(p["applied"]))
-    return out
+    return Session(
+        settings,
+        bus,
+        engine,
+        engine.approver,
+        url,
+        managed,
+        props,
+        sandbox_status,
+        token_source,
+        log,
+        full_registry,
+    )
 
 
 def _load_previous(settings: Settings, resume: str) -> list[Any]:
     """The events of the session to continue ("" = the latest). Read before this session's own
     log exists, so "latest" is the previous one."""
-    from .plan.persist import SessionNotFound, load_events
+    from ..plan.persist import SessionNotFound, load_events
 
     try:
         return load_events(settings.workspace, resume or None)
@@ -287,68 +259,41 @@ def _replay_plan(bus: Emitter, events: list[Any]) -> None:
     """Carry the plan of a previous session into this one (a plan committed in discussion, then
     an autopilot run): its plan events are re-published, so the tools, the hook, the views and
     this session's log all hold the same plan."""
-    from .plan.state import PLAN_EVENT_TYPES
+    from ..plan.state import PLAN_EVENT_TYPES
 
     plan = [e for e in events if e.type in PLAN_EVENT_TYPES]
     for ev in plan:
         bus.emit(ev.type, {**ev.payload, "resumed_from": ev.session_id})
     origin = events[0].session_id if events else "none"
-    bus.emit(EventType.NOTICE, {"text": f"continuing from session {origin}: {len(plan)} plan events restored", "source": "plan"})
-
-
-def _sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
-    from .sandbox.select import backends_for, select_runner, self_check
-
-    status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
-    runner = select_runner(settings, status)
-    info = {"backend": status.backend, "enforced": status.enforced, "notes": list(status.notes), "gaps": list(status.gaps)}
-    return runner, info
-
-
-def denied_reads(settings: Settings) -> list[Any]:
-    """The deny-read list as paths, plus wherever the person's own config (and the trust store
-    beside it) really lives: it says how the next session is protected."""
-    from .config import user_config_path
-    from .deny_read import deny_read_paths
-
-    paths = deny_read_paths(settings.deny_read)
-    own = Path(os.path.realpath(user_config_path().parent))
-    if own not in paths:
-        paths.append(own)
-    ws = Path(os.path.realpath(settings.workspace))
-    # A workspace inside a denied folder stays usable: the list hides secrets, not the work.
-    return [p for p in paths if not (p == ws or p in ws.parents)]
-
-
-def _policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
-    from .policy import Policy
-
-    return Policy(
-        settings.workspace,
-        settings.sandbox,
-        settings.approval,
-        settings.rules,
-        network_grant=lambda: settings.network,
-        enforced=bool(status.get("enforced")),
-        deny_read=denied_reads(settings),
+    bus.emit(
+        EventType.NOTICE,
+        {
+            "text": f"continuing from session {origin}: {len(plan)} plan events restored",
+            "source": "plan",
+        },
     )
 
 
 def _plan_tools() -> list[Any]:
-    from .tools.plan_tools import CommitPlan, UpdatePlan
+    from ..tools.plan_tools import CommitPlan, UpdatePlan
 
     return [CommitPlan(), UpdatePlan()]
 
 
-def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore, plan: PlanState) -> list[Hook]:
-    from .loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
-    from .plan.hook import PlanHook
+def _hooks(
+    settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore, plan: PlanState
+) -> list[Hook]:
+    from ..loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
+    from ..plan.hook import PlanHook
 
     lim = settings.limits
     hooks: list[Hook] = [
         PortHook(
             _reserved_ports(settings, url),
-            services=[("LLM server (llama.cpp)", url), *[(x.name, x.url) for x in settings.services]],
+            services=[
+                ("LLM server (llama.cpp)", url),
+                *[(x.name, x.url) for x in settings.services],
+            ],
         ),
         BreakerHook(lim.breaker_threshold),
         ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
@@ -356,7 +301,7 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
     ]
     # The seal always (protected paths and the verification seal, criteria or not); the gate
     # when criteria are configured. They share one SealState.
-    from .done.hook import done_hooks
+    from ..done.hook import done_hooks
 
     hooks += done_hooks(settings, runner, store=store)
     return hooks
@@ -364,14 +309,14 @@ def _hooks(settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: 
 
 def _token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]:
     # TokenCounter degrades by itself (GGUF BPE, then /tokenize, then a labelled estimate).
-    from .context.tokens import TokenCounter
+    from ..context.tokens import TokenCounter
 
     counter = TokenCounter(provider, getattr(props, "model_path", None))
     return counter.count, counter.source
 
 
 def _session_log(settings: Settings, bus: Emitter) -> Any:
-    from .plan.persist import SessionLog
+    from ..plan.persist import SessionLog
 
     log = SessionLog(settings.workspace, bus.session_id)
     bus.subscribe(log)

@@ -1,0 +1,116 @@
+"""The session's boundary parts: the runner (live self-check, git guard), the policy (with the
+deny-read list), the torn-temp sweep, and what is said at start about protection. Kept apart from
+the wiring of everything else so the composition root stays readable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..bus import Emitter
+from ..config import Settings
+from ..protocol import EventType
+
+
+def boundary_notice(bus: Emitter, text: str) -> None:
+    """A protection of the harness's own fired (a planted link moved aside, git code undone, a
+    workspace config held back): the person sees it, at warning level."""
+    bus.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": "boundary"})
+
+
+def guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
+    """Every command (the model's, the person's `!cmd`, a done criterion) is followed by a check
+    that it left no code for the person's next `git`; what it left is undone and said."""
+    from ..sandbox.guarded import GuardedRunner
+
+    ws = settings.workspace
+
+    def found(findings: list[Any]) -> None:
+        for f in findings:
+            boundary_notice(bus, f.describe(ws))
+
+    return GuardedRunner(runner, on_findings=found)
+
+
+def sweep(settings: Settings, bus: Emitter) -> None:
+    """Temp files a crash left half-written are never listed, and go at the next start."""
+    from ..workspace.beneath import sweep_torn_temps
+
+    try:
+        swept = sweep_torn_temps(settings.workspace)
+    except OSError:
+        return
+    if swept:
+        bus.emit(
+            EventType.NOTICE,
+            {"text": f"removed {len(swept)} temp file(s) a crash left half-written"},
+        )
+
+
+def protection(settings: Settings) -> dict[str, Any]:
+    """What the workspace's own config asked for that protects less than the person's: held back
+    (not trusted) or applied (trusted). Said at start, in the event and as warnings."""
+    return {
+        "held_back": list(settings.workspace_review),
+        "applied": list(settings.workspace_lowered),
+        "digest": settings.workspace_config_digest,
+    }
+
+
+def protection_notices(p: dict[str, Any]) -> list[str]:
+    out = []
+    if p["held_back"]:
+        out.append(
+            ".cerveau/config.toml asks for less protection and was NOT applied there (trust it in the "
+            "TUI, or pass --trust-workspace-config): " + "; ".join(p["held_back"])
+        )
+    if p["applied"]:
+        out.append(
+            "this workspace's trusted .cerveau/config.toml lowers protection: "
+            + "; ".join(p["applied"])
+        )
+    return out
+
+
+def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
+    from ..sandbox.select import backends_for, select_runner, self_check
+
+    status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
+    runner = select_runner(settings, status)
+    info = {
+        "backend": status.backend,
+        "enforced": status.enforced,
+        "notes": list(status.notes),
+        "gaps": list(status.gaps),
+    }
+    return runner, info
+
+
+def denied_reads(settings: Settings) -> list[Any]:
+    """The deny-read list as paths, plus wherever the person's own config (and the trust store
+    beside it) really lives: it says how the next session is protected."""
+    from ..config import user_config_path
+    from ..deny_read import deny_read_paths
+
+    paths = deny_read_paths(settings.deny_read)
+    own = Path(os.path.realpath(user_config_path().parent))
+    if own not in paths:
+        paths.append(own)
+    ws = Path(os.path.realpath(settings.workspace))
+    # A workspace inside a denied folder stays usable: the list hides secrets, not the work.
+    return [p for p in paths if not (p == ws or p in ws.parents)]
+
+
+def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
+    from ..policy import Policy
+
+    return Policy(
+        settings.workspace,
+        settings.sandbox,
+        settings.approval,
+        settings.rules,
+        network_grant=lambda: settings.network,
+        enforced=bool(status.get("enforced")),
+        deny_read=denied_reads(settings),
+    )
