@@ -264,6 +264,19 @@ def _alive_with_marker(marker: str) -> list[int]:
     return pids
 
 
+def _wait_alive(marker: str, tries: int = 100) -> list[int]:
+    """A background process the command started with `&` may not have exec'd yet when the
+    command returns (seen on a loaded CI core): bounded wait, not a timing assertion."""
+    import time
+
+    for _ in range(tries):
+        alive = _alive_with_marker(marker)
+        if alive:
+            return alive
+        time.sleep(0.05)
+    return []
+
+
 def _wait_gone(marker: str, tries: int = 40) -> list[int]:
     import time
 

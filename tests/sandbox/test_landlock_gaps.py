@@ -9,7 +9,7 @@ import socket
 import uuid
 
 from .conftest import PY, Box
-from .test_escapes import _alive_with_marker, _wait_gone
+from .test_escapes import _alive_with_marker, _wait_alive, _wait_gone
 
 
 def test_gap_git_hooks_are_writable_and_said_so(landlock_runner, box: Box) -> None:
@@ -22,7 +22,7 @@ def test_gap_background_process_outlives_and_said_so(landlock_runner, box: Box) 
     marker = f"cerveau-llbg-{uuid.uuid4().hex[:8]}"
     landlock_runner.run(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", workspace=box.ws)
     try:
-        assert _alive_with_marker(marker)
+        assert _wait_alive(marker)
         assert any("PID namespace" in g for g in landlock_runner.gaps)
     finally:
         for pid in _alive_with_marker(marker):
@@ -111,7 +111,7 @@ def test_landlock_background_processes_are_killed_by_kill_background(
         pytest.skip("no pids cgroup here")
     marker = f"cerveau-llkill-{uuid.uuid4().hex[:8]}"
     landlock_runner.run(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", workspace=box.ws)
-    assert _alive_with_marker(marker)
+    assert _wait_alive(marker)
     landlock_runner.kill_background()
     survivors = _wait_gone(marker)
     for pid in survivors:
