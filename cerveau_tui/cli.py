@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .config import ConfigError, Settings, load_settings
 
 
@@ -56,15 +57,20 @@ def _settings(args: argparse.Namespace) -> Settings:
         "action_mode": args.action_mode,
         "discuss": args.discuss,
     }
-    return load_settings(
+    settings = load_settings(
         args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False))
     )
+    if args.cmd is not None:  # the TUI says them in its chat (the alternate screen hides stderr)
+        for warning in settings.warnings:
+            print(f"cerveau: warning: {warning}", file=sys.stderr)
+    return settings
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="cerveau", description="Drive a local model as a coding agent."
     )
+    p.add_argument("--version", action="version", version=f"cerveau {__version__}")
     _common(p)
     sub = p.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="run one turn headless")

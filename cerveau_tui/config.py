@@ -123,6 +123,7 @@ class Settings(_Model):
     # ... and what it lowered that WAS applied (the person trusted the file): said at start.
     workspace_lowered: list[str] = Field(default_factory=list, exclude=True)
     workspace_config_digest: str = Field("", exclude=True)
+    warnings: list[str] = Field(default_factory=list, exclude=True)  # said at start (stray env)
 
     @property
     def workspace_config_path(self) -> Path:
@@ -168,14 +169,18 @@ _NOT_SETTINGS = frozenset(
 )
 
 
-def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
-    """CERVEAU_MAX_TOKENS=1024, CERVEAU_LIMITS__MAX_ITERATIONS=30; values are parsed as TOML
-    scalars when they parse, else taken as strings."""
+def _env_layer(environ: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """(layer, warnings): CERVEAU_LIMITS__MAX_ITERATIONS=30, a TOML scalar if it parses. A name that is
+    no setting is a warning (a stray one made even `cerveau doctor` exit 2); a bad VALUE, an error."""
     layer: dict[str, Any] = {}
-    for key, raw in environ.items():
+    warnings: list[str] = []
+    for key, raw in sorted(environ.items()):
         if not key.startswith("CERVEAU_") or key in _NOT_SETTINGS:
             continue
         parts = key[len("CERVEAU_") :].lower().split("__")
+        if not _names_a_setting(parts):
+            warnings.append(f"ignored {key}: no such setting")
+            continue
         try:
             value: Any = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:
@@ -184,7 +189,20 @@ def _env_layer(environ: dict[str, str]) -> dict[str, Any]:
         for p in parts[:-1]:
             node = node.setdefault(p, {})
         node[parts[-1]] = value
-    return layer
+    return layer, warnings
+
+
+def _names_a_setting(parts: list[str]) -> bool:
+    """Whether `limits.max_iterations`-style parts name a field (below a dict, the validator judges)."""
+    model: Any = Settings
+    for part in parts:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return True
+        if (field := model.model_fields.get(part)) is None:
+            return False
+        args = [a for a in getattr(field.annotation, "__args__", ()) if isinstance(a, type)]
+        model = next((a for a in args if issubclass(a, BaseModel)), field.annotation)
+    return True
 
 
 def _explain(exc: ValidationError, source: str) -> str:
@@ -310,7 +328,7 @@ def load_settings(
             trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config)),
         )
         layers.append((str(wcp), table))
-    env_layer = _env_layer(env)
+    env_layer, env_warnings = _env_layer(env)
     if env_layer:
         layers.append(("environment (CERVEAU_*)", env_layer))
     flag_layer = {k: v for k, v in (flags or {}).items() if v is not None}
@@ -330,6 +348,7 @@ def load_settings(
     settings.workspace_review = review
     settings.workspace_lowered = lowered
     settings.workspace_config_digest = digest
+    settings.warnings = env_warnings
     return settings
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from . import __version__
@@ -55,10 +56,13 @@ def collect(settings: Settings) -> dict[str, Any]:
 
 
 def doctor(settings: Settings, *, as_json: bool) -> int:
+    """0, or 1 when the server named with --server (or server_url) does not answer: a script
+    checking `cerveau doctor && cerveau run ...` must not go on to a run that cannot start."""
     info = collect(settings)
+    code = 1 if settings.server_url and not info["server"]["reachable"] else 0
     if as_json:
         print(json.dumps(info, indent=2, default=str))
-        return 0
+        return code
     s, sb = info["server"], info["sandbox"]
     print(f"cerveau {info['version']}  workspace {info['workspace']}")
     print(
@@ -80,4 +84,6 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     for note in sb.get("notes", []) + sb.get("gaps", []):
         print(f"  - {note}")
     print(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
-    return 0
+    if code:
+        print(f"cerveau doctor: nothing answers at {settings.server_url}", file=sys.stderr)
+    return code

@@ -128,6 +128,8 @@ class CerveauApp(App[int]):
         self.prompt.focus()
         for text, level in startup_notices(self.settings):
             chat.notice(text, level)
+        for warning in self.settings.warnings:
+            chat.notice(warning, "warning")
         review = review_of(self.settings)
         if review:
             # Before the session is built: what it is built with depends on the answer.
@@ -257,7 +259,8 @@ class CerveauApp(App[int]):
 
     # --- the palette -------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's Screenshot saves to ~/Downloads only; palette.py's falls back when there is none.
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Screenshot")
         yield from app_commands(self)
 
 
@@ -273,6 +276,14 @@ def default_factory(settings: Settings, resume: str | None = None) -> SessionFac
     def factory(bus: Emitter, approver: BusApprover, progress: Callable[..., None]) -> Session:
         from ..session import build_session
 
+        if settings.server_url:
+            # Nothing says "ready" before the server answered: a dead URL shows "disconnected"
+            # and is tried again until it answers or the person quits (the runner's sleep wakes).
+            from ..stack.server import wait_until_answers
+
+            wait_until_answers(
+                settings.server_url, progress, sleep=getattr(progress, "sleep", time.sleep)
+            )
         return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)  # type: ignore[return-value]
 
     return factory

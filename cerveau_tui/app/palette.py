@@ -8,11 +8,14 @@ asked of the session (never of the engine's policy, from the UI thread).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
+from pathlib import Path
 from typing import Protocol
 
+import platformdirs
 from textual.app import SystemCommand
+from textual.notifications import SeverityLevel
 
 from ..config import Settings
 from .runner import SessionRunner
@@ -31,6 +34,31 @@ class PaletteHost(Protocol):
     def action_toggle_planner(self) -> None: ...
     def action_toggle_reasoning(self) -> None: ...
     def action_interrupt(self) -> None: ...
+    def save_screenshot(self, filename: str | None = None, path: str | None = None) -> str: ...
+    def notify(
+        self, message: str, *, title: str = "", severity: SeverityLevel = "information"
+    ) -> None: ...
+    def set_timer(self, delay: float, callback: Callable[[], object]) -> object: ...
+
+
+def screenshot_dir(downloads: Path | None = None, state: Path | None = None) -> Path:
+    """Downloads when there is one, else cerveau's state folder (made). Textual's own Screenshot
+    writes to ~/Downloads only, and on a server with no such folder it failed with nothing saved."""
+    down = downloads if downloads is not None else platformdirs.user_downloads_path()
+    if down.is_dir():
+        return down
+    out = (state or platformdirs.user_state_path("cerveau")) / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def take_screenshot(app: PaletteHost, where: Callable[[], Path] = screenshot_dir) -> None:
+    try:
+        saved = app.save_screenshot(path=str(where()))
+    except OSError as exc:
+        app.notify(f"screenshot not saved: {exc}", title="Screenshot", severity="error")
+        return
+    app.notify(f"saved {saved}", title="Screenshot")
 
 
 def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
@@ -68,6 +96,12 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             else "Read and plan only; the plan guides the next turns",
             partial(runner.submit, "discuss", "off" if discuss else "on"),
         )
+    yield SystemCommand(
+        "Screenshot",
+        "Save an SVG of the screen (to Downloads, else cerveau's state folder)",
+        # After the palette has closed, so the picture is of the app, not of the palette.
+        lambda: app.set_timer(0.1, partial(take_screenshot, app)),
+    )
     session = runner.session if runner is not None else None
     for key, scope in session.session_grants() if session is not None else []:
         yield SystemCommand(

@@ -48,6 +48,21 @@ def progress_text(stage: Any, fraction: Any, line: Any) -> str:
     return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
 
 
+class _Progress:
+    """The progress callback handed to the factory, with a `sleep` that quitting interrupts: a
+    start-up waiting for a server that does not answer must not hold the app's exit for 15 s."""
+
+    def __init__(self, report: Callable[..., None], stopping: threading.Event) -> None:
+        self._report, self._stopping = report, stopping
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self._report(*args, **kwargs)
+
+    def sleep(self, seconds: float) -> None:
+        if self._stopping.wait(seconds):
+            raise Cancelled("quit while waiting for the server")
+
+
 class SessionRunner:
     def __init__(
         self,
@@ -124,7 +139,7 @@ class SessionRunner:
 
     def _main(self) -> None:
         try:
-            self.session = self._factory(self._progress)
+            self.session = self._factory(_Progress(self._progress, self._stopping))
         except Cancelled:
             return
         except Exception as exc:  # shown in the chat; the app stays usable to read it and quit

@@ -33,11 +33,13 @@ def ensure_state_dir(ws: Path) -> Path:
     path = ws / STATE_DIR
     try:
         os.mkdir(path, 0o755)
+        keep_out_of_git(ws)
         return path
     except FileExistsError:
         pass
     st = os.lstat(path)
     if stat.S_ISDIR(st.st_mode):
+        keep_out_of_git(ws)
         return path
     kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
     target = f" to {os.readlink(path)}" if stat.S_ISLNK(st.st_mode) else ""
@@ -45,6 +47,22 @@ def ensure_state_dir(ws: Path) -> Path:
         f"refused to run: {path} is {kind}{target}; the harness's state folder must be a real "
         f"directory. Inspect it, then remove or rename it (outside this session) to continue."
     )
+
+
+GITIGNORE = "# cerveau's own state (sessions, blobs, the undo log): not part of the project\n*\n"
+
+
+def keep_out_of_git(ws: Path) -> None:
+    """`.cerveau/.gitignore` saying `*`, unless one is there: the session log and blob store were
+    showing up in `git status` and went into a person's commit with `git add -A`. Written beneath
+    the workspace following no link, so a planted `.cerveau/.gitignore` link writes nowhere else."""
+    from ..workspace.beneath import UnsafePath, atomic_write_beneath
+
+    if os.path.isdir(ws / STATE_DIR) and not os.path.lexists(ws / STATE_DIR / ".gitignore"):
+        try:
+            atomic_write_beneath(ws, f"{STATE_DIR}/.gitignore", GITIGNORE, create_dirs=False)
+        except (OSError, UnsafePath):
+            pass  # a state folder we cannot write is reported by whoever needs it, not here
 
 
 def runtime_dirs() -> list[Path]:

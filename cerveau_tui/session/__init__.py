@@ -18,6 +18,7 @@ from ..loop.engine import Engine
 from ..plan.state import PlanState
 from ..protocol import EventType
 from ..provider.llama import LlamaProvider
+from ..sandbox.protect import keep_out_of_git
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
@@ -209,6 +210,7 @@ def build_session(
         engine.delegate = engine.delegator()
     resumed = _load_previous(settings, resume) if resume is not None else []
     log = _session_log(settings, bus)
+    keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
     protection = boundary.protection(settings)
     bus.emit(
         EventType.SESSION_STARTED,

@@ -76,7 +76,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         flags["n_ctx"] = args.n_ctx
     if getattr(args, "model", None):
         flags["model_path"] = str(Path(args.model).resolve())
-    return load_settings(workspace=getattr(args, "workspace", None), flags=flags)
+    settings = load_settings(workspace=getattr(args, "workspace", None), flags=flags)
+    for warning in settings.warnings:
+        print(f"cerveau: warning: {warning}", file=sys.stderr)
+    return settings
 
 
 def _props(url: str) -> dict[str, Any]:

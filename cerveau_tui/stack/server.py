@@ -72,6 +72,31 @@ def probe(url: str, timeout_s: float = 2.0) -> bool:
     return False
 
 
+#: Seconds between attempts to reach a server that does not answer: soon at first (it may be
+#: starting), then every 15 s, without end; the person quits or starts the server.
+RETRY_DELAYS = (1.0, 2.0, 4.0, 8.0, 15.0)
+
+
+def wait_until_answers(
+    url: str,
+    progress: Progress,
+    *,
+    answers: Callable[[str], bool] = probe,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Block until something answers at `url`, saying each failed attempt as a `disconnected`
+    stage. Returns the attempts that failed. Before this, a dead --server URL got a session built
+    on nothing and a chat line "ready"; the first turn then failed after the request timeout.
+    The progress callback stops the wait by raising (the app's does when the person quits)."""
+    failed = 0
+    while not answers(url):
+        delay = RETRY_DELAYS[min(failed, len(RETRY_DELAYS) - 1)]
+        failed += 1
+        progress("disconnected", None, f"nothing answers at {url}; retry {failed} in {delay:.0f}s")
+        sleep(delay)
+    return failed
+
+
 def log_tail(path: Path, n: int = 25) -> str:
     try:
         lines = path.read_text(errors="replace").splitlines()

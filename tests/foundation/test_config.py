@@ -37,9 +37,32 @@ def test_a_bad_value_names_its_source_and_field(tmp_path):
         load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
 
 
-def test_an_unknown_key_is_an_error_not_ignored(tmp_path):
+def test_an_unknown_key_in_a_config_file_is_an_error_not_ignored(tmp_path):
+    user = tmp_path / "user.toml"
+    user.write_text("max_tokenz = 5\n")
     with pytest.raises(ConfigError, match="max_tokenz"):
-        load_settings(tmp_path, environ={"CERVEAU_MAX_TOKENZ": "5"}, user_config=tmp_path / "n")
+        load_settings(tmp_path, environ={}, user_config=user)
+
+
+def test_a_stray_cerveau_variable_is_a_warning_not_a_refusal_to_start(tmp_path):
+    env = {
+        "CERVEAU_MAX_TOKENZ": "5",
+        "CERVEAU_LIMITS__NO_SUCH": "1",
+        "CERVEAU_SANDBOX": "read-only",
+    }
+    s = load_settings(tmp_path, environ=env, user_config=tmp_path / "n")
+    assert s.sandbox == "read-only"
+    assert s.warnings == [
+        "ignored CERVEAU_LIMITS__NO_SUCH: no such setting",
+        "ignored CERVEAU_MAX_TOKENZ: no such setting",
+    ]
+
+
+def test_a_bad_value_of_a_real_setting_in_the_environment_is_still_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="limits.max_iterations"):
+        load_settings(
+            tmp_path, environ={"CERVEAU_LIMITS__MAX_ITERATIONS": "many"}, user_config=tmp_path / "n"
+        )
 
 
 def test_broken_toml_is_reported_with_its_path(tmp_path):
