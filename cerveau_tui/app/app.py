@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -66,8 +69,10 @@ class CerveauApp(App[int]):
         theme_dirs: list[Path] | None = None,
         quiet_s: float = QUIET_S,
         trust: TrustHooks | None = None,
+        handle_signals: bool = False,
     ) -> None:
         super().__init__()
+        self._handle_signals = handle_signals
         self.settings = settings
         self.bus = bus or Emitter()
         self.approver = BusApprover(self.bus, timeout_s=settings.approval_timeout_s)
@@ -112,6 +117,14 @@ class CerveauApp(App[int]):
         return self.screen_stack[0].query_one(ChatView)
 
     def on_mount(self) -> None:
+        if self._handle_signals:
+            # SIGTERM killed the app where it stood: the terminal left in the alternate screen
+            # with the mouse on, the session not closed. Quit as Ctrl+Q does instead.
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(
+                signal.SIGTERM, lambda: asyncio.ensure_future(self.action_quit())
+            )
+            loop.add_signal_handler(signal.SIGHUP, self._hang_up)
         for theme in self._theme_load.themes:
             self.register_theme(theme)
         wanted = (
@@ -243,6 +256,12 @@ class CerveauApp(App[int]):
         self.exiting = True
         self.exit(0)
 
+    def _hang_up(self) -> None:
+        # The terminal is gone: a Textual exit hung writing to it (measured: the app never ended).
+        # Close the session (its commands, its server), then leave without touching the tty.
+        threading.Thread(target=lambda: (self.stop_session(), os._exit(129)), daemon=True).start()
+        self.set_timer(10.0, lambda: os._exit(129))
+
     def stop_session(self) -> bool:
         """Cancel the turn, close the session, join the engine thread. Idempotent."""
         if self._stopped:
@@ -299,7 +318,12 @@ def run_app(
     workspace config (without it, a trust applies from the next start)."""
     tune_gc()
     trust = TrustHooks(reload=reload_settings, factory_for=lambda s: default_factory(s, resume))
-    app = CerveauApp(settings, session_factory=default_factory(settings, resume), trust=trust)
+    app = CerveauApp(
+        settings,
+        session_factory=default_factory(settings, resume),
+        trust=trust,
+        handle_signals=True,
+    )
     code = app.run()
     app.stop_session()
     return int(code or 0)

@@ -20,7 +20,7 @@ from cerveau_tui.config import ConfigError, Settings, load_settings
 from cerveau_tui.stack.paths import stack_paths
 from cerveau_tui.stack.provision import ProvisionError, StackError, locate, plan, provision
 from cerveau_tui.stack.server import http_get, managed_for, probe
-from cerveau_tui.stack.state import live_records, remove_record, terminate_group
+from cerveau_tui.stack.state import live_records, owner_gone, remove_record, terminate_group
 
 
 class ConsoleProgress:
@@ -64,7 +64,9 @@ def add_stack_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     up.add_argument("--n-ctx", type=int, default=None)
     up.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M)")
     up.add_argument("--timeout", type=float, default=120.0)
-    down = sub.add_parser("down", parents=[common], help="stop the `stack up` server")
+    down = sub.add_parser(
+        "down", parents=[common], help="stop the `stack up` server and any whose app is gone"
+    )
     down.add_argument("--all", action="store_true",
                       help="also stop servers that running apps and test sessions own")  # fmt: skip
     sub.add_parser("status", parents=[common], help="what is installed and running")
@@ -171,8 +173,10 @@ def _down(args: argparse.Namespace, settings: Settings) -> int:
     paths = stack_paths(settings.cache_dir)
     stopped = []
     for rec in live_records(paths.run_dir):
-        # An app's own server is stopped by that app; killing it here would break its turn.
-        if not (rec.detached or args.all):
+        # An app's own server is stopped by that app; killing it here would break its turn. One
+        # whose app is gone (killed before its watchdog existed, or the watchdog killed too) is
+        # nobody's: it only holds the machine's memory.
+        if not (rec.detached or args.all or owner_gone(rec)):
             continue
         if terminate_group(rec.pid):
             remove_record(paths.run_dir, rec.pid)

@@ -9,6 +9,7 @@ here); otherwise the default stack is provisioned and a managed server started.
 from __future__ import annotations
 
 import atexit
+import os
 import socket
 import subprocess
 import time
@@ -24,9 +25,11 @@ from cerveau_tui.stack.state import (
     ServerRecord,
     live_records,
     remove_record,
+    start_time,
     terminate_group,
     write_record,
 )
+from cerveau_tui.stack.watchdog import watch
 
 if TYPE_CHECKING:
     from cerveau_tui.config import Settings
@@ -139,6 +142,7 @@ class ManagedServer:
         self.run_dir, self.extra_args, self.detached = run_dir, tuple(extra_args), detached
         self._clock, self._sleep = clock, sleep
         self.proc: subprocess.Popen[bytes] | None = None
+        self._watchdog: subprocess.Popen[bytes] | None = None
         self.props: dict[str, Any] = {}
 
     @property
@@ -190,6 +194,7 @@ class ManagedServer:
             )  # fmt: skip
         if not self.detached:
             atexit.register(self.stop)
+            self._watchdog = watch(self.proc.pid)
         try:
             self._wait_healthy(timeout_s, progress)
             self.props = http_get(self.url + "/props", 10.0).json()
@@ -235,6 +240,8 @@ class ManagedServer:
             pid=self.proc.pid, port=self.port, url=self.url, model=str(self.model),
             binary=str(self.binary), n_ctx=int(n_ctx), log=str(self.log_path),
             started_at=time.time(), detached=self.detached,
+            owner_pid=None if self.detached else os.getpid(),
+            owner_start=None if self.detached else start_time(os.getpid()),
         )  # fmt: skip
 
     def stop(self, grace_s: float = 5.0) -> None:
@@ -250,6 +257,14 @@ class ManagedServer:
             proc.wait(timeout=5.0)
         except subprocess.TimeoutExpired:
             pass
+        dog, self._watchdog = self._watchdog, None
+        if dog is not None:  # the server is gone: its EOF finds nothing to stop
+            if dog.stdin is not None:
+                dog.stdin.close()
+            try:
+                dog.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                dog.kill()
 
     def __enter__(self) -> ManagedServer:
         self.start()

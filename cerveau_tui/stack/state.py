@@ -30,6 +30,28 @@ class ServerRecord(BaseModel):
     log: str
     started_at: float
     detached: bool = False  # started by `cerveau stack up`, meant to outlive its starter
+    # The app that started it (pid and /proc start time): `stack down` stops a server whose owner
+    # is gone, which the owner's watchdog should already have done (watchdog.py).
+    owner_pid: int | None = None
+    owner_start: str | None = None
+
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22); None when it
+    is gone or a zombie. A pid and its start time name one process: a reused pid differs."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def owner_gone(rec: ServerRecord) -> bool:
+    """True when the app that owns this (non-detached) server has ended. Unknown (a record written
+    before owners were recorded) is not gone: only `down --all` stops those."""
+    if rec.detached or rec.owner_pid is None:
+        return False
+    return start_time(rec.owner_pid) != rec.owner_start
 
 
 def record_path(run_dir: Path, pid: int) -> Path:

@@ -83,3 +83,39 @@ def test_down_leaves_an_app_owned_server_alone_unless_all(
         assert _stack(tmp_path, "down", "--all")["stopped"] == [app_server.pid]
     finally:
         app_server.stop()
+
+
+def test_down_stops_an_app_owned_server_whose_app_is_gone(tmp_path: Path) -> None:
+    import shutil
+
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.state import ServerRecord, start_time, write_record
+
+    fake = tmp_path / "llama-server"  # `sleep` under the server's name: what state.py believes
+    shutil.copy("/bin/sleep", fake)
+    orphan = subprocess.Popen([str(fake), "300"], start_new_session=True)
+    alive_owner = subprocess.Popen([str(fake), "300"], start_new_session=True)
+    owned = subprocess.Popen([str(fake), "300"], start_new_session=True)
+    run_dir = stack_paths(tmp_path / "cache").run_dir
+    common = dict(port=1, url="http://127.0.0.1:1", model="m", binary=str(fake), n_ctx=1, log="l",
+                  started_at=0.0)  # fmt: skip
+    write_record(
+        run_dir, ServerRecord(pid=orphan.pid, owner_pid=2**22 + 1, owner_start="1", **common)
+    )
+    write_record(
+        run_dir,
+        ServerRecord(
+            pid=owned.pid,
+            owner_pid=alive_owner.pid,
+            owner_start=start_time(alive_owner.pid),
+            **common,
+        ),
+    )
+    try:
+        assert _stack(tmp_path, "down")["stopped"] == [orphan.pid]
+        orphan.wait(timeout=10)
+        assert owned.poll() is None  # its app still runs: left alone
+    finally:
+        for p in (orphan, alive_owner, owned):
+            p.kill()
+            p.wait()
