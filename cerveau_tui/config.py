@@ -82,7 +82,8 @@ class Settings(_Model):
     model_path: str | None = None  # a GGUF for the managed server; default: SmolLM2-135M
     model_name: str = ""  # the "model" field sent to the server
     n_ctx: int = Field(8192, ge=512)
-    max_tokens: int = Field(512, ge=16)  # the per-request token cap, always sent
+    # The per-request token cap, always sent; None (not set): derived from n_ctx (context/budget.py).
+    max_tokens: int | None = Field(None, ge=16)
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     action_mode: ActionMode = "auto"
     request_timeout_s: float = Field(300.0, gt=0)

@@ -21,6 +21,7 @@ class EventType(StrEnum):
     TOKEN = "token"  # a fragment of the assistant's visible answer
     REASONING = "reasoning"  # a fragment of reasoning content, kept apart
     ASSISTANT_MESSAGE = "assistant_message"  # the whole reply of one model call
+    REPLY_PROGRESS = "reply_progress"  # where a streaming reply stands (throttled by the loop)
     TOOL_CALL = "tool_call"
     TOOL_STARTED = "tool_started"
     TOOL_RESULT = "tool_result"
@@ -100,7 +101,8 @@ class ToolResultPayload(Payload):
     exit_code: int | None = None
     diff: str | None = None
     duration_ms: float = 0.0
-    status: Literal["done", "failed", "denied"] = "done"
+    # guarded: the loop did not run it (the repeat guard), which is not the person refusing it.
+    status: Literal["done", "failed", "denied", "guarded"] = "done"
     wrote: list[str] = Field(default_factory=list)  # workspace-relative paths actually written
 
 
@@ -122,6 +124,19 @@ class ApprovalResolved(Payload):
     decision: Literal["approved", "approved_session", "denied", "stopped"]
     reason: str = ""
     by: Literal["person", "policy", "timeout", "session_grant", "headless"] = "person"
+
+
+class ReplyProgress(Payload):
+    """Where the model's reply stands while it streams: prompt tokens read (when the server
+    reports it), tokens generated, and the tool call being written. Cumulative, so a dropped
+    or coalesced one loses nothing."""
+
+    tokens: int = 0
+    prompt_done: int = 0
+    prompt_total: int = 0
+    tool_name: str = ""
+    tool_chars: int = 0
+    tool_head: str = ""  # the first characters of the call's arguments
 
 
 class UsagePayload(Payload):

@@ -23,6 +23,7 @@ from ..protocol import (
     ErrorPayload,
     EventType,
     GuardTripped,
+    ReplyProgress,
     ToolCallPayload,
     ToolResultPayload,
     ToolStartedPayload,
@@ -47,6 +48,7 @@ from .plan_model import PLAN_EVENTS
 from .runner import progress_text
 from .widgets.chat import ChatView
 from .widgets.status_bar import StatusBar
+from .widgets.tool_card import DraftCard
 from .wire import Untyped, typed
 
 #: How often streamed text reaches the widgets. 50 ms: at a 1,000 tokens/s feed it gave the best
@@ -77,6 +79,7 @@ class Router:
         self._exiting = exiting
         self._last_drain = 0.0
         self._drain_timer: Any = None
+        self._draft: DraftCard | None = None  # the call being written, until its card comes
 
     # --- draining ------------------------------------------------------------------------------
     def wake(self) -> None:
@@ -147,10 +150,16 @@ class Router:
             case TurnStarted(input=text):
                 chat.user(text)
                 status.turn_started()
+            case ReplyProgress():
+                status.reply_progress(payload)
+                self.draft(payload)
             case ToolCallPayload():
+                self.draft(None)
                 chat.tool_call(payload, item.event.seq)
-            case ToolStartedPayload(call_id=call_id, status=state):
+            case ToolStartedPayload(call_id=call_id, status=state, name=name):
                 chat.card_status(call_id, state)
+                if state == "running":
+                    status.tool_running(name)
             case ToolResultPayload():
                 card = chat.card(payload.call_id)
                 if card is not None:
@@ -163,12 +172,14 @@ class Router:
                 chat.card_status(call_id, "denied" if denied else "running")
                 self.approvals.drop(request_id)
             case UsagePayload():
+                self.draft(None)
                 status.usage(payload)
             case ErrorPayload(message=message, retrying=retrying):
                 chat.notice(f"error: {message}" + (" (retrying)" if retrying else ""), "error")
             case GuardTripped(guard=guard, reason=reason):
                 chat.notice(f"guard {guard}: {reason}", "warning")
             case TurnEnded():
+                self.draft(None)
                 chat.settle()
                 status.turn_ended(payload)
                 if payload.reason != TURN_COMPLETED:
@@ -178,6 +189,20 @@ class Router:
                 self.app.call_after_refresh(gc.collect)
             case Untyped():
                 self.untyped(payload)
+
+    def draft(self, p: ReplyProgress | None) -> None:
+        """The card of the call being written: shown as its arguments stream, gone when the
+        reply ends (its real card follows)."""
+        if p is not None and p.tool_name:
+            if self._draft is None:
+                self.chat.settle()
+                self._draft = DraftCard(p)
+                self.chat.add(self._draft)
+            else:
+                self._draft.show(p)
+        elif p is None and self._draft is not None:
+            self._draft.remove()
+            self._draft = None
 
     def untyped(self, event: Untyped) -> None:
         """Events with no payload model yet (or one that did not fit): read as their dict."""

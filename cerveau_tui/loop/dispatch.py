@@ -83,9 +83,7 @@ class Dispatcher:
         for batch in batches:
             if self.state.cancelled:
                 for ex in batch:
-                    ran.append(
-                        ex.finish(ToolResult(False, "not run: the turn was interrupted"), "failed")
-                    )
+                    ran.append(ex.finish(ToolResult(False, INTERRUPTED_UNRUN), "failed"))
                 continue
             if len(batch) == 1:
                 ran.append(self.run_one(batch[0], ctx=ctx))
@@ -189,7 +187,9 @@ class Dispatcher:
             result = self._invoke(tool, ex, ctx)
         result.meta.setdefault("duration_ms", (time.monotonic() - started) * 1000)
         if not result.ok:
-            result.output = shape_failure(result, retried=not tool.runs_command)
+            result.output = shape_failure(
+                result, retried=not tool.runs_command, interrupted=self.state.cancelled
+            )
         if not result.ok and not rerun and tool.runs_command:
             retry = self._approved_rerun(ex, result)
             if retry is not None:
@@ -262,9 +262,16 @@ def _denial_text(decision: ApprovalDecision) -> str:
     return f"the person denied this call{why}"
 
 
-def shape_failure(result: ToolResult, retried: bool) -> str:
+#: What the model reads for a call the person's interrupt kept from running.
+INTERRUPTED_UNRUN = "not run: the person interrupted the turn"
+
+
+def shape_failure(result: ToolResult, retried: bool, interrupted: bool = False) -> str:
     """The retry class shapes what the model reads: fix the call, or the world was briefly wrong.
-    A command's own failure (a non-zero exit) is its output; it needs no preamble."""
+    A command's own failure (a non-zero exit) is its output; it needs no preamble. A call the
+    person interrupted was not wrong: "Error (fix the call)" sent the model fixing a sound call."""
+    if interrupted:
+        return f"Interrupted by the person while it ran (the call itself was not wrong): {result.output}"
     if result.exit_code is not None:
         return result.output
     if result.error_class == RetryClass.ARGS:

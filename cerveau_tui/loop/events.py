@@ -14,16 +14,51 @@ from ..protocol import (
     ApprovalResolved,
     EventType,
     GuardTripped,
+    ReplyProgress,
     ToolCallPayload,
     ToolResultPayload,
     ToolStartedPayload,
     TurnEnded,
 )
-from ..provider.types import Usage
+from ..provider.types import Delta, Usage
 from ..tools.base import Declared, display_path
 from .schedule import ToolExecution
 
 _BY = ("person", "policy", "timeout", "session_grant", "headless")
+
+
+#: A progress event every this many generated fragments: at 1,000 tokens/s that is 60 events a
+#: second, few enough for the bus and the app, often enough that the figure visibly moves.
+PROGRESS_EVERY = 16
+
+
+class ProgressEvents:
+    """Throttles reply progress by what changed, never by a clock: every PROGRESS_EVERY
+    tokens, and at once when the prompt progress moves or a new call's name appears."""
+
+    def __init__(self, bus: Emitter) -> None:
+        self.bus = bus
+        self._last: tuple[int, int, str] = (-PROGRESS_EVERY, -1, "")
+
+    def reset(self) -> None:
+        self._last = (-PROGRESS_EVERY, -1, "")
+
+    def __call__(self, d: Delta) -> None:
+        tokens, prompt, name = self._last
+        if d.tokens - tokens < PROGRESS_EVERY and d.prompt_done == prompt and d.tool_name == name:
+            return
+        self._last = (d.tokens, d.prompt_done, d.tool_name)
+        self.bus.emit(
+            EventType.REPLY_PROGRESS,
+            ReplyProgress(
+                tokens=d.tokens,
+                prompt_done=d.prompt_done,
+                prompt_total=d.prompt_total,
+                tool_name=d.tool_name,
+                tool_chars=d.tool_chars,
+                tool_head=d.tool_head,
+            ),
+        )
 
 
 def approval_resolved(
@@ -91,11 +126,12 @@ class TurnEvents:
         )
 
     def unrun(self, ex: ToolExecution, text: str) -> None:
-        """A call the loop refused to run at all (a repeat): denied, with why."""
+        """A call the loop refused to run at all (a repeat): `guarded`, with why. Not `denied`,
+        which says the person (or the policy) refused it."""
         self.bus.emit(
             EventType.TOOL_RESULT,
             ToolResultPayload(
-                call_id=ex.call_id, name=ex.name, ok=False, output=text, status="denied"
+                call_id=ex.call_id, name=ex.name, ok=False, output=text, status="guarded"
             ),
         )
 

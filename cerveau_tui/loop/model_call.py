@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from .. import protocol as P
 from ..bus import Emitter
+from ..context.budget import fit_result, result_room, shrink_largest
 from ..context.pack import pack
 from ..hooks import Hook
 from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderError
 from ..tools.registry import Registry
+from .events import ProgressEvents
 from .state import EngineState
 
 #: Overflow retries before the turn ends on it: each packs 20% tighter.
@@ -44,8 +47,13 @@ class ModelCall:
         self.n_ctx = n_ctx
         self.count_tokens = count_tokens
         self.brief = brief
+        self.progress = ProgressEvents(bus)
+        self.used = 0  # tokens in the window after the last reply, by the server's count
+        self.pending = 0  # tokens of the results added since that reply
 
-    def __call__(self, max_tokens: int, attempt: int = 0) -> Completion:
+    def __call__(
+        self, max_tokens: int, attempt: int = 0, refused: list[list[dict[str, Any]]] | None = None
+    ) -> Completion:
         schemas = self.registry.schemas()
         fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
         budget = max(256, int((self.n_ctx - max_tokens - fixed - 64) * self.state.squeeze))
@@ -56,6 +64,17 @@ class ModelCall:
             count=self.count_tokens,
             brief=self.brief,
         )
+        refused = refused if refused is not None else []
+        if messages in refused:
+            # Packing tighter dropped nothing more (the bulk is in the newest round): cut the
+            # largest message instead. Sending the same request again gets the same refusal;
+            # measured, `seq 1 3000` on a 4k server retried four identical requests.
+            messages = shrink_largest(messages, self.state.squeeze, self.count_tokens)
+            if messages in refused:
+                raise ProviderError(
+                    "the prompt does not fit the server's context and nothing in it can be cut",
+                    ErrorClass.CONTEXT_OVERFLOW,
+                )
         if dropped:
             self.bus.emit(
                 EventType.NOTICE,
@@ -63,15 +82,25 @@ class ModelCall:
                     "text": f"{dropped} earlier rounds were compacted into a resume brief to fit n_ctx={self.n_ctx}"
                 },
             )
+        self.progress.reset()
         try:
-            return self.provider.complete(
+            done = self.provider.complete(
                 messages,
                 schemas,
                 max_tokens=max_tokens,
                 on_delta=self._on_delta,
                 cancel=self.state.cancel,
             )
+            self.pending = 0
+            return done
         except ProviderError as exc:
+            if exc.prompt_tokens:
+                # The server's own count of what it refused: the status bar shows that, not the
+                # last figure that fitted (it said 28% while the server refused the prompt).
+                self.bus.emit(
+                    EventType.USAGE,
+                    P.UsagePayload(context_tokens=exc.prompt_tokens, n_ctx=self.n_ctx),
+                )
             # Our count is the model's own tokenizer, but the server's template adds its own tokens;
             # on overflow, pack tighter and try again rather than ending the turn.
             # The squeeze is remembered for the session, so the next round does not overflow again.
@@ -83,10 +112,19 @@ class ModelCall:
                         "text": "the prompt did not fit the server's context; compacting and retrying"
                     },
                 )
-                return self(max_tokens, attempt + 1)
+                return self(max_tokens, attempt + 1, [*refused, messages])
             raise
 
+    def fit_result(self, text: str, max_tokens: int) -> str:
+        """A tool result cut to the room left in the window, this round's earlier results
+        counted: one result never overflows the window."""
+        room = result_room(self.n_ctx, self.used + self.pending, max_tokens)
+        shown = fit_result(text, room, self.count_tokens)
+        self.pending += self.count_tokens(shown)
+        return shown
+
     def _on_delta(self, d: Delta) -> None:
+        self.progress(d)
         if d.content:
             self.bus.emit(EventType.TOKEN, {"text": d.content})
         if d.reasoning:
@@ -95,10 +133,10 @@ class ModelCall:
     def publish_usage(self, c: Completion) -> int:
         """Emit the call's usage; returns the tokens now in the context window."""
         t = c.timings
-        if t is not None and (t.prompt_n or t.cache_n):
-            ctx_tokens = t.prompt_n + t.cache_n + t.predicted_n
-        else:
-            ctx_tokens = c.usage.prompt_tokens + c.usage.completion_tokens
+        # The server's own count of the prompt it read; timings when it sent no usage.
+        ctx_tokens = c.usage.prompt_tokens or (t.prompt_n + t.cache_n if t is not None else 0)
+        # What the next prompt holds at least: this one and the reply (the room for results).
+        self.used = ctx_tokens + (c.usage.completion_tokens or (t.predicted_n if t else 0))
         self.bus.emit(
             EventType.USAGE,
             P.UsagePayload(

@@ -16,6 +16,7 @@ from typing import Any
 from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
+from ..context.budget import reply_cap
 from ..hooks import CallRecord, Hook, Reenter, Stop, TurnContext
 from ..protocol import EventType
 from ..provider.types import Completion, ErrorClass, ProviderError, Usage
@@ -88,7 +89,7 @@ class Turn:
             state=state.tools,
             history=state.history,
             settings=settings,
-            max_tokens=settings.max_tokens,
+            max_tokens=reply_cap(model.n_ctx, settings.max_tokens),
             asker=self._ask_person,
         )
         self.reply = Reply(registry, events, self.ctx, lambda: tool_context(None))
@@ -311,6 +312,7 @@ class Turn:
             replacement = h.on_tool_result(self.ctx, rec)
             if replacement is not None:
                 shown = replacement
+        shown = self.model.fit_result(shown, self.ctx.max_tokens)
         self.events.result(ex, shown)
         self.state.history.append({"role": "tool", "tool_call_id": ex.call_id, "content": shown})
         if ex.error is None:

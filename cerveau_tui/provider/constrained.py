@@ -301,3 +301,59 @@ def _decode_prefix(s: str) -> tuple[str, int, bool]:
         out.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(s[i + 1], s[i + 1]))
         i += 2
     return "".join(out), i, False
+
+
+_HEAD_CHARS = 200
+
+
+class ActionProgress:
+    """Where a constrained tool call stands as it streams: its name once `{"tool": "NAME"` is
+    whole, then how many characters of its arguments arrived and their first few, so a person
+    sees `write_file parser.py … 1.4k chars` grow. Linear: only the text before `arguments` is
+    ever searched again."""
+
+    _SEARCH_MAX = 512  # past this without `"arguments":` the reply is not a call we can follow
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.chars = 0
+        self.head = ""
+        self._before = ""  # the text before the arguments, until they start
+        self._state = "name"  # name | args | other
+
+    def feed(self, fragment: str) -> None:
+        if not fragment or self._state == "other":
+            return
+        if self._state == "args":
+            self._count(fragment)
+            return
+        self._before += fragment
+        named = _TOOL_NAME.match(self._before)
+        if named is None:
+            if len(self._before) > self._SEARCH_MAX or not _could_open_tool(self._before):
+                self._state = "other"
+            return
+        start = _ARGS_START.search(self._before, named.end())
+        if start is None:
+            if len(self._before) > self._SEARCH_MAX:
+                self._state = "other"
+            return
+        try:
+            self.name = json.loads(f'"{named.group(1)}"')
+        except ValueError:
+            self._state = "other"
+            return
+        self._state = "args"
+        rest, self._before = self._before[start.end() :], ""
+        self._count(rest)
+
+    def _count(self, text: str) -> None:
+        self.chars += len(text)
+        if len(self.head) < _HEAD_CHARS:
+            self.head = (self.head + text)[:_HEAD_CHARS]
+
+
+def _could_open_tool(text: str) -> bool:
+    squeezed = "".join(text.split())
+    prefix = '{"tool":"'
+    return squeezed.startswith(prefix) or prefix.startswith(squeezed)

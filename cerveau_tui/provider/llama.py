@@ -205,6 +205,9 @@ class LlamaProvider:
         body: dict[str, Any] = {
             "stream": True,
             "stream_options": {"include_usage": True},
+            # llama-server then streams `prompt_progress` while it reads a long prompt, minutes
+            # on a CPU; other servers ignore the field.
+            "return_progress": True,
             # Always capped: llama-server's default is unlimited, and n_predict wins over
             # max_tokens there, so both are sent (other servers ignore n_predict).
             "max_tokens": max_tokens,
@@ -233,6 +236,7 @@ class LlamaProvider:
         asm = StreamAssembler(self.limits)
         via = "constrained" if "response_format" in body else "native"
         answer = constrained.AnswerStream() if via == "constrained" else None
+        action = constrained.ActionProgress() if via == "constrained" else None
         saw_done = False
         if cancel is not None and cancel.is_set():
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
@@ -260,13 +264,8 @@ class LlamaProvider:
                             saw_done = True
                             break
                         delta = asm.feed(parse_chunk(data))
-                        if delta is not None and on_delta is not None:
-                            if answer is not None:
-                                delta = Delta(
-                                    content=answer.feed(delta.content), reasoning=delta.reasoning
-                                )
-                            if delta.content or delta.reasoning:
-                                on_delta(delta)
+                        if asm.moved and on_delta is not None:
+                            on_delta(self._shown(delta or Delta(), asm, answer, action))
         except Cancelled as exc:
             raise ProviderError(
                 "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
@@ -308,6 +307,26 @@ class LlamaProvider:
         if not saw_done:
             raise self._bad_stream("the stream ended without [DONE]", asm, via)
         return self._finish(asm, via)
+
+    @staticmethod
+    def _shown(
+        delta: Delta,
+        asm: StreamAssembler,
+        answer: constrained.AnswerStream | None,
+        action: constrained.ActionProgress | None,
+    ) -> Delta:
+        """What the person sees of one chunk: the text, and where the reply stands. Constrained,
+        the action is one JSON text: an answer's characters are shown, a tool call's progress."""
+        shown = asm.progress(Delta(content=delta.content, reasoning=delta.reasoning))
+        if answer is not None and action is not None:
+            action.feed(delta.content)
+            shown.content = answer.feed(delta.content)
+            shown.tool_name, shown.tool_chars, shown.tool_head = (
+                action.name,
+                action.chars,
+                action.head,
+            )
+        return shown
 
     # -- bounded reading (see reading.py) -------------------------------------------------------
 

@@ -86,7 +86,18 @@ def status_error(r: httpx.Response, cap: int, deadline: Deadline, base_url: str)
         data = b"(the error body did not finish before the deadline)"
     text = data.decode("utf-8", errors="replace")
     cls = classify_error(r.status_code, text)
-    return ProviderError(describe(cls, r.status_code, text, base_url), cls, r.status_code)
+    err = ProviderError(describe(cls, r.status_code, text, base_url), cls, r.status_code)
+    err.prompt_tokens = _prompt_tokens_of(text)
+    return err
+
+
+def _prompt_tokens_of(text: str) -> int | None:
+    """llama-server's own count of a prompt it refused (`error.n_prompt_tokens`), if it said."""
+    try:
+        n = json.loads(text)["error"]["n_prompt_tokens"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return n if isinstance(n, int) and n > 0 else None
 
 
 def event_error(error: Any, base_url: str, partial: Completion | None) -> ProviderError:

@@ -99,6 +99,13 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    chars: int = 0
+    head: str = ""  # the first HEAD_CHARS of the arguments, for the person's progress line
+
+
+#: Of a call being streamed, this much of its arguments travels with the progress: enough to
+#: show `write_file parser.py`, never the whole file once per fragment.
+HEAD_CHARS = 200
 
 
 def _shape(what: str, value: Any, expected: str) -> MalformedChunk:
@@ -132,6 +139,10 @@ class StreamAssembler:
     timings: Timings | None = None
     chunks: int = 0
     kept_bytes: int = 0
+    generated: int = 0  # fragments of generated text or arguments (about one token each)
+    prompt_progress: tuple[int, int] | None = None  # (processed, total) with `return_progress`
+    moved: bool = False  # the last chunk changed something worth showing, progress included
+    last_call: int | None = None  # the index of the call whose arguments arrived last
 
     def _keep(self, text: str) -> None:
         # ASCII (nearly every fragment) is measured for free; anything else is encoded to count.
@@ -141,6 +152,14 @@ class StreamAssembler:
 
     def feed(self, chunk: dict[str, Any]) -> Delta | None:
         self.chunks += 1
+        self.moved = False
+        progress = chunk.get("prompt_progress")
+        if isinstance(progress, dict):
+            self.prompt_progress = (
+                _count(progress.get("processed")),
+                _count(progress.get("total")),
+            )
+            self.moved = True
         if isinstance(chunk.get("usage"), dict):
             self.usage = usage_from(chunk["usage"])
         if isinstance(chunk.get("timings"), dict):
@@ -185,7 +204,23 @@ class StreamAssembler:
                 raise _shape("delta.tool_calls", frags, "a list")
             for position, frag in enumerate(frags):
                 self._add_call_fragment(frag, position)
-        return shown if (shown.content or shown.reasoning) else None
+        if shown.content or shown.reasoning:
+            self.generated += 1
+            self.moved = True
+            return shown
+        return None
+
+    def progress(self, delta: Delta) -> Delta:
+        """`delta` with where the reply stands: tokens, prompt progress, the call being written."""
+        delta.tokens = self.generated
+        if self.prompt_progress is not None:
+            delta.prompt_done, delta.prompt_total = self.prompt_progress
+        call = self.calls.get(self.last_call) if self.last_call is not None else None
+        if call is not None:
+            delta.tool_name = call.name
+            delta.tool_chars = call.chars
+            delta.tool_head = call.head
+        return delta
 
     def _add_call_fragment(self, frag: Any, position: int) -> None:
         if not isinstance(frag, dict):
@@ -223,6 +258,12 @@ class StreamAssembler:
             raise _shape("tool call arguments", args, "a string")
         self._keep(args)
         call.arguments.append(args)
+        call.chars += len(args)
+        if len(call.head) < HEAD_CHARS:
+            call.head = (call.head + args)[:HEAD_CHARS]
+        self.last_call = index
+        self.generated += 1
+        self.moved = True
 
     def completion(self, via: str = "native") -> Completion:
         calls = [

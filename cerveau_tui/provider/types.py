@@ -55,6 +55,8 @@ class ProviderError(Exception):
         # What had streamed before the failure (a stream that died, a cancel): kept so a turn
         # can show and record it rather than lose it.
         self.partial = partial
+        # The server's count of a prompt it refused as too long, when it gave one.
+        self.prompt_tokens: int | None = None
 
     @property
     def retryable(self) -> bool:
@@ -154,10 +156,17 @@ class Completion:
 
 @dataclass
 class Delta:
-    """One streamed fragment, handed to the loop as it arrives."""
+    """One streamed fragment, handed to the loop as it arrives, with where the reply stands
+    (so a person watching a five-minute call sees it move; none of that is content)."""
 
     content: str = ""
     reasoning: str = ""
+    tokens: int = 0  # fragments generated so far (llama-server streams one token a fragment)
+    prompt_done: int = 0  # prompt tokens processed so far, when the server reports it
+    prompt_total: int = 0
+    tool_name: str = ""  # the tool call being written, once its name is known
+    tool_chars: int = 0  # characters of its arguments so far
+    tool_head: str = ""  # their first characters (enough to show the path or the command)
 
 
 @dataclass

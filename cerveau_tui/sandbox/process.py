@@ -159,7 +159,8 @@ def run_process(
             elif sink.total > flood_bytes:
                 flooded = True
                 notes.append(
-                    f"output flood: killed after {sink.total // (1024 * 1024)} MiB of output"
+                    f"killed: output flood, {sink.total / 2**20:.1f} MiB written (the cap is "
+                    f"{flood_bytes / 2**20:.1f} MiB); the output kept is its head and tail"
                 )
             if timed_out or interrupted or flooded:
                 kill_group(proc.pid)

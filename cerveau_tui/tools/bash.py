@@ -75,7 +75,9 @@ class Bash(Tool):
         if res.timed_out:
             out += f"\n[killed: timed out after {timeout:g} s]"
         elif res.interrupted:
-            out += "\n[killed: interrupted]"
+            out += "\n[killed: the person interrupted it]"
+        # A flood is killed at its cap: say so, or the model reads a cut log as the whole story.
+        out += "".join(f"\n[{n}]" for n in res.notes if n.startswith("killed: "))
         if res.background_pgid:
             out += "\n[processes left running in the background are owned by this session]"
         ok = res.exit_code == 0
@@ -83,7 +85,11 @@ class Bash(Tool):
         return ToolResult(
             ok=ok,
             output=f"{body}\n[exit code {res.exit_code if res.exit_code is not None else 'none'}]",
-            error_class=None if ok else RetryClass.TRANSIENT if res.timed_out else RetryClass.ARGS,
+            error_class=None
+            if ok or res.interrupted
+            else RetryClass.TRANSIENT
+            if res.timed_out
+            else RetryClass.ARGS,
             exit_code=res.exit_code,
             wrote=wrote,
             meta={

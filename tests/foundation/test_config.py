@@ -5,7 +5,7 @@ from cerveau_tui.config import ConfigError, load_settings, save_user_setting
 
 def test_defaults_load_without_files(tmp_path):
     s = load_settings(tmp_path, environ={}, user_config=tmp_path / "none.toml")
-    assert s.max_tokens == 512 and s.sandbox == "workspace-write" and s.sources == []
+    assert s.max_tokens is None and s.sandbox == "workspace-write" and s.sources == []
 
 
 def test_layers_override_in_order(tmp_path):

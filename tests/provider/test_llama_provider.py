@@ -110,7 +110,9 @@ def test_auto_mode_goes_constrained_when_the_template_cannot_carry_tools() -> No
     ] == ["read_file", "write_file", None]
     assert done.via == "constrained"
     assert [(c.name, c.parsed()) for c in done.tool_calls] == [("read_file", {"path": "x.py"})]
-    assert done.tool_calls[0].id and seen == []  # raw action JSON is never shown as content
+    # Raw action JSON is never shown as content; what streams is the call's progress.
+    assert done.tool_calls[0].id and seen and all(d.content == "" for d in seen)
+    assert seen[-1].tool_name == "read_file" and '"path"' in seen[-1].tool_head
 
 
 def test_auto_mode_stays_native_when_the_template_supports_tools() -> None:

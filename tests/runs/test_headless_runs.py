@@ -213,8 +213,10 @@ OVERFLOW = {
 
 def test_context_overflow_compacts_and_retries(cli, tmp_path):
     with ScriptedServer({"responses": [OVERFLOW, {"content": "fits now"}]}) as srv:
-        code, events, _ = cli(tmp_path, srv.url, "x")
+        code, events, _ = cli(tmp_path, srv.url, "x " * 300)
+        first, second = (json.dumps(r["messages"]) for r in srv.requests)
     assert code == 0 and ended(events)["reason"] == "completed"
+    assert first != second, "the retry must change the request; the same one is refused again"
     assert any(
         "compacting" in e["payload"].get("text", "") for e in events if e["type"] == "notice"
     )

@@ -7,13 +7,16 @@ prompt depends on knowing whether the kernel is backing it.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from textual.content import Content
 from textual.widgets import Static
 
-from ...protocol import TurnEnded, UsagePayload
+from ...protocol import ReplyProgress, TurnEnded, UsagePayload
+from .tool_card import draft_summary
 
 
 @dataclass
@@ -28,6 +31,31 @@ class StatusState:
     enforced: bool | None = None
     seal: str = ""
     phase: str = "starting"  # starting | ready | running | failed
+    round_started: float | None = None  # the clock's reading when this round began
+    activity: str = ""  # what the round is doing: the prompt, tokens, the call being written
+
+
+#: One frame per quarter second of the round: the spinner moves because time passed, never
+#: because the widget counted its own refreshes.
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def elapsed_text(seconds: float) -> str:
+    s = int(max(0.0, seconds))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def activity_text(p: ReplyProgress) -> str:
+    """What the reply is doing, by what the server said: the call being written, the tokens so
+    far, the prompt read so far (llama-server with `return_progress`), else just "processing
+    prompt…" (the server said nothing yet, and nothing is invented)."""
+    if p.tool_name:
+        return draft_summary(p)
+    if p.tokens:
+        return f"{p.tokens:,} tok"
+    if p.prompt_total:
+        return f"prompt {min(p.prompt_done, p.prompt_total):,}/{p.prompt_total:,}"
+    return "processing prompt…"
 
 
 #: The verification seal (done/criteria.py Verification) as the status bar shows it; "clean"
@@ -48,7 +76,7 @@ def short_model(name: str) -> str:
     return name[:-5] if name.endswith(".gguf") else name
 
 
-def status_content(s: StatusState) -> Content:
+def status_content(s: StatusState, now: float | None = None) -> Content:
     """Most important first, so a narrow terminal cuts the least useful part (model and server,
     also shown in the chat at start-up), never the sandbox state."""
     parts: list[tuple[str, str] | str] = []
@@ -57,7 +85,14 @@ def status_content(s: StatusState) -> Content:
         parts.append((" │ ", "$text-muted"))
 
     phase_style = {"running": "$text-accent", "failed": "$text-error"}.get(s.phase, "$text-muted")
-    parts.append((s.phase, phase_style))
+    if s.phase == "running" and s.round_started is not None and now is not None:
+        took = now - s.round_started
+        frame = SPINNER[int(max(0.0, took) * 4) % len(SPINNER)]
+        parts.append((f"{frame} running {elapsed_text(took)}", phase_style))
+        if s.activity:
+            parts.append((f" · {s.activity}", "$text-muted"))
+    else:
+        parts.append((s.phase, phase_style))
     sep()
     if s.enforced is False:
         parts.append((f"sandbox: {s.sandbox or 'none'} NOT enforced", "bold $text-error"))
@@ -92,15 +127,32 @@ class StatusBar(Static):
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
     """
 
-    def __init__(self) -> None:
+    #: How often the spinner and the elapsed time move while a round runs.
+    TICK_S = 0.25
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__("", id="status", markup=False)
         self.state = StatusState()
+        self.clock = clock  # injected: a test sets the time, and the spinner follows it
 
     def on_mount(self) -> None:
         self.refresh_state()
+        self.set_interval(self.TICK_S, self._tick)
+
+    def _tick(self) -> None:
+        if self.state.phase == "running":
+            self.refresh_state()
 
     def refresh_state(self) -> None:
-        self.update(status_content(self.state))
+        self.update(status_content(self.state, self.clock()))
+
+    def reply_progress(self, p: ReplyProgress) -> None:
+        self.state.activity = activity_text(p)
+        self.refresh_state()
+
+    def tool_running(self, name: str) -> None:
+        self.state.activity = f"{name} running"
+        self.refresh_state()
 
     def session_ready(self, status: dict[str, Any]) -> None:
         s = self.state
@@ -119,19 +171,22 @@ class StatusBar(Static):
         s.n_ctx = p.n_ctx or s.n_ctx
         if p.predicted_per_second:
             s.tokens_per_s = p.predicted_per_second
+        s.activity = ""
         self.refresh_state()
 
     def turn_started(self) -> None:
         self.state.phase, self.state.iteration = "running", 0
+        self.state.round_started, self.state.activity = self.clock(), ""
         self.refresh_state()
 
     def iteration_started(self, iteration: int) -> None:
         self.state.iteration = iteration or self.state.iteration + 1
+        self.state.round_started, self.state.activity = self.clock(), "processing prompt…"
         self.refresh_state()
 
     def turn_ended(self, p: TurnEnded) -> None:
         s = self.state
-        s.phase = "ready"
+        s.phase, s.round_started, s.activity = "ready", None, ""
         s.iteration = p.iterations or s.iteration
         s.context_tokens = p.context_tokens or s.context_tokens
         if p.verification:

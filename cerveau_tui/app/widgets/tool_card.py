@@ -9,15 +9,16 @@ slow; the model still sees the whole (capped) output, this is only the view.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from ...protocol import ToolResultPayload
+from ...protocol import ReplyProgress, ToolResultPayload
 from .diff_view import DiffView
 
-STATUSES = ("queued", "waiting", "running", "done", "failed", "denied")
+STATUSES = ("queued", "waiting", "running", "done", "failed", "denied", "guarded")
 _LABELS = {
     "queued": "queued",
     "waiting": "waiting for approval",
@@ -25,6 +26,7 @@ _LABELS = {
     "done": "done",
     "failed": "failed",
     "denied": "denied",
+    "guarded": "not run: the repeat guard stopped it",
 }
 MAX_OUTPUT_LINES = 40
 
@@ -44,6 +46,41 @@ def summarize_arguments(name: str, arguments: dict[str, Any], width: int = 80) -
         text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# The value of the key that names the call, from arguments still being written (so maybe with no
+# closing quote yet). Escapes are left as they are: this is a progress line, not the call.
+_DRAFT_KEY = re.compile(r'"(?:command|cmd|path|file|pattern|query)"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def short_count(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def draft_summary(p: ReplyProgress, width: int = 60) -> str:
+    """A call being written, as the person recognises it: `write_file parser.py … 1.4k chars`."""
+    found = _DRAFT_KEY.search(p.tool_head)
+    target = " ".join(found.group(1).split()) if found else ""
+    if len(target) > width:
+        target = target[: width - 1] + "…"
+    return " ".join(x for x in (p.tool_name, target, f"… {short_count(p.tool_chars)} chars") if x)
+
+
+class DraftCard(Static):
+    """The call the model is writing, before it is whole: replaced by its ToolCard when the
+    reply ends. A long `write_file` took minutes with nothing on screen before this."""
+
+    DEFAULT_CSS = """
+    DraftCard { height: auto; margin: 0 1; padding: 0 0 0 1; border-left: thick $accent;
+                color: $text-muted; }
+    """
+
+    def __init__(self, p: ReplyProgress) -> None:
+        super().__init__("", markup=False, classes="tool -drafting")
+        self.show(p)
+
+    def show(self, p: ReplyProgress) -> None:
+        self.update(Content(f"{draft_summary(p)}  · writing"))
 
 
 def clip_output(output: str, max_lines: int = MAX_OUTPUT_LINES) -> str:
@@ -75,6 +112,8 @@ class ToolCard(Collapsible):
     ToolCard.-failed CollapsibleTitle, ToolCard.-failed .exit { color: $text-error; }
     ToolCard.-denied { border-left: thick $error; }
     ToolCard.-denied CollapsibleTitle { color: $text-error; text-style: strike; }
+    ToolCard.-guarded { border-left: thick $warning; }
+    ToolCard.-guarded CollapsibleTitle { color: $text-warning; }
     """
 
     def __init__(
