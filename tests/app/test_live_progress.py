@@ -29,7 +29,7 @@ def test_a_call_being_written_reads_as_its_tool_target_and_size() -> None:
 def test_the_running_phase_shows_a_spinner_and_the_rounds_elapsed_time() -> None:
     s = StatusState(phase="running", round_started=100.0, activity="312 tok")
     text = status_content(s, now=172.0).plain
-    assert "running 1m12s · 312 tok" in text
+    assert "running 1m12s │ sandbox: ? │ 312 tok" in text
     assert status_content(s, now=100.0).plain[0] != status_content(s, now=100.3).plain[0]
 
 
@@ -45,12 +45,12 @@ async def test_the_status_bar_follows_a_round_from_prompt_to_tokens(tmp_path: Pa
         bar.clock = clock
         app.bus.emit("turn_started", {"input": "write a parser"})
         app.bus.emit("iteration_started", {"iteration": 1})
-        assert await status_text(pilot, bar, "running 0s · processing prompt…")
+        assert await status_text(pilot, bar, "running 0s │ sandbox: ? │ processing prompt…")
         clock.advance(12)
         app.bus.emit("reply_progress", {"prompt_done": 1200, "prompt_total": 4000})
-        assert await status_text(pilot, bar, "running 12s · prompt 1,200/4,000")
+        assert await status_text(pilot, bar, "running 12s │ sandbox: ? │ prompt 1,200/4,000")
         app.bus.emit("reply_progress", {"tokens": 48})
-        assert await status_text(pilot, bar, "· 48 tok")
+        assert await status_text(pilot, bar, "│ 48 tok")
         clock.advance(60)
         bar._tick()
         assert await status_text(pilot, bar, "running 1m12s")

@@ -85,12 +85,11 @@ def status_content(s: StatusState, now: float | None = None) -> Content:
         parts.append((" │ ", "$text-muted"))
 
     phase_style = {"running": "$text-accent", "failed": "$text-error"}.get(s.phase, "$text-muted")
-    if s.phase == "running" and s.round_started is not None and now is not None:
+    running = s.phase == "running" and s.round_started is not None and now is not None
+    if running and now is not None and s.round_started is not None:
         took = now - s.round_started
         frame = SPINNER[int(max(0.0, took) * 4) % len(SPINNER)]
         parts.append((f"{frame} running {elapsed_text(took)}", phase_style))
-        if s.activity:
-            parts.append((f" · {s.activity}", "$text-muted"))
     else:
         parts.append((s.phase, phase_style))
     sep()
@@ -101,6 +100,10 @@ def status_content(s: StatusState, now: float | None = None) -> Content:
     else:
         parts.append(("sandbox: ?", "$text-muted"))
     sep()
+    if running and s.activity:
+        # After the sandbox state, which an 80-column terminal must still show.
+        parts.append((s.activity, "$text-accent"))
+        sep()
     if s.n_ctx:
         pct = 100.0 * s.context_tokens / s.n_ctx
         style = "$text-error" if pct >= 90 else "$text-warning" if pct >= 75 else ""
@@ -136,6 +139,10 @@ class StatusBar(Static):
         self.clock = clock  # injected: a test sets the time, and the spinner follows it
 
     def on_mount(self) -> None:
+        # The app's injected clock, when it has one: one time for every widget, and a test's.
+        app_clock = getattr(self.app, "clock", None)
+        if callable(app_clock) and self.clock is time.monotonic:
+            self.clock = app_clock
         self.refresh_state()
         self.set_interval(self.TICK_S, self._tick)
 
