@@ -24,6 +24,7 @@ def test_a_call_being_written_reads_as_its_tool_target_and_size() -> None:
     assert draft_summary(ReplyProgress(**WRITING)) == "write_file parser.py … 1.4k chars"
     cmd = ReplyProgress(tool_name="bash", tool_chars=12, tool_head='{"command": "pytest -q')
     assert draft_summary(cmd) == "bash pytest -q … 12 chars"
+    assert draft_summary(ReplyProgress(tool_name="list_files")) == "list_files …"
 
 
 def test_the_running_phase_shows_a_spinner_and_the_rounds_elapsed_time() -> None:

@@ -63,7 +63,9 @@ def draft_summary(p: ReplyProgress, width: int = 60) -> str:
     target = " ".join(found.group(1).split()) if found else ""
     if len(target) > width:
         target = target[: width - 1] + "…"
-    return " ".join(x for x in (p.tool_name, target, f"… {short_count(p.tool_chars)} chars") if x)
+    # No "0 chars": the name is known a moment before its arguments start, and "0" read as stuck.
+    size = f"… {short_count(p.tool_chars)} chars" if p.tool_chars else "…"
+    return " ".join(x for x in (p.tool_name, target, size) if x)
 
 
 class DraftCard(Static):
