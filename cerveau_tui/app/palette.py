@@ -34,6 +34,7 @@ class PaletteHost(Protocol):
     def action_toggle_planner(self) -> None: ...
     def action_toggle_reasoning(self) -> None: ...
     def action_interrupt(self) -> None: ...
+    def action_help(self) -> None: ...
     def save_screenshot(self, filename: str | None = None, path: str | None = None) -> str: ...
     def notify(
         self, message: str, *, title: str = "", severity: SeverityLevel = "information"
@@ -62,6 +63,13 @@ def take_screenshot(app: PaletteHost, where: Callable[[], Path] = screenshot_dir
 
 
 def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
+    # In place of Textual's "Keys" (app.py drops it): that one lists the focused prompt's
+    # text-editing keys and says nothing of approvals, `!cmd`, steering or Esc Esc.
+    yield SystemCommand(
+        "Keys",
+        "The app's keys: prompt, approvals, !cmd, steering, Esc Esc (also F1)",
+        app.action_help,
+    )
     yield SystemCommand("Toggle planner", "Show or hide the plan panel", app.action_toggle_planner)
     yield SystemCommand(
         "Toggle reasoning", "Show or hide the model's reasoning", app.action_toggle_reasoning

@@ -11,9 +11,12 @@ from ..plan.report import build_report_at
 from ..protocol import Event
 from ..workspace.fingerprint import Fingerprinter
 
-#: Events that can change a report; anything else leaves the last one valid.
+#: Events that can change a report; anything else leaves the last one valid. "undo" too: it puts
+#: files back with no turn around it, and without it the strip kept "1/2 done" while
+#: `cerveau report` (the same function over the log) said the step's file was missing.
 PLAN_EVENTS = frozenset(
     {
+        "undo",
         "plan_committed",
         "plan_updated",
         "checkpoint",

@@ -30,6 +30,9 @@ Resolve = Callable[[str, ApprovalDecision], object]
 
 class ApprovalScreen(ArmedModal[None]):
     CSS_PATH = Path(__file__).with_suffix(".tcss")
+    # Under 32 rows the diff gets less room (approval.tcss `-short`), so the question, the diff
+    # and the pinned keys and countdown all fit in a 24-row terminal.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("y", "decide('approved')", "Approve once", id="approval.approve"),
         Binding("a", "decide('approved_session')", "Approve for session", id="approval.session"),
@@ -59,9 +62,14 @@ class ApprovalScreen(ArmedModal[None]):
             with VerticalScroll(id="diff", classes="-empty"):
                 pass
             yield Static(id="paths", markup=False)
-            yield Static(id="keys", markup=False)
-            yield Static(id="countdown", markup=False)
-            yield Input(placeholder="why not? (Enter denies; empty is fine)", id="reason")
+            # Docked at the dialog's bottom (approval.tcss): on a 24-row terminal a long diff
+            # pushed the keys and the countdown out of the dialog; the diff scrolls instead.
+            with Vertical(id="answer"):
+                yield Static(id="keys", markup=False)
+                # Filled at compose, not only on mount: the nesting made a window in which the
+                # dialog was up with an empty countdown.
+                yield Static(self.countdown_text(), id="countdown", markup=False)
+                yield Input(placeholder="why not? (Enter denies; empty is fine)", id="reason")
 
     def on_mount(self) -> None:
         self._show_head()
@@ -211,7 +219,9 @@ class ApprovalScreen(ArmedModal[None]):
             " deny and stop the turn",
         )
 
-    def _show_countdown(self) -> None:
+    def countdown_text(self) -> str:
         left = self.seconds_left()
-        text = "" if left is None else f"denies automatically in {max(0, math.ceil(left))} s"
-        self.query_one("#countdown", Static).update(text)
+        return "" if left is None else f"denies automatically in {max(0, math.ceil(left))} s"
+
+    def _show_countdown(self) -> None:
+        self.query_one("#countdown", Static).update(self.countdown_text())

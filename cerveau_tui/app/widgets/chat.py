@@ -38,6 +38,7 @@ def card_id(call_id: str) -> str:
 class ChatView(VerticalScroll):
     DEFAULT_CSS = """
     ChatView { height: 1fr; layout: stream; background: $background; scrollbar-size-vertical: 1; }
+    ChatView:focus { scrollbar-color: $primary; background-tint: $foreground 4%; }
     """
 
     def __init__(self, show_reasoning: bool = True, max_entries: int = MAX_ENTRIES) -> None:
@@ -52,6 +53,12 @@ class ChatView(VerticalScroll):
         self._reused: dict[str, str] = {}
 
     def on_mount(self) -> None:
+        # Anchored: new output keeps the view at the bottom until the person scrolls up
+        # (PgUp, the wheel); scrolling back to the bottom, or sending, follows again.
+        self.anchor()
+
+    def follow(self) -> None:
+        """Back to the newest output, and keep following it (the person just sent something)."""
         self.anchor()
 
     # --- entries -----------------------------------------------------------------------------

@@ -1,28 +1,74 @@
 """The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J inserts a newline, Up/Down at the
-edges walk the history. Keys typed while a dialog was still arming are replayed here
-(`replay_key`, screens/armed.py), so a person who kept typing loses nothing."""
+edges walk the history, `?` on an empty prompt opens the help (typed anywhere else it is a
+character: the prompt has focus nearly always, and questions end in `?`). Keys typed while a
+dialog was still arming are replayed here (`replay_key`, screens/armed.py), so a person who kept
+typing loses nothing.
+
+The history is kept per workspace in `.cerveau/prompt-history` (HISTORY_REL): a person who
+restarts the app in the same project gets their earlier prompts back with Up. Written atomically
+beneath the workspace, never through a link; bounded (HISTORY_LIMIT entries, HISTORY_MAX_BYTES
+read); a file that cannot be read or written costs the history, never the prompt.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ...workspace.beneath import atomic_write_beneath, read_bytes_beneath
+
+HISTORY_REL = ".cerveau/prompt-history"
+HISTORY_LIMIT = 500
+HISTORY_MAX_BYTES = 1 << 20
+
 
 @dataclass
 class PromptHistory:
     entries: list[str]
-    limit: int = 500
+    limit: int = HISTORY_LIMIT
+    workspace: Path | None = None  # where it persists; None: this run only
+    problem: str = ""  # why it could not be read or saved, once
     _pos: int | None = None  # None: editing a new entry
-    _draft: str = ""
+    _draft: str = field(default="", repr=False)
+
+    @classmethod
+    def load(cls, workspace: Path, limit: int = HISTORY_LIMIT) -> PromptHistory:
+        history = cls([], limit, workspace)
+        try:
+            raw = json.loads(read_bytes_beneath(workspace, HISTORY_REL, HISTORY_MAX_BYTES))
+        except FileNotFoundError:
+            return history
+        except (OSError, ValueError) as exc:
+            history.problem = f"prompt history not read: {exc}"
+            return history
+        if isinstance(raw, list):
+            history.entries = [e for e in raw if isinstance(e, str)][-limit:]
+        return history
 
     def add(self, text: str) -> None:
         if text and (not self.entries or self.entries[-1] != text):
             self.entries.append(text)
             del self.entries[: -self.limit]
+            self._save()
         self._pos = None
+
+    def _save(self) -> None:
+        if self.workspace is None:
+            return
+        data = json.dumps(self.entries, ensure_ascii=False)
+        while len(data.encode()) > HISTORY_MAX_BYTES and self.entries:
+            del self.entries[: max(1, len(self.entries) // 10)]  # a few huge pastes
+            data = json.dumps(self.entries, ensure_ascii=False)
+        try:
+            atomic_write_beneath(self.workspace, HISTORY_REL, data)
+        except OSError as exc:
+            self.problem = f"prompt history not saved: {exc}"
+            self.workspace = None  # said once; this run keeps it in memory
 
     def older(self, current: str) -> str | None:
         if not self.entries:
@@ -56,19 +102,39 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class HelpAsked(Message):
+        """`?` on an empty prompt."""
+
     def __init__(self) -> None:
         super().__init__(
             id="prompt",
             soft_wrap=True,
             show_line_numbers=False,
             tab_behavior="focus",
-            placeholder="Ask (Enter sends, Ctrl+J newline). While it works, typing steers. !cmd runs a command.",
+            placeholder="Ask (Enter sends, Ctrl+J newline, ? or F1 help). While it works, typing steers. !cmd runs a command.",
         )
         self.past = PromptHistory([])
         self.cursor_blink = False  # a blinking cursor makes every snapshot differ
 
+    def on_mount(self) -> None:
+        settings = getattr(self.app, "settings", None)
+        workspace = getattr(settings, "workspace", None)
+        if isinstance(workspace, Path) and workspace.is_dir():
+            self.past = PromptHistory.load(workspace)
+            self._say_problem()
+
+    def _say_problem(self) -> None:
+        if self.past.problem:
+            self.notify(self.past.problem, severity="warning")
+            self.past.problem = ""
+
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if key == "question_mark" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.HelpAsked())
+            return
         if key == "enter":
             event.stop()
             event.prevent_default()
@@ -99,6 +165,7 @@ class PromptInput(TextArea):
         text = self.text
         if text.strip():
             self.past.add(text)
+            self._say_problem()
             self.clear()
             self.post_message(self.Submitted(text))
 
