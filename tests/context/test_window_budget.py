@@ -114,3 +114,18 @@ def test_the_context_figure_is_the_servers_prompt_count(tmp_path):
         s.close()
     usage = rec.of("usage")[-1].payload
     assert usage["context_tokens"] == usage["prompt_tokens"] > 0
+
+
+def test_seq_3000_on_a_4k_server_is_cut_to_fit_and_never_retried_identically(tmp_path):
+    """The observed case: the output overflowed the window, four identical requests were sent and
+    the turn ended in error while the status bar said 28%."""
+    call = {"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 3000"}}]}
+    with ScriptedServer({"responses": [call, {"content": "counted"}]}, n_ctx=4096) as srv:
+        s, rec = session(tmp_path, srv, {"CERVEAU_APPROVAL": '"never"'})
+        out = s.engine.run("count to 3000")
+        s.close()
+    assert out.reason == "completed", out.message
+    shown = rec.of("tool_result")[0].payload["output"]
+    assert shown.startswith("1\n2\n") and "3000" in shown[-40:] and "cut here" in shown
+    bodies = [repr(b["messages"]) for b in srv.requests]
+    assert len(bodies) == len(set(bodies)) == 2
