@@ -48,6 +48,14 @@ def progress_text(stage: Any, fraction: Any, line: Any) -> str:
     return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
 
 
+def _resolved_mode(session: Session) -> str:
+    resolve = getattr(getattr(session.engine, "provider", None), "resolved_mode", None)
+    try:
+        return str(resolve()) if resolve is not None else "auto"
+    except Exception:  # the server's /props unreadable: say what was asked, not a guess
+        return "auto"
+
+
 class _Progress:
     """The progress callback handed to the factory, with a `sleep` that quitting interrupts: a
     start-up waiting for a server that does not answer must not hold the app's exit for 15 s."""
@@ -150,6 +158,8 @@ class SessionRunner:
                 status = dict(self.session.status())
             except Exception as exc:
                 status = {"error": str(exc)}
+            if status.get("action_mode") == "auto":  # the header says what runs, not "auto"
+                status["action_mode"] = _resolved_mode(self.session)
             self._put(SessionReady(status))
             while not self._stopping.is_set():
                 job = self._jobs.get()
