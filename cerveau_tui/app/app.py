@@ -34,6 +34,7 @@ from .plan_feed import PlanFeed
 from .routing import Router
 from .runner import Session, SessionRunner
 from .screens.armed import QUIET_S
+from .screens.help import HelpScreen
 from .screens.trust import TrustScreen
 from .themes import DEFAULT_THEME, ThemeSaver, load_themes
 from .widgets.chat import ChatView
@@ -57,6 +58,21 @@ class CerveauApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f2", "toggle_planner", "Planner", id="app.planner"),
         Binding("f3", "toggle_reasoning", "Reasoning", id="app.reasoning"),
+        Binding("f1", "help", "Help", id="app.help"),
+        # `?` reaches here only when the prompt does not take it (prompt.py: it does unless empty).
+        Binding("question_mark", "help", "Help", id="app.help_key", show=False),
+        # Priority: the prompt has focus and would move its cursor; on a dialog they are its own.
+        Binding(
+            "pageup", "scroll_chat('up')", "Scroll up", id="app.page_up", show=False, priority=True
+        ),
+        Binding(
+            "pagedown",
+            "scroll_chat('down')",
+            "Scroll down",
+            id="app.page_down",
+            show=False,
+            priority=True,
+        ),
     ]
 
     def __init__(
@@ -217,6 +233,7 @@ class CerveauApp(App[int]):
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         chat = self.chat
+        chat.follow()  # what was sent, and what comes back, is at the bottom
         # Not started yet (the trust dialog is up): queued like a turn typed while it starts.
         unstarted = self.runner is not None and not self._started
         if self.runner is None or (not unstarted and not self.runner.thread.is_alive()):
@@ -242,12 +259,30 @@ class CerveauApp(App[int]):
         self.refresh_bindings()
         self.runner.run(text)
 
+    def on_prompt_input_help_asked(self, _: PromptInput.HelpAsked) -> None:
+        self.action_help()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "interrupt":
-            return True if self.busy else None  # shown dimmed when there is nothing to stop
+            # Ctrl+C copies a selection even during a turn; shown dimmed when nothing to stop.
+            return True if self.busy or self._selected_text() else None
+        if action == "scroll_chat":
+            return self.screen is self.screen_stack[0]  # a dialog's PgUp scrolls the dialog
         return True
 
+    def _selected_text(self) -> str:
+        screen = self.screen
+        focused = screen.focused
+        text = getattr(focused, "selected_text", "") if focused is not None else ""
+        return str(text or screen.get_selected_text() or "")
+
     def action_interrupt(self) -> None:
+        selected = self._selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.screen.clear_selection()
+            self.notify(f"copied {len(selected):,} characters", timeout=2)
+            return
         if self.runner is not None and self.busy:
             self.runner.interrupt()
             self.chat.notice("interrupting…", "warning")
@@ -265,6 +300,17 @@ class CerveauApp(App[int]):
 
     def action_toggle_reasoning(self) -> None:
         self.toggle_class("-hide-reasoning")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_show_help_panel(self) -> None:
+        self.action_help()  # Textual's panel lists the focused text area's keys, not the app's
+
+    def action_scroll_chat(self, direction: str) -> None:
+        chat = self.chat
+        chat.scroll_page_up() if direction == "up" else chat.scroll_page_down()
 
     async def action_quit(self) -> None:
         self.chat.notice("stopping the session…", "warning")
@@ -294,8 +340,11 @@ class CerveauApp(App[int]):
 
     # --- the palette -------------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        # Textual's Screenshot saves to ~/Downloads only; palette.py's falls back when there is none.
-        yield from (c for c in super().get_system_commands(screen) if c.title != "Screenshot")
+        # Textual's "Keys" shows the focused widget's keys (the prompt's text editing): ours instead.
+        # Its Screenshot saves to ~/Downloads only; palette.py's falls back when there is none.
+        yield from (
+            c for c in super().get_system_commands(screen) if c.title not in ("Keys", "Screenshot")
+        )
         yield from app_commands(self)
 
 

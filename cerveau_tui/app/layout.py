@@ -5,7 +5,7 @@ router's (routing.py)."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
 from .widgets.chat import ChatView
@@ -18,10 +18,13 @@ from .widgets.status_bar import StatusBar
 
 def main_layout(show_reasoning: bool) -> ComposeResult:
     yield SessionHeader()
-    yield PlannerPanel()
-    with Vertical(id="main"):
-        yield ChatView(show_reasoning=show_reasoning)
-        yield PlanStrip()
-        yield PromptInput()
+    # The planner beside the chat, not beside the whole screen: docked at the screen it took the
+    # status bar's width too, and at 80 columns the status bar was cut to 36.
+    with Horizontal(id="body"):
+        yield PlannerPanel()
+        with Vertical(id="main"):
+            yield ChatView(show_reasoning=show_reasoning)
+            yield PlanStrip()
+            yield PromptInput()
     yield StatusBar()
     yield Footer()
