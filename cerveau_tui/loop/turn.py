@@ -36,6 +36,7 @@ from .schedule import ToolExecution
 from .state import EngineState, Limits, Outcome
 
 MAX_MODEL_FAILURES = 3
+INTERRUPTED_REPLY = "[the person interrupted this reply]"
 
 
 class _End(Exception):
@@ -163,6 +164,12 @@ class Turn:
         except ProviderError as exc:
             self.model_failures += 1
             if exc.error_class == ErrorClass.CANCELLED or self.state.cancelled:
+                # What the model had said, marked as the person's interrupt: without it the next
+                # turn's model never learnt that its reply was cut, nor by whom.
+                said = exc.partial.content.strip() if exc.partial is not None else ""
+                self.state.history.append(
+                    {"role": "assistant", "content": f"{said}\n{INTERRUPTED_REPLY}".strip()}
+                )
                 raise _End(P.TURN_INTERRUPTED, "interrupted by the person") from exc
             self._on_model_error(exc)
             return None

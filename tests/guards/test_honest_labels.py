@@ -101,3 +101,27 @@ def test_an_output_flood_killed_at_its_cap_says_so(tmp_path: Path) -> None:
     assert res.exit_code is None and res.truncated
     r = bash_result(tmp_path, res)
     assert "killed: output flood" in r.output and "the cap is 0.2 MiB" in r.output
+
+
+def test_a_reply_interrupted_mid_stream_reaches_the_next_request_as_the_persons(
+    tmp_path: Path,
+) -> None:
+    script = {
+        "responses": [{"content": "I will start by reading every file " * 20}, {"content": "ok"}]
+    }
+    with ScriptedServer(script) as srv:
+        settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+        bus = Emitter()
+        s = build_session(settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(srv.url))
+        stop = bus.subscribe(lambda e: s.engine.interrupt() if e.type == "token" else None)
+        out = s.engine.run("look around")
+        stop()
+        s.engine.run("go on")
+        s.close()
+    assert out.reason == "interrupted"
+    said = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert (
+        said
+        and said[-1].startswith("I will")
+        and said[-1].endswith("[the person interrupted this reply]")
+    )
