@@ -42,7 +42,7 @@ class ReadableProgress:
             self._line(f"-> {p.get('name')} {args[:200]}")
         elif t == EventType.TOOL_RESULT:
             first = (p.get("output") or "").strip().splitlines()[:1]
-            mark = {"done": "ok", "failed": "failed", "denied": "denied"}.get(
+            mark = {"done": "ok", "failed": "failed", "denied": "denied", "guarded": "not run"}.get(
                 p.get("status", ""), ""
             )
             self._line(f"   [{mark}] {first[0][:160] if first else ''}")
