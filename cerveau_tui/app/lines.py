@@ -13,8 +13,12 @@ _WARNINGS = {"drift", "touched_protected", "escalation", "parked", "rollback"}
 Line = tuple[str, str]
 
 
-def turn_ended_line(p: TurnEnded) -> Line:
+def turn_ended_line(p: TurnEnded, said: str = "") -> Line:
+    """`said`: the error already on screen. Each error is shown once: an HTTP 500 read twice, as
+    "error: ..." and again as "turn ended: error — ..." with the same text, looked like two."""
     level = "warning" if p.reason in (TURN_INTERRUPTED, TURN_STOPPED) else "error"
+    if p.message and p.message == said:
+        return f"turn ended: {p.reason} (the error above)", level
     return f"turn ended: {p.reason}" + (f" — {p.message}" if p.message else ""), level
 
 

@@ -80,6 +80,7 @@ class Router:
         self._last_drain = 0.0
         self._drain_timer: Any = None
         self._draft: DraftCard | None = None  # the call being written, until its card comes
+        self._said_error = ""  # this turn's last error on screen (lines.turn_ended_line)
 
     # --- draining ------------------------------------------------------------------------------
     def wake(self) -> None:
@@ -176,6 +177,7 @@ class Router:
                 status.usage(payload)
             case ErrorPayload(message=message, retrying=retrying):
                 chat.notice(f"error: {message}" + (" (retrying)" if retrying else ""), "error")
+                self._said_error = message
             case GuardTripped(guard=guard, reason=reason):
                 chat.notice(f"guard {guard}: {reason}", "warning")
             case TurnEnded():
@@ -183,7 +185,8 @@ class Router:
                 chat.settle()
                 status.turn_ended(payload)
                 if payload.reason != TURN_COMPLETED:
-                    chat.notice(*turn_ended_line(payload))
+                    chat.notice(*turn_ended_line(payload, self._said_error))
+                self._said_error = ""
                 # A full collection when the turn is over, not mid-stream: pruned widgets are
                 # cyclic garbage, and with collection deferred (tune_gc) 150 turns held ~100 MB.
                 self.app.call_after_refresh(gc.collect)

@@ -89,3 +89,22 @@ async def test_the_palettes_screenshot_saves_a_file_without_downloads(tmp_path, 
         assert len(shot) == 1
         shot[0].callback()
         assert await wait_until(pilot, lambda: any((tmp_path / "state").rglob("*.svg")))
+
+
+async def test_an_error_is_shown_once_not_again_in_the_turns_end_line(tmp_path):
+    from cerveau_tui.app.widgets.entries import NoticeLine
+
+    from .helpers import engine_app, wait_until
+
+    script = {"responses": [{"error": {"status": 500, "message": "boom"}}] * 6}
+    with ScriptedServer(script) as srv:
+        app, rec = engine_app(tmp_path, srv.url)
+        async with app.run_test() as pilot:
+            assert await wait_until(pilot, lambda: app.runner.session is not None)
+            await pilot.press(*"hi", "enter")
+            assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")) and not app.busy)
+            await pilot.pause()
+            texts = [n.text for n in app.chat.query(NoticeLine)]
+            assert sum("boom" in t for t in texts) == 1, texts
+            assert "turn ended: error (the error above)" in texts
+            await pilot.press("ctrl+q")
