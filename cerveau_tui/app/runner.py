@@ -44,6 +44,8 @@ class Cancelled(Exception):
 
 
 def progress_text(stage: Any, fraction: Any, line: Any) -> str:
+    if stage == "disconnected":  # not "starting": nothing is, until the server answers
+        return f"disconnected: {line or ''}".rstrip()
     pct = f" {float(fraction):.0%}" if isinstance(fraction, int | float) else ""
     return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
 
