@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.sandbox.base import Grant
-from cerveau_tui.sandbox.protect import StateDirRefused, ensure_state_dir
+from cerveau_tui.sandbox.protect import StateDirRefused, ensure_state_dir, keep_out_of_git
 
 from .conftest import Box
 
@@ -47,6 +47,7 @@ def state(box: Box) -> Path:
     (cerveau / "sessions" / "s1.jsonl").write_text('{"type": "session_started"}\n')
     (cerveau / "blobs").mkdir()
     (cerveau / "config.toml").write_text('sandbox = "workspace-write"\n')
+    keep_out_of_git(box.ws)  # what the runner writes before a command: not the attack's doing
     return cerveau
 
 
@@ -80,7 +81,7 @@ def test_with_no_state_folder_yet_a_command_cannot_create_the_config(
         timeout=20,
     )
     assert (box.ws / ".cerveau").is_dir() and not (box.ws / ".cerveau").is_symlink()
-    assert os.listdir(box.ws / ".cerveau") == []
+    assert os.listdir(box.ws / ".cerveau") == [".gitignore"]  # the harness's, not the command's
 
 
 def test_the_state_folder_is_read_only_in_read_only_mode_too(
