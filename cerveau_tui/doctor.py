@@ -44,6 +44,12 @@ def collect(settings: Settings) -> dict[str, Any]:
         from .context.tokens import TokenCounter
 
         server["tokenizer"] = TokenCounter(provider, props.model_path).source
+        if settings.max_tokens is None and props.n_ctx:
+            from .context.budget import reply_cap
+
+            # Unset, the cap is derived from the server's window: say the figure that is sent.
+            info["settings"]["max_tokens"] = reply_cap(props.n_ctx, None)
+            info["settings"]["max_tokens_source"] = "derived from n_ctx"
     else:
         from .stack.cli import doctor_info
 

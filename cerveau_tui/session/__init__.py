@@ -55,7 +55,7 @@ class Session:
             )[-1],
             "n_ctx": self.engine.n_ctx,
             "build_info": getattr(props, "build_info", None),
-            "action_mode": getattr(self.engine.provider, "mode", self.settings.action_mode),
+            "action_mode": _action_mode(self.engine.provider, self.settings.action_mode),
             "sandbox_backend": self.sandbox_status.get("backend", "none"),
             "sandbox_enforced": bool(self.sandbox_status.get("enforced", False)),
             "tokenizer": self.token_source,
@@ -109,6 +109,15 @@ class Session:
         """Take back a session grant: the next matching call asks again. False if none was held."""
         revoke = getattr(self.engine.policy, "revoke", None)
         return bool(revoke(scope_key)) if revoke is not None else False
+
+
+def _action_mode(provider: Any, configured: str) -> str:
+    """What runs ("native" or "constrained"), not "auto": the header and doctor say the truth."""
+    resolve = getattr(provider, "resolved_mode", None)
+    try:
+        return str(resolve()) if callable(resolve) else configured
+    except Exception:  # noqa: BLE001 - a status line must not fail on a flaky /props
+        return configured
 
 
 def _reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
