@@ -132,6 +132,11 @@ class Router:
                     return True
             case Provisioning(text=text):
                 chat.provision(text)
+                # The status bar says what the header says: not "starting" while nothing answers.
+                self.status.state.phase = (
+                    "disconnected" if text.startswith("disconnected") else "starting"
+                )
+                self.status.refresh_state()
             case SessionReady(status=status):
                 self.status.session_ready(status)
                 model = status.get("model") or "model"

@@ -30,7 +30,7 @@ class StatusState:
     sandbox: str = ""
     enforced: bool | None = None
     seal: str = ""
-    phase: str = "starting"  # starting | ready | running | failed
+    phase: str = "starting"  # starting | disconnected | ready | running | failed
     round_started: float | None = None  # the clock's reading when this round began
     activity: str = ""  # what the round is doing: the prompt, tokens, the call being written
 
@@ -84,7 +84,11 @@ def status_content(s: StatusState, now: float | None = None) -> Content:
     def sep() -> None:
         parts.append((" │ ", "$text-muted"))
 
-    phase_style = {"running": "$text-accent", "failed": "$text-error"}.get(s.phase, "$text-muted")
+    phase_style = {
+        "running": "$text-accent",
+        "failed": "$text-error",
+        "disconnected": "$text-error",
+    }.get(s.phase, "$text-muted")
     running = s.phase == "running" and s.round_started is not None and now is not None
     if running and now is not None and s.round_started is not None:
         took = now - s.round_started
