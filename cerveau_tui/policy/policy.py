@@ -354,7 +354,7 @@ class Policy:
         writes: list[Path],
         crossings: list[_Crossing],
         asks: list[_Crossing],
-        reads: list[Path] = (),  # type: ignore[assignment]
+        reads: list[Path],
     ) -> tuple[str, str]:
         if is_cmd:
             prefix = command_prefix(declared.command or "")
