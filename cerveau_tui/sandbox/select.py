@@ -176,18 +176,22 @@ def backends_for(settings: Any) -> tuple[str, ...]:
     return () if chosen == "none" else (chosen,)
 
 
-def select_runner(settings: Any, status: SandboxStatus | None = None) -> Runner:
+def select_runner(
+    settings: Any, status: SandboxStatus | None = None, deny_read: list[Path] | None = None
+) -> Runner:
     """The runner for this session: bubblewrap > landlock > NoSandbox (enforced False, said so).
 
     `settings` is cerveau_tui.config.Settings (uses resolved_cache_dir(), env_allow, deny_read,
-    sandbox_tmp_mb, sandbox_max_procs)."""
+    sandbox_tmp_mb, sandbox_max_procs). `deny_read`: the resolved paths, when the caller has
+    the list the file tools are refused too (the session adds the person's real config dir), so
+    what the sandbox masks and what the policy refuses are one list."""
     from ..deny_read import deny_read_paths
 
     status = status or self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
     runner = _make(
         status.backend,
         settings.env_allow,
-        deny_read=deny_read_paths(settings.deny_read),
+        deny_read=deny_read if deny_read is not None else deny_read_paths(settings.deny_read),
         tmp_mb=settings.sandbox_tmp_mb,
         max_procs=settings.sandbox_max_procs,
     )

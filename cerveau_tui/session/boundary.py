@@ -77,7 +77,7 @@ def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
     from ..sandbox.select import backends_for, select_runner, self_check
 
     status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
-    runner = select_runner(settings, status)
+    runner = select_runner(settings, status, deny_read=denied_reads(settings))
     info = {
         "backend": status.backend,
         "enforced": status.enforced,

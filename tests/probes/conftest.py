@@ -53,10 +53,11 @@ class Box:
     home: Path
     backend: str
     runs: list[Run] = field(default_factory=list)
+    config_at: Path | None = None  # the person's config elsewhere (CERVEAU_CONFIG)
 
     @property
     def user_config(self) -> Path:
-        return self.home / ".config" / "cerveau" / "config.toml"
+        return self.config_at or self.home / ".config" / "cerveau" / "config.toml"
 
     def env(self) -> dict[str, str]:
         return {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from .conftest import Box, call, reply, tree_digest
+from .conftest import SECRET, Box, call, reply, tree_digest
 
 # --- 1. symlink races through the harness's own file tools -------------------------------------
 
@@ -241,3 +241,18 @@ def test_the_file_tools_do_not_read_secrets_or_outside_without_asking(box: Box) 
     )
     assert box.leaked() == [] and "the person's file" not in str(run.requests)
     assert all(not r["ok"] for r in run.results())
+
+
+def test_the_persons_config_dir_is_hidden_wherever_it_lives(box: Box) -> None:
+    # CERVEAU_CONFIG outside every default deny entry: its folder (with the trust store) must be
+    # masked for commands and refused to the file tools all the same.
+    box.config_at = box.root / "elsewhere" / "config.toml"
+    box.config_at.parent.mkdir()
+    box.config_at.write_text(f"# {SECRET}\n")
+    run = box.run(
+        reply(call("bash", command=f"cat {box.config_at}; cp {box.config_at} copied.txt")),
+        reply(call("read_file", path=str(box.config_at))),
+    )
+    assert box.leaked() == [] and not [
+        r for r in run.results() if r["name"] == "read_file" and r["ok"]
+    ]
