@@ -13,10 +13,39 @@ from typing import Any, Literal
 
 import platformdirs
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from . import trust
+from .config_sections import (
+    ContextConfig,
+    CriterionConfig,
+    DelegationConfig,
+    DoneConfig,
+    ExpertConfig,
+    LimitsConfig,
+    RuleConfig,
+    ServiceConfig,
+    _Model,
+)
 from .deny_read import DEFAULT_DENY_READ
+
+__all__ = [
+    "ActionMode",
+    "ApprovalPolicy",
+    "ConfigError",
+    "ContextConfig",
+    "CriterionConfig",
+    "DelegationConfig",
+    "DoneConfig",
+    "ExpertConfig",
+    "LimitsConfig",
+    "RuleConfig",
+    "SandboxMode",
+    "ServiceConfig",
+    "Settings",
+    "load_settings",
+    "save_user_setting",
+]
 
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 ApprovalPolicy = Literal["untrusted", "on-failure", "on-request", "never"]
@@ -25,55 +54,6 @@ ActionMode = Literal["auto", "native", "constrained"]
 
 class ConfigError(Exception):
     pass
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class CriterionConfig(_Model):
-    name: str
-    command: str = ""
-    exit_code: int = 0
-    timeout_s: float = 300.0
-
-
-class DoneConfig(_Model):
-    enabled: bool = True
-    criteria: list[CriterionConfig] = Field(default_factory=list)
-    protected: list[str] = Field(default_factory=list)
-    max_stall_cycles: int = Field(2, ge=1)
-    precheck: bool = True
-    autofix: bool = True
-    # Off: stall cycles reaching max_stall_cycles end the turn "incomplete" instead of climbing
-    # the escalation ladder (done/gate.py explains how the two fit).
-    escalation: bool = True
-
-
-class LimitsConfig(_Model):
-    max_iterations: int = Field(0, ge=0)  # 0: the model family's default
-    max_identical_calls: int = Field(3, ge=2)
-    max_turn_tokens: int = Field(0, ge=0)  # 0: no ceiling
-    progress_stall_limit: int = Field(8, ge=2)
-    breaker_threshold: int = Field(3, ge=2)
-    on_repeat: Literal["stop", "ask"] = "stop"
-
-
-class ServiceConfig(_Model):
-    name: str
-    url: str
-
-
-class RuleConfig(_Model):
-    pattern: str
-    action: Literal["ask", "deny", "allow"] = "ask"
-    on: Literal["write", "read", "any"] = "write"
-
-
-class ExpertConfig(_Model):
-    server_url: str
-    model: str = ""
-    max_tokens: int = 2048
 
 
 class Settings(_Model):
@@ -111,6 +91,8 @@ class Settings(_Model):
     services: list[ServiceConfig] = Field(default_factory=list)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     done: DoneConfig = Field(default_factory=DoneConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     expert: ExpertConfig | None = None
     discuss: bool = False
     turn_close: bool = False  # distil notes after each turn that wrote files (one extra model call)

@@ -62,6 +62,10 @@ class Reenter:
 
     message: str
     max_tokens: int | None = None  # a larger cap for the next request (escalation R2)
+    # The next round offers only these tools (R1: read-only, diagnose before editing again).
+    only_tools: tuple[str, ...] = ()
+    # Extra request fields for the next call only (R2: chat_template_kwargs that turn reasoning on).
+    request_extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,6 +81,11 @@ class TurnContext:
     max_tokens: int = 512
     # Put a yes/no question to the person: True yes, False no, None nobody there (headless).
     asker: Callable[[str, str], bool | None] | None = None
+    context_tokens: int = 0  # what the window held at the last reply, by the server's count
+    n_ctx: int = 0
+    # For the next model call only, then cleared (set from a Reenter): see Reenter.
+    only_tools: tuple[str, ...] = ()
+    request_extra: dict[str, Any] = field(default_factory=dict)
 
     def ask(self, summary: str, reason: str) -> bool | None:
         return self.asker(summary, reason) if self.asker is not None else None
@@ -120,6 +129,12 @@ class Hook:
         """The model answered without a tool call. None accepts the answer and ends the turn."""
         return None
 
+    def reminders(self, ctx: TurnContext) -> list[str]:
+        """What changed since the model last read (an instruction file, a file on disk, the
+        budget, recalled notes): each string is one paragraph of the single reminder message the
+        loop appends after the history before the next model call. Never a prefix change."""
+        return []
+
     def resume_brief(self) -> list[str]:
         """Lines for the resume brief that replaces dropped history: what this mechanism knows
         that reading the workspace cannot recover (the plan's state, the unmet criteria)."""
@@ -128,6 +143,12 @@ class Hook:
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
         """Extra fields for the turn_ended payload (verification, unmet, ...)."""
         return {}
+
+    def after_turn(self, ctx: TurnContext, reason: str) -> None:
+        """After turn_ended was emitted, off the turn's path (the answer is already on screen):
+        distilling notes, mining lessons. The engine runs these in the background and waits for
+        them before the next turn starts and at close."""
+        return None
 
     def close(self) -> None:
         return None

@@ -46,6 +46,12 @@ class EventType(StrEnum):
     STACK_PROGRESS = "stack_progress"
     UNDO = "undo"
     DELEGATED = "delegated"
+    COMPACTED = "compacted"  # the window was compacted (context/window.py)
+    BUDGET_NOTICE = "budget_notice"  # occupancy crossed 70% or 90% of the window
+    REMINDER = "reminder"  # what changed mid-session, appended for the model's next request
+    POLISH = "polish"  # the bounded tidy round after a green gate, and what became of it
+    LESSONS = "lessons"  # failure-to-fix pairs mined at the end of a turn
+    SESSION_RESUMED = "session_resumed"  # this session continues an earlier one
     TURN_ENDED = "turn_ended"
 
 
@@ -165,6 +171,38 @@ class GuardTripped(Payload):
     told: str = ""
 
 
+class Compacted(Payload):
+    """The window was compacted once, down to the low-water mark; frozen until the next one.
+    summary_source: "model" (a handoff the model wrote), "brief" (the deterministic resume brief,
+    the summary failed or is off) or "none" (pruning old tool outputs was enough)."""
+
+    tokens_before: int
+    tokens_after: int
+    dropped_rounds: int
+    summary_source: Literal["model", "brief", "none"]
+    pruned: int = 0  # tool outputs replaced by a placeholder
+    n_ctx: int = 0
+    reason: str = ""  # "high_water", "server_overflow", "person"
+
+
+class BudgetNotice(Payload):
+    percent: int  # the mark crossed: 70 or 90
+    context_tokens: int = 0
+    n_ctx: int = 0
+
+
+class ReminderPayload(Payload):
+    """The one marked message appended after the history before the next model call."""
+
+    text: str
+    sources: list[str] = Field(default_factory=list)  # which hooks spoke
+
+
+class PolishPayload(Payload):
+    result: Literal["kept", "reverted", "skipped"]
+    reason: str = ""
+
+
 class TurnEnded(Payload):
     """The last event of a turn. The hooks' fields (verification, unmet, touched_protected from
     the done gate; handoff when parked; stalled_iterations from the progress guard) are present
@@ -174,6 +212,7 @@ class TurnEnded(Payload):
     iterations: int
     usage: dict[str, int] = Field(default_factory=dict)
     context_tokens: int = 0
+    n_ctx: int = 0
     message: str = ""
     verification: str | None = None
     unmet: list[str] = Field(default_factory=list)

@@ -59,6 +59,7 @@ PACKAGES = (
     "sandbox",
     "workspace",
     "context",
+    "reminders",
     "provider",
     "adapters",
     "stack",
@@ -72,6 +73,7 @@ TOP_MODULES = (
     "protocol",
     "bus",
     "config",
+    "config_sections",
     "trust",
     "deny_read",
 )

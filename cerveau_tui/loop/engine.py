@@ -43,6 +43,8 @@ __all__ = ["Engine", "Limits", "Outcome", "family_max_iterations"]
 #: long-horizon model, and a tiny model given 200 rounds burns them. Matched on the model path.
 FAMILY_MAX_ITERATIONS = {"smollm": 16, "gemma": 24, "qwen": 50, "llama": 50, "mistral": 50}
 DEFAULT_MAX_ITERATIONS = 40
+#: How long closing waits for the last turn's after_turn work (a note distilled by the model).
+AFTER_TURN_CLOSE_WAIT_S = 30.0
 
 
 def family_max_iterations(model: str) -> int:
@@ -109,6 +111,7 @@ class Engine:
         self.loop_state = EngineState()
         self.events = TurnEvents(bus, self.workspace)
         self._exec_lock = threading.Lock()
+        self._after: threading.Thread | None = None  # the last turn's after_turn work
         self._system = system_prompt([s for h in self.hooks for s in h.system_sections()])
 
     # --- what the session owns, by its old names -------------------------------------------------
@@ -156,6 +159,7 @@ class Engine:
             self.loop_state.add_steer(text.strip())
 
     def close(self) -> None:
+        self.settle(AFTER_TURN_CLOSE_WAIT_S)
         self.loop_state.cancel.set()
         if self.runner is not None:
             self.runner.kill_background()
@@ -179,9 +183,16 @@ class Engine:
             delegate=self.delegate,
         )
 
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for the last turn's after_turn work (the next turn must see its notes)."""
+        after, self._after = self._after, None
+        if after is not None:
+            after.join(timeout)
+
     def run(self, task: str) -> Outcome:
+        self.settle()
         registry = self.registry  # one turn, one registry: discussion mode changes the next turn
-        return Turn(
+        turn = Turn(
             task,
             settings=self.settings,
             limits=self.limits,
@@ -205,7 +216,12 @@ class Engine:
             approver=self.approver,
             tool_context=self.tool_context,
             fingerprinter=self.fingerprinter,
-        ).run()
+        )
+        outcome = turn.run()
+        # turn_ended is out: the answer is on screen before distilling or mining starts.
+        self._after = threading.Thread(target=turn.after_turn, name="after-turn", daemon=True)
+        self._after.start()
+        return outcome
 
     def exec(self, command: str) -> str:
         """Run a command the PERSON typed (`!cmd`), outside any turn, through the bash tool and

@@ -159,6 +159,7 @@ class TurnEvents:
         context_tokens: int,
         message: str,
         extra: dict[str, Any],
+        n_ctx: int = 0,
     ) -> None:
         payload = TurnEnded.model_validate(
             {
@@ -169,6 +170,7 @@ class TurnEvents:
                     "completion_tokens": usage.completion_tokens,
                 },
                 "context_tokens": context_tokens,
+                **({"n_ctx": n_ctx} if n_ctx else {}),
                 "message": message,
                 **extra,
             }

@@ -52,9 +52,18 @@ class ModelCall:
         self.pending = 0  # tokens of the results added since that reply
 
     def __call__(
-        self, max_tokens: int, attempt: int = 0, refused: list[list[dict[str, Any]]] | None = None
+        self,
+        max_tokens: int,
+        attempt: int = 0,
+        refused: list[list[dict[str, Any]]] | None = None,
+        *,
+        only_tools: tuple[str, ...] = (),
+        extra: dict[str, Any] | None = None,
     ) -> Completion:
-        schemas = self.registry.schemas()
+        """`only_tools`: offer just these this call (R1's read-only round); `extra`: request
+        fields for this call only (R2's chat_template_kwargs)."""
+        registry = self.registry.only(*only_tools) if only_tools else self.registry
+        schemas = registry.schemas()
         fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
         budget = max(256, int((self.n_ctx - max_tokens - fixed - 64) * self.state.squeeze))
         messages, _, dropped = pack(
@@ -84,12 +93,14 @@ class ModelCall:
             )
         self.progress.reset()
         try:
+            # `extra` only when there is some: scripted providers in tests need not know it.
             done = self.provider.complete(
                 messages,
                 schemas,
                 max_tokens=max_tokens,
                 on_delta=self._on_delta,
                 cancel=self.state.cancel,
+                **({"extra": extra} if extra else {}),
             )
             self.pending = 0
             return done
@@ -112,7 +123,13 @@ class ModelCall:
                         "text": "the prompt did not fit the server's context; compacting and retrying"
                     },
                 )
-                return self(max_tokens, attempt + 1, [*refused, messages])
+                return self(
+                    max_tokens,
+                    attempt + 1,
+                    [*refused, messages],
+                    only_tools=only_tools,
+                    extra=extra,
+                )
             raise
 
     def fit_result(self, text: str, max_tokens: int) -> str:

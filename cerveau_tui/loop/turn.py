@@ -31,6 +31,7 @@ from .guards.repeats import is_repeat_with_results
 from .guards.text_calls import how_to_call_tools_message
 from .guards.truncation import is_truncated_tool_call, truncated_call_message
 from .model_call import ModelCall
+from .remind import after_turn, remind
 from .reply import Reply
 from .schedule import ToolExecution
 from .state import EngineState, Limits, Outcome
@@ -92,11 +93,13 @@ class Turn:
             settings=settings,
             max_tokens=reply_cap(model.n_ctx, settings.max_tokens),
             asker=self._ask_person,
+            n_ctx=model.n_ctx,
         )
         self.reply = Reply(registry, events, self.ctx, lambda: tool_context(None))
         self.usage = Usage()
         self.context_tokens = 0
         self.model_failures = 0
+        self.reason = ""  # how the turn ended, once it has
         # Executed calls with what they returned: a repeat is the same call after the same answer,
         # so polling a command whose output changes is never one.
         self.done_log: list[tuple[str, dict[str, Any], str]] = []
@@ -158,9 +161,16 @@ class Turn:
             self.bus.emit(EventType.STEER, {"text": text})
         self.bus.emit(EventType.ITERATION_STARTED, {"iteration": self.ctx.iteration})
 
+    def _remind(self) -> None:
+        if self.settings.context.reminders:
+            remind(self.hooks, self.ctx, self.state.history, self.bus)
+
     def _complete(self) -> Completion | None:
+        self._remind()
+        only, extra = self.ctx.only_tools, self.ctx.request_extra
+        self.ctx.only_tools, self.ctx.request_extra = (), {}  # one call's worth, as Reenter says
         try:
-            completion = self.model(self.ctx.max_tokens)
+            completion = self.model(self.ctx.max_tokens, only_tools=only, extra=extra)
         except ProviderError as exc:
             self.model_failures += 1
             if exc.error_class == ErrorClass.CANCELLED or self.state.cancelled:
@@ -176,6 +186,7 @@ class Turn:
         self.model_failures = 0
         self.usage.add(completion.usage)
         self.context_tokens = self.model.publish_usage(completion)
+        self.ctx.context_tokens = self.context_tokens
         ceiling = self.limits.max_turn_tokens
         if ceiling and self.usage.prompt_tokens + self.usage.completion_tokens > ceiling:
             raise _End(P.TURN_TOKEN_CEILING, f"token ceiling of {ceiling} reached")
@@ -231,6 +242,8 @@ class Turn:
         self.ctx.tell(verdict.message)
         if verdict.max_tokens:
             self.ctx.max_tokens = verdict.max_tokens
+        self.ctx.only_tools = verdict.only_tools
+        self.ctx.request_extra = dict(verdict.request_extra)
 
     def _after_iteration(self) -> None:
         for h in self.hooks:
@@ -327,6 +340,11 @@ class Turn:
 
     # --- the end ---------------------------------------------------------------------------------
 
+    def after_turn(self) -> None:
+        """The hooks' work that must not delay the answer; the engine calls this after `run`
+        returned (turn_ended is out), in the background."""
+        after_turn(self.hooks, self.ctx, self.reason, self.bus)
+
     def _end(self, before: Any, reason: str, message: str, extra: dict[str, Any]) -> Outcome:
         if self.fingerprinter is not None and before is not None:
             try:
@@ -342,8 +360,15 @@ class Turn:
                     P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"),
                 )
         self.events.turn_ended(
-            reason, self.ctx.iteration, self.usage, self.context_tokens, message, extra
+            reason,
+            self.ctx.iteration,
+            self.usage,
+            self.context_tokens,
+            message,
+            extra,
+            n_ctx=self.model.n_ctx,
         )
+        self.reason = reason
         return Outcome(
             self.turn_id, reason, self.ctx.iteration, self.usage, self.context_tokens, message
         )

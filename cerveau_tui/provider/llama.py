@@ -132,9 +132,11 @@ class LlamaProvider:
         max_tokens: int,
         on_delta: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> Completion:
         mode = self.resolved_mode() if tools else "native"
         body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode)
+        body.update(extra or {})
         started = self._clock()
         # One deadline for the call, retries included: a retry must not restart the clock.
         deadline = Deadline(started + self.deadline_s, self._clock)

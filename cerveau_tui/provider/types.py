@@ -189,9 +189,12 @@ class Provider(Protocol):
         max_tokens: int,
         on_delta: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> Completion:
         """One chat completion. `tools` are `{"name","description","parameters"}` dicts;
-        `messages` are OpenAI-format dicts (assistant `tool_calls`, `tool` role results)."""
+        `messages` are OpenAI-format dicts (assistant `tool_calls`, `tool` role results).
+        `extra`: request fields merged into the body for this call (e.g. `chat_template_kwargs`);
+        callers pass it only when non-empty."""
         ...
 
     def props(self) -> ServerProps: ...

@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 from ..bus import Emitter
 from ..config import Settings
-from ..hooks import Hook
 from ..loop.approver import Approver, DenyAll
 from ..loop.engine import Engine
 from ..plan.state import PlanState
@@ -23,7 +21,8 @@ from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog
-from . import boundary
+from . import boundary, wiring
+from . import resume as resume_
 
 Progress = Callable[[str, float | None, str], None]
 
@@ -120,18 +119,6 @@ def _action_mode(provider: Any, configured: str) -> str:
         return configured
 
 
-def _reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for name, url in [
-        ("LLM server (llama.cpp)", server_url),
-        *[(s.name, s.url) for s in settings.services],
-    ]:
-        u = urlparse(url if "://" in url else f"http://{url}")
-        if u.port:
-            out[u.port] = name
-    return out
-
-
 def build_session(
     settings: Settings,
     *,
@@ -174,7 +161,7 @@ def build_session(
     runner = boundary.guard_git(runner, settings, bus)
     boundary.sweep(settings, bus)
     policy = boundary.policy(settings, runner, sandbox_status)
-    registry = Registry(default_tools() + _plan_tools())
+    registry = Registry(default_tools() + wiring.plan_tools())
     if settings.delegate:
         from ..tools.explore import Explore
 
@@ -188,7 +175,7 @@ def build_session(
     # and it follows the bus from now on, so a resumed plan replayed below is in it too.
     plan = PlanState()
     bus.subscribe(plan)
-    hooks = _hooks(settings, url, runner, fp, store, plan)
+    hooks = wiring.hooks(settings, url, runner, fp, store, plan)
     if settings.turn_close and hasattr(provider, "complete_json"):
         from ..memory.store import MemoryStore
         from ..memory.turn_close import TurnCloseHook
@@ -197,7 +184,7 @@ def build_session(
         for moved in memory.moved_aside:
             boundary.boundary_notice(bus, str(moved))
         hooks.append(TurnCloseHook(provider, memory))
-    count, token_source = _token_counter(provider, props)
+    count, token_source = wiring.token_counter(provider, props)
     engine = Engine(
         provider=provider,
         registry=registry,
@@ -217,8 +204,8 @@ def build_session(
     )
     if settings.delegate:
         engine.delegate = engine.delegator()
-    resumed = _load_previous(settings, resume) if resume is not None else []
-    log = _session_log(settings, bus)
+    resumed = resume_.load_previous(settings, resume) if resume is not None else []
+    log = resume_.session_log(settings, bus)
     keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
     protection = boundary.protection(settings)
     bus.emit(
@@ -239,7 +226,7 @@ def build_session(
         boundary.boundary_notice(bus, str(moved))
     store.moved_aside.clear()
     if resume is not None:
-        _replay_plan(bus, resumed)
+        resume_.replay_plan(bus, resumed)
     return Session(
         settings,
         bus,
@@ -253,82 +240,3 @@ def build_session(
         log,
         full_registry,
     )
-
-
-def _load_previous(settings: Settings, resume: str) -> list[Any]:
-    """The events of the session to continue ("" = the latest). Read before this session's own
-    log exists, so "latest" is the previous one."""
-    from ..plan.persist import SessionNotFound, load_events
-
-    try:
-        return load_events(settings.workspace, resume or None)
-    except SessionNotFound:
-        return []
-
-
-def _replay_plan(bus: Emitter, events: list[Any]) -> None:
-    """Carry the plan of a previous session into this one (a plan committed in discussion, then
-    an autopilot run): its plan events are re-published, so the tools, the hook, the views and
-    this session's log all hold the same plan."""
-    from ..plan.state import PLAN_EVENT_TYPES
-
-    plan = [e for e in events if e.type in PLAN_EVENT_TYPES]
-    for ev in plan:
-        bus.emit(ev.type, {**ev.payload, "resumed_from": ev.session_id})
-    origin = events[0].session_id if events else "none"
-    bus.emit(
-        EventType.NOTICE,
-        {
-            "text": f"continuing from session {origin}: {len(plan)} plan events restored",
-            "source": "plan",
-        },
-    )
-
-
-def _plan_tools() -> list[Any]:
-    from ..tools.plan_tools import CommitPlan, UpdatePlan
-
-    return [CommitPlan(), UpdatePlan()]
-
-
-def _hooks(
-    settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore, plan: PlanState
-) -> list[Hook]:
-    from ..loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
-    from ..plan.hook import PlanHook
-
-    lim = settings.limits
-    hooks: list[Hook] = [
-        PortHook(
-            _reserved_ports(settings, url),
-            services=[
-                ("LLM server (llama.cpp)", url),
-                *[(x.name, x.url) for x in settings.services],
-            ],
-        ),
-        BreakerHook(lim.breaker_threshold),
-        ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
-        PlanHook(settings.workspace, state=plan, fingerprinter=fp),
-    ]
-    # The seal always (protected paths and the verification seal, criteria or not); the gate
-    # when criteria are configured. They share one SealState.
-    from ..done.hook import done_hooks
-
-    hooks += done_hooks(settings, runner, store=store)
-    return hooks
-
-
-def _token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]:
-    # TokenCounter degrades by itself (GGUF BPE, then /tokenize, then a labelled estimate).
-    from ..context.tokens import TokenCounter
-
-    counter = TokenCounter(provider, getattr(props, "model_path", None))
-    return counter.count, counter.source
-
-
-def _session_log(settings: Settings, bus: Emitter) -> Any:
-    from ..plan.persist import SessionLog
-
-    log = SessionLog(settings.workspace, bus.session_id)
-    bus.subscribe(log)
-    return log

@@ -1,0 +1,1 @@
+"""Reminder sources: hooks that say, before the next model call, what changed mid-session."""

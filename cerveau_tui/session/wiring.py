@@ -1,0 +1,70 @@
+"""Which mechanisms join a session's turns, and how each is built from Settings.
+
+Apart from the session's own code so each mechanism's wiring is a few lines here, and the session
+module stays the order of construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlparse
+
+from ..config import Settings
+from ..hooks import Hook
+from ..plan.state import PlanState
+from ..workspace.fingerprint import Fingerprinter
+from ..workspace.store import BlobStore
+
+
+def reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for name, url in [
+        ("LLM server (llama.cpp)", server_url),
+        *[(s.name, s.url) for s in settings.services],
+    ]:
+        u = urlparse(url if "://" in url else f"http://{url}")
+        if u.port:
+            out[u.port] = name
+    return out
+
+
+def plan_tools() -> list[Any]:
+    from ..tools.plan_tools import CommitPlan, UpdatePlan
+
+    return [CommitPlan(), UpdatePlan()]
+
+
+def hooks(
+    settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore, plan: PlanState
+) -> list[Hook]:
+    from ..loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
+    from ..plan.hook import PlanHook
+
+    lim = settings.limits
+    hooks: list[Hook] = [
+        PortHook(
+            reserved_ports(settings, url),
+            services=[
+                ("LLM server (llama.cpp)", url),
+                *[(x.name, x.url) for x in settings.services],
+            ],
+        ),
+        BreakerHook(lim.breaker_threshold),
+        ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
+        PlanHook(settings.workspace, state=plan, fingerprinter=fp),
+    ]
+    # The seal always (protected paths and the verification seal, criteria or not); the gate
+    # when criteria are configured. They share one SealState.
+    from ..done.hook import done_hooks
+
+    hooks += done_hooks(settings, runner, store=store)
+    return hooks
+
+
+def token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]:
+    # TokenCounter degrades by itself (GGUF BPE, then /tokenize, then a labelled estimate).
+    from ..context.tokens import TokenCounter
+
+    counter = TokenCounter(provider, getattr(props, "model_path", None))
+    return counter.count, counter.source
