@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import TURN_INTERRUPTED, TURN_STOPPED, EventType, TurnEnded
+from ..protocol import (
+    TURN_INTERRUPTED,
+    TURN_STOPPED,
+    BudgetNotice,
+    Compacted,
+    EventType,
+    PolishPayload,
+    ReminderPayload,
+    TurnEnded,
+)
 
 _WARNINGS = {"drift", "touched_protected", "escalation", "parked", "rollback"}
 
@@ -20,6 +29,49 @@ def turn_ended_line(p: TurnEnded, said: str = "") -> Line:
     if p.message and p.message == said:
         return f"turn ended: {p.reason} (the error above)", level
     return f"turn ended: {p.reason}" + (f" — {p.message}" if p.message else ""), level
+
+
+def compacted_line(p: Compacted) -> Line:
+    """The figures, so a compaction is never silent (peers' users complain of exactly that)."""
+    of = f" of {p.n_ctx:,}" if p.n_ctx else ""
+    how = {
+        "model": "a summary the model wrote",
+        "brief": "the resume brief (no model summary)",
+        "none": "placeholders for old tool outputs",
+    }[p.summary_source]
+    parts = [f"{p.dropped_rounds} rounds folded into {how}"] if p.dropped_rounds else [how]
+    if p.pruned:
+        parts.append(f"{p.pruned} old tool outputs cleared")
+    by = " (you asked)" if p.reason == "person" else ""
+    return (
+        f"context compacted{by}: {p.tokens_before:,} → {p.tokens_after:,} tokens{of}; "
+        + "; ".join(parts),
+        "info",
+    )
+
+
+def budget_line(p: BudgetNotice) -> Line:
+    of = f" ({p.context_tokens:,} of {p.n_ctx:,} tokens)" if p.n_ctx else ""
+    return f"context {p.percent}% full{of}", "warning" if p.percent >= 90 else "info"
+
+
+def reminder_line(p: ReminderPayload) -> Line:
+    """One line: the model reads the whole text; the person sees that it was told, and by whom."""
+    body = [ln for ln in p.text.splitlines()[1:] if ln.strip()]
+    first = body[0][:100] if body else ""
+    more = f" (+{len(body) - 1} lines)" if len(body) > 1 else ""
+    who = ", ".join(p.sources) or "harness"
+    return f"reminder to the model ({who}): {first}{more}", "info"
+
+
+def polish_line(p: PolishPayload) -> Line:
+    text = {
+        "kept": "polish kept: the gate stayed green",
+        "reverted": "polish reverted: the gate went red, the green result stands",
+        "skipped": "polish skipped",
+    }[p.result]
+    level = "warning" if p.result == "reverted" else "info"
+    return text + (f" ({p.reason})" if p.reason else ""), level
 
 
 def describe(event_type: str, p: dict[str, Any]) -> Line | None:
@@ -51,6 +103,12 @@ def describe(event_type: str, p: dict[str, Any]) -> Line | None:
             return f"explore: {p.get('task', '')}", "info"
         read = ", ".join(p.get("read") or []) or "nothing"
         return f"explore finished ({p.get('reason', '')}): read {read}", "info"
+    if event_type == EventType.LESSONS:
+        n = p.get("count", len(p.get("lessons") or []))
+        return f"lessons learnt this turn: {n}", "info"
+    if event_type == EventType.SESSION_RESUMED:
+        turns = p.get("turns", "?")
+        return f"resumed session {p.get('session_id') or p.get('id') or ''}: {turns} turns", "info"
     if event_type in _WARNINGS:
         detail = p.get("text") or p.get("message") or p.get("reason") or p.get("path") or ""
         return f"{event_type.replace('_', ' ')}: {detail}".rstrip(": "), "warning"

@@ -20,9 +20,13 @@ from ..protocol import (
     TURN_COMPLETED,
     ApprovalRequested,
     ApprovalResolved,
+    BudgetNotice,
+    Compacted,
     ErrorPayload,
     EventType,
     GuardTripped,
+    PolishPayload,
+    ReminderPayload,
     ReplyProgress,
     ToolCallPayload,
     ToolResultPayload,
@@ -33,7 +37,14 @@ from ..protocol import (
 )
 from .approvals import Approvals
 from .bridge import Bridge
-from .lines import describe, turn_ended_line
+from .lines import (
+    budget_line,
+    compacted_line,
+    describe,
+    polish_line,
+    reminder_line,
+    turn_ended_line,
+)
 from .messages import (
     EngineEvent,
     Item,
@@ -195,6 +206,15 @@ class Router:
                 # A full collection when the turn is over, not mid-stream: pruned widgets are
                 # cyclic garbage, and with collection deferred (tune_gc) 150 turns held ~100 MB.
                 self.app.call_after_refresh(gc.collect)
+            case Compacted():
+                chat.notice(*compacted_line(payload))
+                status.context(payload.tokens_after, payload.n_ctx)
+            case BudgetNotice():
+                chat.notice(*budget_line(payload))
+            case ReminderPayload():
+                chat.notice(*reminder_line(payload))
+            case PolishPayload():
+                chat.notice(*polish_line(payload))
             case Untyped():
                 self.untyped(payload)
 

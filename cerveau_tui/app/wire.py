@@ -18,11 +18,15 @@ from pydantic import ValidationError
 from ..protocol import (
     ApprovalRequested,
     ApprovalResolved,
+    BudgetNotice,
+    Compacted,
     ErrorPayload,
     Event,
     EventType,
     GuardTripped,
     Payload,
+    PolishPayload,
+    ReminderPayload,
     ReplyProgress,
     ToolCallPayload,
     ToolResultPayload,
@@ -46,6 +50,10 @@ PAYLOAD_MODELS: dict[str, type[Payload]] = {
     EventType.ERROR: ErrorPayload,
     EventType.GUARD_TRIPPED: GuardTripped,
     EventType.TURN_ENDED: TurnEnded,
+    EventType.COMPACTED: Compacted,
+    EventType.BUDGET_NOTICE: BudgetNotice,
+    EventType.REMINDER: ReminderPayload,
+    EventType.POLISH: PolishPayload,
 }
 
 

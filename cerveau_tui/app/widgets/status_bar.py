@@ -200,8 +200,15 @@ class StatusBar(Static):
         s.phase, s.round_started, s.activity = "ready", None, ""
         s.iteration = p.iterations or s.iteration
         s.context_tokens = p.context_tokens or s.context_tokens
+        s.n_ctx = p.n_ctx or s.n_ctx
         if p.verification:
             s.seal = p.verification
+        self.refresh_state()
+
+    def context(self, tokens: int, n_ctx: int = 0) -> None:
+        """What the window holds now, when it changed without a reply (a compaction)."""
+        self.state.context_tokens = tokens
+        self.state.n_ctx = n_ctx or self.state.n_ctx
         self.refresh_state()
 
     def verification(self, state: str) -> None:
