@@ -15,6 +15,8 @@ import sqlite3
 import stat
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..workspace.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
@@ -35,12 +37,24 @@ CREATE TABLE IF NOT EXISTS notes (
 """
 
 
+@dataclass(frozen=True)
+class Note:
+    """One remembered note, as the person lists it (and forgets it by `id`)."""
+
+    id: int
+    kind: str  # 'fact' | 'lesson'
+    text: str
+    seen: int
+    created: float  # epoch seconds, by the store's clock
+    updated: float
+
+
 def normalise(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .")
 
 
 class MemoryStore:
-    def __init__(self, workspace: Path, clock=time.time) -> None:
+    def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(workspace) / ".cerveau" / DB
         self._dir_fd, self.moved_aside = _state_dir(Path(workspace))
         self._clock = clock
@@ -76,6 +90,25 @@ class MemoryStore:
                 "SELECT kind, text FROM notes ORDER BY seen DESC, updated DESC LIMIT ?", (limit,)
             ).fetchall()
         return [(k, t) for k, t in rows]
+
+    def notes(self, limit: int = 200) -> list[Note]:
+        """Every note, the ones recalled first (most confirmed, then newest): what the palette
+        lists so the person can see what the next session will be told."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, kind, text, seen, created, updated FROM notes "
+                "ORDER BY seen DESC, updated DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [Note(*row) for row in rows]
+
+    def forget(self, note_id: int) -> bool:
+        """Delete one note for good. False when there was no such note."""
+        with self._lock, self._db:
+            return self._db.execute("DELETE FROM notes WHERE id = ?", (int(note_id),)).rowcount > 0
+
+    def now(self) -> float:
+        return float(self._clock())
 
     def close(self) -> None:
         with self._lock:

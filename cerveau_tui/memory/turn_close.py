@@ -1,8 +1,14 @@
 """Turn close: after the answer has shipped, distil what the turn taught into notes.
 
-The distill is a grammar-constrained call (a JSON schema) with a 256-token cap. A parse failure,
-a cut-off reply or a dead server degrades to an empty result: the turn must not fail because
-note-taking did. The curator keeps only short, specific notes and drops what is already known.
+The distill runs in `after_turn`, after turn_ended was emitted, in the engine's background thread:
+a person waiting for an answer never waits for note-taking. It is a grammar-constrained call (a
+JSON schema) with the seed's 1,024-token cap. A parse failure, a cut-off reply or a dead server
+degrades to an empty result: the turn must not fail because note-taking did. The curator keeps
+only short, specific notes and drops what is already known.
+
+The notes come back at the NEXT session as a reminder (Hook.reminders, on its first model call)
+with their age, so the model can weigh a note from last month against one from an hour ago; never
+in the system prompt, whose cached prefix must not move when memory does.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 
 from ..hooks import Hook, TurnContext
 from ..protocol import EventType
-from .store import MemoryStore
+from .store import MemoryStore, Note
 
 TURN_CLOSE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -28,7 +34,12 @@ DISTILL_PROMPT = (
     "The turn is over. List at most 3 facts about this workspace and at most 3 lessons about what "
     'worked or failed, each one short sentence, as JSON {"facts": [...], "lessons": [...]}.'
 )
-DISTILL_MAX_TOKENS = 256
+DISTILL_MAX_TOKENS = 1024
+#: How many notes one recall carries: the most confirmed, then the newest.
+RECALL_LIMIT = 8
+RECALL_HEADER = (
+    "Notes from earlier sessions in this workspace (with their age; check before relying on one):"
+)
 
 
 @dataclass
@@ -65,12 +76,29 @@ def curate(notes: list[str]) -> list[str]:
     return kept
 
 
+def age(seconds: float) -> str:
+    """'3 h ago': coarse on purpose, a note's age is a weight, not a timestamp."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+def recall_text(notes: list[Note], now: float) -> str:
+    lines = [f"- {age(now - n.updated)}: ({n.kind}) {n.text}" for n in notes]
+    return "\n".join([RECALL_HEADER, *lines])
+
+
 class TurnCloseHook(Hook):
     name = "turn_close"
 
     def __init__(self, provider: Any, store: MemoryStore) -> None:
         self.provider = provider
         self.store = store
+        # What this session recalls: the notes that existed when it started, so a note distilled
+        # an hour into the session is not "recalled" to the model that just wrote it.
+        self._started = store.now()
+        self._recalled = False
 
     def distill(self, history: list[dict[str, Any]]) -> Distilled:
         messages = [*history[-12:], {"role": "user", "content": DISTILL_PROMPT}]
@@ -82,35 +110,26 @@ class TurnCloseHook(Hook):
             return Distilled()
         return parse_distill(reply)
 
-    def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
+    def after_turn(self, ctx: TurnContext, reason: str) -> None:
         if reason != "completed" or not any(c.wrote for c in ctx.calls):
-            return {}
-        d = self.distill(ctx.history)
+            return
+        d = self.distill(list(ctx.history))
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
         if added:
             ctx.emit(
                 EventType.NOTICE, {"text": "remembered: " + "; ".join(added), "source": "memory"}
             )
-        return {}
 
-    def on_turn_start(self, ctx: TurnContext, task: str) -> None:
-        # Carried notes enter as a message at the first turn of a session, never into the system
-        # prompt: the stable prefix must not change when memory does.
-        if getattr(self, "_briefed", False):
-            return None
-        self._briefed = True
-        notes = self.store.recent()
-        if notes:
-            lines = "\n".join(f"- ({k}) {t}" for k, t in notes)
-            ctx.history.insert(
-                len(ctx.history) - 1,
-                {
-                    "role": "user",
-                    "content": f"[harness] Notes from earlier sessions in this workspace:\n{lines}",
-                },
-            )
-        return None
+    def reminders(self, ctx: TurnContext) -> list[str]:
+        # Once, at the session's first model call: notes are news to a new session only.
+        if self._recalled:
+            return []
+        self._recalled = True
+        notes = [n for n in self.store.notes(RECALL_LIMIT * 4) if n.created < self._started]
+        if not notes:
+            return []
+        return [recall_text(notes[:RECALL_LIMIT], self.store.now())]
 
     def close(self) -> None:
         self.store.close()

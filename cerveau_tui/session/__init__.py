@@ -104,6 +104,23 @@ class Session:
         scopes = getattr(self.engine.policy, "session_scopes", None)
         return list(scopes()) if scopes is not None else []
 
+    def notes(self) -> list[Any]:
+        """The remembered notes (memory.store.Note: id, kind, text, seen, created, updated) that
+        the next session will be reminded of; [] when turn close is off."""
+        store = self._memory()
+        return store.notes() if store is not None else []
+
+    def forget_note(self, note_id: int) -> bool:
+        """Forget one note for good (the palette's "forget"). False if there was none."""
+        store = self._memory()
+        return store.forget(note_id) if store is not None else False
+
+    def _memory(self) -> Any:
+        from ..memory.turn_close import TurnCloseHook
+
+        hook = next((h for h in self.engine.hooks if isinstance(h, TurnCloseHook)), None)
+        return hook.store if hook is not None else None
+
     def revoke(self, scope_key: str) -> bool:
         """Take back a session grant: the next matching call asks again. False if none was held."""
         revoke = getattr(self.engine.policy, "revoke", None)
