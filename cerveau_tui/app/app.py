@@ -9,7 +9,6 @@ own module (approvals.py, palette.py, plan_feed.py).
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import signal
 import threading
@@ -31,11 +30,13 @@ from .layout import main_layout
 from .messages import Item, JobDone, SessionReady, Wake
 from .palette import app_commands
 from .plan_feed import PlanFeed
+from .replay import redraw_items, transcript_of
 from .routing import Router
 from .runner import Session, SessionRunner
 from .screens.armed import QUIET_S
 from .screens.help import HelpScreen
 from .screens.trust import TrustScreen
+from .start import SessionFactory, default_factory, tune_gc
 from .themes import DEFAULT_THEME, ThemeSaver, load_themes
 from .widgets.chat import ChatView
 from .widgets.header import SessionHeader, facts_of
@@ -46,7 +47,6 @@ from .workspace_trust import TrustHooks, answer, review_of, startup_notices
 ESC_ESC_S = 1.0
 
 #: (bus, approver, progress) -> a built session; runs on the engine thread.
-SessionFactory = Callable[[Emitter, BusApprover, Callable[..., None]], Session]
 
 
 class CerveauApp(App[int]):
@@ -106,7 +106,7 @@ class CerveauApp(App[int]):
         if session_factory is not None:
             # Looked up when the engine thread starts: the trust dialog may swap the factory.
             self.runner = SessionRunner(
-                lambda progress: self._factory()(self.bus, self.approver, progress),
+                lambda progress: self._redrawn(self._factory()(self.bus, self.approver, progress)),
                 self._from_engine,
                 cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
             )
@@ -197,6 +197,12 @@ class CerveauApp(App[int]):
         self.prompt.focus()
         self._show_header()
         self._start_session()
+
+    def _redrawn(self, session: Session) -> Session:
+        """Engine thread, before SessionReady: a resumed session's conversation is drawn again."""
+        for item in redraw_items(transcript_of(session), self.settings.show_reasoning):
+            self.bridge.put(item)
+        return session
 
     def _warn(self, text: str) -> None:
         self.chat.notice(text, "warning")
@@ -346,31 +352,6 @@ class CerveauApp(App[int]):
             c for c in super().get_system_commands(screen) if c.title not in ("Keys", "Screenshot")
         )
         yield from app_commands(self)
-
-
-def tune_gc() -> None:
-    """Collect young garbage less often. Textual makes many short-lived cyclic objects per frame,
-    and with the default threshold (700) a collection ran every few frames while streaming; with
-    this and a full collection at each turn's end (routing.py, on `TurnEnded`) the measured p99 key latency at
-    1,000 tokens/s fell from ~200-300 ms to 30-90 ms (benchmarks/tui_bench.py latency)."""
-    gc.set_threshold(20_000, 10, 10)
-
-
-def default_factory(settings: Settings, resume: str | None = None) -> SessionFactory:
-    def factory(bus: Emitter, approver: BusApprover, progress: Callable[..., None]) -> Session:
-        from ..session import build_session
-
-        if settings.server_url:
-            # Nothing says "ready" before the server answered: a dead URL shows "disconnected"
-            # and is tried again until it answers or the person quits (the runner's sleep wakes).
-            from ..stack.server import wait_until_answers
-
-            wait_until_answers(
-                settings.server_url, progress, sleep=getattr(progress, "sleep", time.sleep)
-            )
-        return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)  # type: ignore[return-value]
-
-    return factory
 
 
 def run_app(
