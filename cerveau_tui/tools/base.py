@@ -73,12 +73,33 @@ class ToolState:
     write_seq: int = 0
     written: list[Path] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Workspace-relative path -> blake3 of the bytes the model was shown by read_file: without
+    # it a file the person (or a command) changed after the model read it was edited from the
+    # model's stale copy, and nobody said so (reminders/changed.py compares the disk to this).
+    reads: dict[str, str] = field(default_factory=dict)
 
     def record_write(self, path: Path) -> None:
         with self.lock:
             self.write_seq += 1
             if path not in self.written:
                 self.written.append(path)
+
+    def record_read(self, rel: str, digest: str) -> None:
+        with self.lock:
+            self.reads[rel] = digest
+
+    def record_own_write(self, rel: str, digest: str, before: str | None = None) -> None:
+        """The model's own file tool wrote these bytes: it knows them, so a file it had read is
+        not "changed on disk" by its own edit. `before`: the digest the edit started from; when
+        someone else had changed the file since the read, the record stays stale so their change
+        is still named (an edit folds it in without showing it to the model)."""
+        with self.lock:
+            if rel in self.reads and (before is None or self.reads[rel] == before):
+                self.reads[rel] = digest
+
+    def read_digests(self) -> dict[str, str]:
+        with self.lock:
+            return dict(self.reads)
 
 
 #: Hand one question to a read-only child turn: (task, path) -> a result whose str() the model

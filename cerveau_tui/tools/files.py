@@ -16,6 +16,7 @@ import stat
 from pydantic import BaseModel, Field
 
 from ..workspace.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
+from ..workspace.fingerprint import hash_bytes
 from .base import (
     Declared,
     Target,
@@ -42,13 +43,20 @@ def unified_diff(rel: str, old: str, new: str) -> str:
 
 
 def _read_text(t: Target) -> str:
+    return _decode(t, _read_data(t))
+
+
+def _read_data(t: Target) -> bytes:
     with beneath_errors(t):
         st = lstat_beneath(t.root, t.rel)
         if st is None:
             raise ToolError(f"{t.shown}: no such file")
         if stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{t.shown} is a directory; use list_files")
-        data = read_bytes_beneath(t.root, t.rel, MAX_READ_BYTES)
+        return read_bytes_beneath(t.root, t.rel, MAX_READ_BYTES)
+
+
+def _decode(t: Target, data: bytes) -> str:
     if b"\x00" in data[:8192]:
         raise ToolError(f"{t.shown} looks binary ({len(data)} bytes); not shown")
     return data.decode("utf-8", errors="replace")
@@ -73,6 +81,12 @@ def _write(t: Target, text: str) -> None:
         atomic_write_beneath(t.root, t.rel, text)
 
 
+def _note_own_write(ctx: ToolContext, t: Target, text: str, before: bytes | None = None) -> None:
+    if t.inside:
+        old = hash_bytes(before) if before is not None else None
+        ctx.state.record_own_write(t.rel, hash_bytes(text.encode("utf-8")), old)
+
+
 class ReadFile(Tool):
     name = "read_file"
     description = "Read a text file."
@@ -84,7 +98,11 @@ class ReadFile(Tool):
         return Declared(reads=[resolve_path(ctx.workspace, args.path)])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        text = _read_text(locate(ctx.workspace, args.path))
+        t = locate(ctx.workspace, args.path)
+        data = _read_data(t)
+        text = _decode(t, data)
+        if t.inside:  # what the changed-on-disk reminder compares against (tools/base.ToolState)
+            ctx.state.record_read(t.rel, hash_bytes(data))
         cap = ctx.output_cap
         if len(text) > cap:
             text = (
@@ -125,6 +143,7 @@ class WriteFile(Tool):
         _write(t, args.content)
         path = t.path
         ctx.state.record_write(path)
+        _note_own_write(ctx, t, args.content)
         n = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
         verb = "overwrote" if existed else "created"
         return ToolResult(
@@ -162,7 +181,8 @@ class EditFile(Tool):
         t = locate(ctx.workspace, args.path)
         rel, path = t.shown, t.path
         refuse_state_write(t)
-        text = _read_text(t)
+        data = _read_data(t)
+        text = _decode(t, data)
         if args.old == "":
             raise ToolError(
                 "`old` is empty; give the exact text to replace (use write_file to create)"
@@ -181,6 +201,7 @@ class EditFile(Tool):
         new_text = text.replace(args.old, args.new, 1)
         _write(t, new_text)
         ctx.state.record_write(path)
+        _note_own_write(ctx, t, new_text, before=data)
         return ToolResult(
             ok=True, output=f"edited {rel}", diff=unified_diff(rel, text, new_text), wrote=[path]
         )
