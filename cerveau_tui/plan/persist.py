@@ -13,11 +13,16 @@ log, written with the person's rights. A planted link is moved aside and a fresh
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import re
 import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -30,7 +35,8 @@ _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 #: Streamed fragments: the whole reply is in assistant_message, and an fsync per token would make
 #: the log the slowest part of generation.
-DEFAULT_SKIP = frozenset({EventType.TOKEN, EventType.REASONING})
+DEFAULT_SKIP = frozenset({EventType.TOKEN, EventType.REASONING, EventType.REPLY_PROGRESS})
+PLAN_EVENTS = frozenset({EventType.PLAN_COMMITTED, EventType.PLAN_UPDATED, EventType.CHECKPOINT})
 
 
 class SessionNotFound(LookupError):
@@ -38,7 +44,7 @@ class SessionNotFound(LookupError):
 
 
 SESSIONS = ".cerveau/sessions"
-_LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+_LOG_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def sessions_dir(workspace: Path) -> Path:
@@ -60,21 +66,46 @@ DURABLE = frozenset(
         "approval_resolved",
         "parked",
         "rollback",
+        "compacted",
+        "session_resumed",
     }
 )
 
 
+class SessionBusy(RuntimeError):
+    """Another live process holds this session's log: two writers would interleave histories."""
+
+
+def _now_iso(clock: Callable[[], float]) -> str:
+    return datetime.fromtimestamp(clock(), UTC).isoformat(timespec="seconds")
+
+
 class SessionLog:
-    """A bus subscriber that appends each event to the session's JSONL file."""
+    """A bus subscriber that appends each event to the session's JSONL file.
+
+    Besides events the file holds records (`{"kind": ...}` lines: a header, history messages,
+    grants, undo references) that the session layer writes through `append` and `prelude`; an
+    event line has no `kind`. The log is held with an exclusive flock while open: a second
+    process resuming the same session would interleave two histories in one file (SessionBusy),
+    and the lock's absence is how a listing tells a live session from one a crash left."""
 
     def __init__(
-        self, workspace: Path, session_id: str, skip: frozenset[str] = DEFAULT_SKIP
+        self,
+        workspace: Path,
+        session_id: str,
+        skip: frozenset[str] = DEFAULT_SKIP,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         name = f"{_check_id(session_id)}.jsonl"
         self.path = sessions_dir(workspace) / name
+        self.session_id = session_id
         self.skip = skip
         self._lock = threading.Lock()
-        self.events: list[Event] = []  # what was logged, for an in-process report
+        #: Called under the lock before each logged event; returns records that must reach the
+        #: file before it (the history messages appended since the last event).
+        self.prelude: Callable[[Event], list[dict[str, Any]]] | None = None
+        self._plan_events: list[Event] = []  # what the report needs, not every event
+        self._written: dict[str, int] = {}  # rel path -> seq of the last tool_result writing it
         dir_fd, moved = open_state_dir(Path(workspace), SESSIONS)
         #: What was found planted on the way (a link at `.cerveau/sessions`) and moved aside.
         self.moved_aside: list[MovedAside] = moved
@@ -89,29 +120,94 @@ class SessionLog:
                 fd = os.open(name, _LOG_FLAGS, 0o644, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionBusy(
+                f"session {session_id!r} is open in another cerveau; close it first"
+            ) from None
         self._fd: int | None = fd
+        size = os.fstat(fd).st_size
+        if size == 0:
+            self._write([{"kind": "session", "v": 1, "id": session_id, "started": _now_iso(clock)}])
+        elif os.pread(fd, 1, size - 1) != b"\n":
+            # A crash tore the last line: without a newline the next record would be glued to
+            # it and lost with it on the next read.
+            os.write(fd, b"\n")
 
     def __call__(self, event: Event) -> None:
-        if event.type in self.skip:
-            return
-        line = (event.model_dump_json() + "\n").encode("utf-8")
         with self._lock:
             if self._fd is None:
                 return
-            self.events.append(event)
-            # One write of the whole line with O_APPEND: concurrent writers cannot interleave it.
-            os.write(self._fd, line)
+            before = self.prelude(event) if self.prelude is not None else []
+            if event.type in self.skip:
+                if before:
+                    self._write(before)
+                return
+            self._keep(event)
+            line = (event.model_dump_json() + "\n").encode("utf-8")
+            # One write of the records and the line with O_APPEND: the order on disk is the order
+            # in memory, and concurrent writers cannot interleave them.
+            os.write(self._fd, b"".join([*(_line(r) for r in before), line]))
             # fsync costs ~2 ms here; paying it for every event doubled the loop's overhead. The
             # write itself is in the kernel (it survives our crash); fsync guards against a power
             # loss, and is paid where losing the tail would lose a decision or a checkpoint.
             if event.type in DURABLE:
                 os.fsync(self._fd)
 
+    def append(self, records: list[dict[str, Any]], *, durable: bool = False) -> None:
+        """Write records (not events) now; fsync'd when they record a decision (a grant)."""
+        with self._lock:
+            if self._fd is None or not records:
+                return
+            self._write(records)
+            if durable:
+                os.fsync(self._fd)
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        assert self._fd is not None
+        os.write(self._fd, b"".join(_line(r) for r in records))
+
+    def _keep(self, event: Event) -> None:
+        if event.type in PLAN_EVENTS:
+            self._plan_events.append(event)
+        elif event.type == EventType.TOOL_RESULT and event.payload.get("ok", True):
+            for raw in event.payload.get("wrote") or event.payload.get("paths") or ():
+                if isinstance(raw, str):
+                    self._written[raw] = event.seq
+
+    @property
+    def events(self) -> list[Event]:
+        """What an in-process report needs (plan events, the last write of each path), rebuilt
+        on demand: keeping every event made a day-long session's memory grow without bound."""
+        with self._lock:
+            writes = [
+                Event(
+                    type=EventType.TOOL_RESULT,
+                    session_id=self.session_id,
+                    seq=seq,
+                    payload={"ok": True, "wrote": [path]},
+                )
+                for path, seq in self._written.items()
+            ]
+            return sorted([*self._plan_events, *writes], key=lambda e: e.seq)
+
+    def sync(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.fsync(self._fd)
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
-                os.close(self._fd)
+                os.fsync(self._fd)
+                os.close(self._fd)  # releases the flock
                 self._fd = None
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def _open_sessions(workspace: Path) -> int | None:
@@ -143,42 +239,80 @@ def list_sessions(workspace: Path) -> list[str]:
     return [stem for _, stem in found]
 
 
-def load_events(workspace: Path, session_id: str | None = None) -> list[Event]:
-    """The events of one session (the latest when None). Raises SessionNotFound."""
-    if session_id is None:
-        ids = list_sessions(workspace)
-        if not ids:
-            raise SessionNotFound(f"no sessions under {sessions_dir(workspace)}")
-        session_id = ids[-1]
+def open_log(workspace: Path, session_id: str) -> TextIO:
+    """One session's log for reading, opened beneath the workspace without following a link.
+    Raises SessionNotFound (no such session, or a link on the way) and ValueError (a bad id)."""
     name = f"{_check_id(session_id)}.jsonl"
     dir_fd = _open_sessions(workspace)
     try:
         if dir_fd is None:
             raise FileNotFoundError(name)
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
-            raw = f.read()
     except FileNotFoundError:
         raise SessionNotFound(
             f"no session {session_id!r} under {sessions_dir(workspace)}"
         ) from None
     except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise SessionNotFound(
-            f"session {session_id!r} is a symbolic link; not following it"
-        ) from None
+        if exc.errno == errno.ELOOP:
+            raise SessionNotFound(
+                f"session {session_id!r} is a symbolic link; not following it"
+            ) from None
+        raise SessionNotFound(f"session {session_id!r} cannot be read: {exc.strerror}") from None
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
-    events: list[Event] = []
-    for line in raw.splitlines():
+    return os.fdopen(fd, "r", encoding="utf-8", errors="replace")
+
+
+def iter_lines(f: TextIO) -> Iterator[dict[str, Any] | None]:
+    """Each line as a JSON object, None for a line that is not one (torn by a crash mid-write:
+    skipped and counted by the caller, never fatal). Streamed: a long log is never held whole."""
+    for line in f:
         if not line.strip():
             continue
         try:
-            events.append(Event.model_validate(json.loads(line)))
-        except (ValueError, ValidationError):
-            continue  # a torn line from a crash mid-write
+            obj = json.loads(line)
+        except ValueError:
+            yield None
+            continue
+        yield obj if isinstance(obj, dict) else None
+
+
+def is_busy(workspace: Path, session_id: str) -> bool:
+    """True while a live process holds the session's log (SessionLog's flock)."""
+    try:
+        f = open_log(workspace, session_id)
+    except (SessionNotFound, ValueError):
+        return False
+    with f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def latest_session(workspace: Path) -> str:
+    ids = list_sessions(workspace)
+    if not ids:
+        raise SessionNotFound(f"no sessions under {sessions_dir(workspace)}")
+    return ids[-1]
+
+
+def load_events(workspace: Path, session_id: str | None = None) -> list[Event]:
+    """The events of one session (the latest when None). Raises SessionNotFound."""
+    if session_id is None:
+        session_id = latest_session(workspace)
+    events: list[Event] = []
+    with open_log(workspace, session_id) as f:
+        for obj in iter_lines(f):
+            if obj is None or "kind" in obj:
+                continue  # a torn line from a crash mid-write, or a record that is not an event
+            try:
+                events.append(Event.model_validate(obj))
+            except ValidationError:
+                continue
     return events
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .store import BlobStore, RestoreRefused
 
@@ -38,6 +40,43 @@ class UndoLog:
         self.depth = depth
         self._turns: list[TurnChanges] = []
         self._lock = threading.Lock()
+        #: Told each change as a plain record ({"op": "before" | "command" | "pop", ...}) so the
+        #: session log can rebuild this after a restart (`replay`): the blobs are on disk, but
+        #: which blob was which file before which turn was only in this process's memory.
+        self.listener: Callable[[dict[str, Any]], None] | None = None
+
+    def _tell(self, record: dict[str, Any]) -> None:
+        if self.listener is not None:
+            self.listener(record)
+
+    def replay(self, records: Iterable[dict[str, Any]]) -> None:
+        """Rebuild the turns from the listener's records, in their order (a resumed session)."""
+        with self._lock:
+            for r in records:
+                turn_id = str(r.get("turn_id", ""))
+                op = r.get("op")
+                if op == "pop":
+                    if self._turns and self._turns[-1].turn_id == turn_id:
+                        self._turns.pop()
+                    continue
+                tc = self._current(turn_id)
+                if op == "command":
+                    tc.by_command = True
+                elif op == "before":
+                    before = r.get("before") or {}
+                    for rel, digest in before.items():
+                        if isinstance(rel, str) and (digest is None or isinstance(digest, str)):
+                            tc.before.setdefault(rel, digest)
+                    tc.outside.extend(
+                        str(p) for p in r.get("outside") or () if str(p) not in tc.outside
+                    )
+
+    def turns(self) -> list[TurnChanges]:
+        with self._lock:
+            return [
+                TurnChanges(t.turn_id, dict(t.before), t.by_command, list(t.outside))
+                for t in self._turns
+            ]
 
     def _current(self, turn_id: str) -> TurnChanges:
         if not self._turns or self._turns[-1].turn_id != turn_id:
@@ -54,14 +93,22 @@ class UndoLog:
                 (inside if _is_inside(self.store.workspace, p) else outside).append(p)
             # A write the person approved outside the workspace is not ours to keep copies of;
             # undo reports it instead of pretending.
-            tc.outside.extend(str(p) for p in outside if str(p) not in tc.outside)
             fresh = [p for p in inside if self.store.rel(p) not in tc.before]
-            if fresh:
-                tc.before.update(self.store.snapshot_files(fresh))
+            new_outside = [str(p) for p in outside if str(p) not in tc.outside]
+            tc.outside.extend(new_outside)
+            taken = self.store.snapshot_files(fresh) if fresh else {}
+            tc.before.update(taken)
+        if taken or new_outside:
+            self._tell(
+                {"op": "before", "turn_id": turn_id, "before": taken, "outside": new_outside}
+            )
 
     def command_ran(self, turn_id: str) -> None:
         with self._lock:
-            self._current(turn_id).by_command = True
+            tc = self._current(turn_id)
+            told, tc.by_command = not tc.by_command, True
+        if told:
+            self._tell({"op": "command", "turn_id": turn_id})
 
     def can_undo(self) -> bool:
         with self._lock:
@@ -74,6 +121,7 @@ class UndoLog:
             if not self._turns:
                 return None
             tc = self._turns.pop()
+        self._tell({"op": "pop", "turn_id": tc.turn_id})
         refused: list[str] = []
         try:
             self.store.restore(tc.before)

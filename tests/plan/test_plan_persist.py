@@ -35,9 +35,13 @@ def _session(ws: Path, sid: str) -> SessionLog:
 
 def test_events_are_appended_as_json_lines_without_tokens(tmp_path: Path) -> None:
     log = _session(tmp_path, "abc")
-    lines = log.path.read_text().splitlines()
+    lines = [json.loads(line) for line in log.path.read_text().splitlines()]
     assert log.path == tmp_path / ".cerveau" / "sessions" / "abc.jsonl"
-    assert [json.loads(line)["type"] for line in lines] == ["plan_committed", "tool_result"]
+    # Besides events the log holds records (`kind`: the header, history messages, grants).
+    assert [line["type"] for line in lines if "kind" not in line] == [
+        "plan_committed",
+        "tool_result",
+    ]
     assert [e.type for e in load_events(tmp_path, "abc")] == ["plan_committed", "tool_result"]
 
 
