@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .base import Adapter
 from .generic import GenericAdapter
+from .node import NodeAdapter
 from .python import PythonAdapter
 
 
@@ -17,7 +18,11 @@ class AdapterRegistry:
     """Adapters in priority order; the generic one last, as the fallback that always applies."""
 
     def __init__(self, adapters: list[Adapter] | None = None) -> None:
-        self.adapters: list[Adapter] = adapters or [PythonAdapter(), GenericAdapter()]
+        self.adapters: list[Adapter] = adapters or [
+            PythonAdapter(),
+            NodeAdapter(),
+            GenericAdapter(),
+        ]
 
     def detect(self, workspace: Path) -> Adapter:
         for adapter in self.adapters:
