@@ -12,6 +12,9 @@ say() { echo "[setup] $*" >&2; }
 # bubblewrap: the sandbox; tmux: TUI tests drive the app in a real terminal; cmake/g++/make: the
 # one-time llama-server build; python3-venv: `python3 -m venv` on Debian needs it.
 apt_packages=(bubblewrap tmux cmake g++ make python3-venv)
+# nodejs/npm: the JavaScript/TypeScript stack's checks (adapters/node.py). Only when no `node` is
+# on PATH: a machine with nodesource's nodejs already has npm, and Debian's npm conflicts with it.
+command -v node >/dev/null 2>&1 || apt_packages+=(nodejs npm)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
