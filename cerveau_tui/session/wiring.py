@@ -59,6 +59,10 @@ def hooks(
     from ..done.hook import done_hooks
 
     hooks += done_hooks(settings, runner, store=store)
+    # AGENTS.md and the skills index in the prefix; changed files and the budget as reminders.
+    from ..reminders import reminder_hooks
+
+    hooks += reminder_hooks(settings, fp)
     return hooks
 
 
