@@ -1,0 +1,120 @@
+"""A Node project's done gate end to end: the node adapter's own check (`npm test`, or `node
+--test` when package.json has npm's stub) as the criterion, run in the real sandbox through the
+real CLI, on a small project that fails and is then fixed. No registry is ever contacted: the
+project has no dependencies and its tests use Node's built-in runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cerveau_tui.adapters.node import NodeAdapter
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+BROKEN = "exports.add = (a, b) => a - b;\n"
+FIXED = "exports.add = (a, b) => a + b;\n"
+TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "const { add } = require('../index.js');\n\n"
+    "test('adds', () => {\n  assert.strictEqual(add(1, 2), 3);\n});\n"
+)
+STUB = 'echo "Error: no test specified" && exit 1'
+
+
+def node_project(ws: Path, test_script: str) -> Path:
+    ws.mkdir()
+    (ws / "package.json").write_text(
+        json.dumps({"name": "calc", "version": "1.0.0", "scripts": {"test": test_script}})
+    )
+    (ws / "index.js").write_text(BROKEN)
+    (ws / "test").mkdir()
+    (ws / "test" / "add.test.js").write_text(TEST)
+    command = NodeAdapter().gate_command(ws)
+    assert command is not None
+    (ws / ".cerveau").mkdir()
+    (ws / ".cerveau" / "config.toml").write_text(
+        f'[done]\nprotected = ["test/**"]\n[[done.criteria]]\nname = "tests"\n'
+        f"command = {json.dumps(command)}\n"
+    )
+    return ws
+
+
+def run_cli(ws: Path, url: str, task: str) -> list[dict[str, Any]]:
+    env = {**os.environ, "CERVEAU_CONFIG": str(ws.parent / "no-user-config.toml")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws)]
+        + ["--server", url, task],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert events, proc.stderr[-2000:]
+    return events
+
+
+def of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
+    return [e["payload"] for e in events if e["type"] == type_]
+
+
+FIX = {
+    "tool_calls": [
+        {"name": "edit_file", "arguments": {"path": "index.js", "old": "a - b", "new": "a + b"}}
+    ]
+}
+
+
+def test_npm_test_is_red_then_green_after_the_fix(tmp_path: Path) -> None:
+    ws = node_project(tmp_path / "ws", "node --test")
+    with ScriptedServer([FIX, {"content": "Fixed add."}]) as srv:
+        events = run_cli(ws, srv.url, "make the tests pass")
+    checks = of(events, "check")
+    assert [(c["precheck"], c["unmet"]) for c in checks] == [(True, ["tests"]), (False, [])]
+    assert checks[0]["errors"] == 1  # the adapter read one failing test out of npm's output
+    end = events[-1]["payload"]
+    assert (end["reason"], end["verification"]) == ("completed", "passed")
+    assert (ws / "index.js").read_text() == FIXED
+
+
+def test_a_claim_of_done_without_a_fix_is_refused(tmp_path: Path) -> None:
+    ws = node_project(tmp_path / "ws", "node --test")
+    with ScriptedServer([{"content": "Fixed."}, FIX, {"content": "Now fixed."}]) as srv:
+        events = run_cli(ws, srv.url, "make the tests pass")
+        told = srv.requests[1]["messages"][-1]["content"]
+    assert told.startswith("[harness]") and "adds" in told
+    assert events[-1]["payload"]["verification"] == "passed"
+
+
+def test_with_npms_stub_the_node_runner_is_the_gate(tmp_path: Path) -> None:
+    ws = node_project(tmp_path / "ws", STUB)
+    assert NodeAdapter().gate_command(ws) == "node --test"
+    with ScriptedServer([FIX, {"content": "Fixed add."}]) as srv:
+        events = run_cli(ws, srv.url, "make the tests pass")
+    checks = of(events, "check")
+    assert [c["unmet"] for c in checks] == [["tests"], []]
+    assert events[-1]["payload"]["verification"] == "passed"
+
+
+def test_the_node_check_runs_in_the_sandbox_not_on_the_host(tmp_path: Path) -> None:
+    # The gate's command is the sandbox's: a test writing outside the workspace cannot reach the host.
+    ws = node_project(tmp_path / "ws", "node --test")
+    outside = tmp_path / "outside.txt"
+    (ws / "test" / "escape.test.js").write_text(
+        "const test = require('node:test');\n"
+        f"test('escape', () => {{ require('fs').writeFileSync({json.dumps(str(outside))}, 'x'); }});\n"
+    )
+    (ws / "index.js").write_text(FIXED)
+    with ScriptedServer([{"content": "Nothing to do."}]) as srv:
+        events = run_cli(ws, srv.url, "check")
+    assert of(events, "check"), "the gate ran"
+    assert not outside.exists()  # on the host: what the sandboxed test wrote stayed in the sandbox
