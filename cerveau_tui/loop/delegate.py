@@ -2,19 +2,42 @@
 
 The lock is structural: the child's registry holds only reading tools, so it cannot write, run a
 command, or delegate again. Nesting is impossible rather than forbidden.
+
+The child is the parent's, not a second session beside it: the parent's interrupt reaches it
+(`LinkedCancel`: before, a child started by `explore` kept calling the model after the person had
+pressed Esc), and its tokens are the parent's (`Spend`: bounded by what the parent turn has left,
+and added to the parent turn's usage through the tool result's meta).
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from .. import protocol as P
 from ..bus import Emitter, Recorder
-from ..protocol import EventType
+from ..config_sections import DelegationConfig
+from ..protocol import Event, EventType
+from ..provider.types import Usage
 from .state import Limits, Outcome
 
 READ_TOOLS = ("read_file", "list_files", "search")
+
+#: What a child turn is told, before its question. One constant for the product and the tests:
+#: a fixture that paraphrases the product's words measures the paraphrase.
+DELEGATE_INSTRUCTIONS = (
+    "You are a read-only helper answering ONE question for another agent. Use only the reading "
+    f"tools you have ({', '.join(READ_TOOLS)}); you cannot change anything, run a command, or "
+    "ask anyone. Read what the question needs, then answer in a few sentences: what you found, "
+    "with the paths it is in. If you could not read something the answer depends on, say so."
+)
+
+
+def delegate_input(task: str, path: str) -> str:
+    return f"{DELEGATE_INSTRUCTIONS}\nStart at: {path}\nQuestion: {task}"
 
 
 @dataclass
@@ -23,6 +46,12 @@ class DelegateLimits:
     max_iterations: int = 8
     # The cap is on the ANSWER, not the work: a child returning its whole context defeats the point.
     max_result_bytes: int = 4000
+    # The child's own token ceiling; 0: what the parent turn has left (none if the parent has none).
+    max_tokens: int = 0
+
+    @classmethod
+    def of(cls, cfg: DelegationConfig) -> DelegateLimits:
+        return cls(cfg.max_iterations, cfg.max_result_bytes, cfg.max_tokens)
 
 
 @dataclass
@@ -32,6 +61,12 @@ class DelegateResult:
     unread: list[str] = field(default_factory=list)  # refused or failed reads: holes, declared
     truncated: bool = False
     reason: str = ""
+    # What the child changed, and the changes a rule refused: a read-only child has no writing
+    # tool, so `wrote` stays empty and every write it tried is in `unwritten`, declared rather
+    # than reported as "could not read" (it looked, decided, and was stopped).
+    wrote: list[str] = field(default_factory=list)
+    unwritten: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)  # the child's tokens, debited to the parent turn
 
     def __str__(self) -> str:
         parts = [self.conclusion.strip() or "(no conclusion)"]
@@ -40,9 +75,64 @@ class DelegateResult:
         parts.append("Read: " + (", ".join(self.read) if self.read else "nothing"))
         if self.unread:
             parts.append("Could not read: " + ", ".join(self.unread))
+        if self.wrote:
+            parts.append("Wrote: " + ", ".join(self.wrote))
+        if self.unwritten:
+            parts.append("Refused changes: " + ", ".join(self.unwritten))
         if self.reason != "completed":
             parts.append(f"[the child turn ended: {self.reason}]")
         return "\n".join(parts)
+
+
+class LinkedCancel(threading.Event):
+    """The child's cancel flag: set when its own is, or when the parent's is. Clearing it (the
+    child's turn start does) clears only its own, so a parent interrupt cannot be lost."""
+
+    def __init__(self, parent: threading.Event) -> None:
+        super().__init__()
+        self._parent = parent
+
+    def is_set(self) -> bool:
+        return super().is_set() or self._parent.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            left = 0.05 if end is None else min(0.05, end - time.monotonic())
+            if left <= 0:
+                return False
+            super().wait(left)
+        return True
+
+
+class Spend:
+    """The parent turn's tokens so far, as its bus told them (usage events, reset at each
+    turn_started), plus what its children spent: what the next child may still use."""
+
+    def __init__(self, bus: Emitter) -> None:
+        self._lock = threading.Lock()
+        self._spent = 0
+        bus.subscribe(self._on)
+
+    def _on(self, e: Event) -> None:
+        payload: Any = e.payload
+        with self._lock:
+            if e.type == EventType.TURN_STARTED:
+                self._spent = 0
+            elif e.type == EventType.USAGE and isinstance(payload, dict):
+                self._spent += int(payload.get("prompt_tokens") or 0)
+                self._spent += int(payload.get("completion_tokens") or 0)
+
+    def debit(self, usage: Usage) -> None:
+        with self._lock:
+            self._spent += usage.prompt_tokens + usage.completion_tokens
+
+    def left(self, ceiling: int) -> int | None:
+        """Tokens left under `ceiling` (0: no ceiling, None)."""
+        if not ceiling:
+            return None
+        with self._lock:
+            return max(0, ceiling - self._spent)
 
 
 class Child(Protocol):
@@ -54,6 +144,14 @@ class Child(Protocol):
 ChildFactory = Callable[[Emitter, Limits], Child]
 
 
+def child_ceiling(lim: DelegateLimits, parent_left: int | None) -> int | None:
+    """The child's token ceiling: its own cap and the parent's remainder, the smaller; None when
+    the parent has no room left at all (the child must not start)."""
+    caps = [c for c in (lim.max_tokens or None, parent_left) if c is not None]
+    ceiling = min(caps) if caps else 0
+    return None if parent_left == 0 else ceiling
+
+
 def delegate(
     task: str,
     path: str = ".",
@@ -62,33 +160,21 @@ def delegate(
     spawn: ChildFactory,
     max_identical_calls: int,
     lim: DelegateLimits | None = None,
+    parent_cancel: threading.Event | None = None,
+    parent_left: int | None = None,
 ) -> DelegateResult:
     lim = lim or DelegateLimits()
+    if parent_cancel is not None and parent_cancel.is_set():
+        return DelegateResult("", reason=P.TURN_INTERRUPTED)
+    ceiling = child_ceiling(lim, parent_left)
+    if ceiling is None:
+        return DelegateResult("", reason=P.TURN_TOKEN_CEILING)
     child_bus = Emitter(session_id=parent_bus.session_id + "-child")
     rec = Recorder(child_bus)
-    child = spawn(child_bus, Limits(lim.max_iterations, max_identical_calls, 0))
+    child = spawn(child_bus, Limits(lim.max_iterations, max_identical_calls, ceiling))
     parent_bus.emit(EventType.DELEGATED, {"task": task, "path": path, "state": "started"})
-    outcome = child.run(
-        f"Answer this question by reading the workspace (start at {path}); do not change anything.\n{task}"
-    )
-    read: list[str] = []
-    unread: list[str] = []
-    calls = {e.payload["call_id"]: e.payload for e in rec.of("tool_call")}
-    for r in rec.of("tool_result"):
-        call = calls.get(r.payload["call_id"], {})
-        target = call.get("arguments", {}).get("path") or call.get("arguments", {}).get(
-            "pattern", ""
-        )
-        if call.get("name") in READ_TOOLS:
-            (read if r.payload["ok"] else unread).append(
-                f"{call['name']}:{target}" if call["name"] != "read_file" else target
-            )
-    text = outcome.message if outcome.reason == "completed" else ""
-    raw = text.encode()
-    truncated = len(raw) > lim.max_result_bytes
-    if truncated:
-        text = raw[: lim.max_result_bytes].decode(errors="ignore")
-    result = DelegateResult(text, sorted(set(read)), sorted(set(unread)), truncated, outcome.reason)
+    outcome = child.run(delegate_input(task, path))
+    result = _result(outcome, rec, lim)
     parent_bus.emit(
         EventType.DELEGATED,
         {
@@ -97,7 +183,48 @@ def delegate(
             "reason": outcome.reason,
             "read": result.read,
             "unread": result.unread,
+            "wrote": result.wrote,
+            "unwritten": result.unwritten,
             "iterations": outcome.iterations,
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
         },
     )
     return result
+
+
+def _result(outcome: Outcome, rec: Recorder, lim: DelegateLimits) -> DelegateResult:
+    read: set[str] = set()
+    unread: set[str] = set()
+    wrote: set[str] = set()
+    unwritten: set[str] = set()
+    calls = {e.payload["call_id"]: e.payload for e in rec.of("tool_call")}
+    for r in rec.of("tool_result"):
+        call = calls.get(r.payload["call_id"], {})
+        name = str(call.get("name") or r.payload.get("name") or "")
+        args = call.get("arguments") or {}
+        target = str(args.get("path") or args.get("pattern") or args.get("command") or "")
+        if name in READ_TOOLS:
+            (read if r.payload["ok"] else unread).add(
+                target if name == "read_file" else f"{name}:{target}"
+            )
+        elif r.payload.get("wrote"):
+            wrote.update(str(p) for p in r.payload["wrote"])
+        elif not r.payload["ok"]:
+            unwritten.add(f"{name}:{target}" if target else name)
+    text = outcome.message if outcome.reason == P.TURN_COMPLETED else ""
+    raw = text.encode()
+    truncated = len(raw) > lim.max_result_bytes
+    if truncated:
+        text = raw[: lim.max_result_bytes].decode(errors="ignore")
+    usage = Usage(outcome.usage.prompt_tokens, outcome.usage.completion_tokens)
+    return DelegateResult(
+        text,
+        sorted(read),
+        sorted(unread),
+        truncated,
+        outcome.reason,
+        sorted(wrote),
+        sorted(unwritten),
+        usage,
+    )

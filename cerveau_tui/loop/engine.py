@@ -29,7 +29,14 @@ from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog, UndoResult
 from .approver import Approver, DenyAll
-from .delegate import READ_TOOLS, DelegateResult, delegate
+from .delegate import (
+    READ_TOOLS,
+    DelegateLimits,
+    DelegateResult,
+    LinkedCancel,
+    Spend,
+    delegate,
+)
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .model_call import ModelCall, resume_brief
@@ -303,8 +310,9 @@ class Engine:
 
     def read_only_child(self, bus: Emitter, limits: Limits) -> Engine:
         """The child of a delegation: the lock is structural (only reading tools, no runner, nobody
-        to ask), so it cannot write, run a command, or delegate again."""
-        return Engine(
+        to ask), so it cannot write, run a command, or delegate again. Its cancel flag follows
+        this engine's: the person's interrupt stops the child's model calls too."""
+        child = Engine(
             provider=self.provider,
             registry=self.registry.only(*READ_TOOLS),
             bus=bus,
@@ -318,18 +326,27 @@ class Engine:
             model=self.model,
             count_tokens=self.count_tokens,
         )
+        child.loop_state.cancel = LinkedCancel(self.loop_state.cancel)
+        return child
 
     def delegator(self) -> Delegator:
-        """What the explore tool calls (ToolContext.delegate)."""
+        """What the explore tool calls (ToolContext.delegate): limits from settings.delegation,
+        the child's tokens bounded by what this engine's turn has left and debited to it."""
+        spend = Spend(self.bus)
 
         def run(task: str, path: str = ".") -> DelegateResult:
-            return delegate(
+            result = delegate(
                 task,
                 path,
                 parent_bus=self.bus,
                 spawn=self.read_only_child,
                 max_identical_calls=self.limits.max_identical_calls,
+                lim=DelegateLimits.of(self.settings.delegation),
+                parent_cancel=self.loop_state.cancel,
+                parent_left=spend.left(self.limits.max_turn_tokens),
             )
+            spend.debit(result.usage)
+            return result
 
         return run
 

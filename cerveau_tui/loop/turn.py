@@ -22,6 +22,7 @@ from ..protocol import EventType
 from ..provider.types import Completion, ErrorClass, ProviderError, Usage
 from ..sandbox.base import Grant
 from ..tools.base import ToolContext
+from ..tools.explore import CHILD_USAGE
 from ..tools.registry import Registry
 from ..workspace.fingerprint import Fingerprinter
 from .approver import ApprovalRequest, Approver, resolved_event
@@ -323,6 +324,8 @@ class Turn:
         self.ctx.calls.append(rec)
         r = ex.result
         assert r is not None
+        if isinstance(child := r.meta.get(CHILD_USAGE), Usage):  # explore: the child's tokens
+            self.usage.add(child)
         if not r.ok and ex.status == "failed":
             what = rec.command or json.dumps(rec.arguments, ensure_ascii=False)[:120]
             first = (r.output.strip().splitlines() or [""])[0][:160]

@@ -6,6 +6,10 @@ from pydantic import BaseModel
 
 from .base import Tool, ToolContext, ToolError, ToolResult
 
+#: ToolResult.meta key of the child's token usage (loop.delegate.CHILD_USAGE says the same): the
+#: turn adds it to its own, so a child's tokens count against the parent's ceiling and usage.
+CHILD_USAGE = "child_usage"
+
 
 class Explore(Tool):
     name = "explore"
@@ -20,4 +24,9 @@ class Explore(Tool):
         if run is None:
             raise ToolError("delegation is not available in this session")
         result = run(args.task, args.path)
-        return ToolResult(ok=result.reason == "completed", output=str(result))
+        usage = getattr(result, "usage", None)
+        return ToolResult(
+            ok=result.reason == "completed",
+            output=str(result),
+            meta={CHILD_USAGE: usage} if usage is not None else {},
+        )
