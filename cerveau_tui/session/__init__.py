@@ -16,6 +16,7 @@ from ..loop.engine import Engine
 from ..plan.state import PlanState
 from ..protocol import EventType
 from ..provider.llama import LlamaProvider
+from ..reminders import skill_book
 from ..sandbox.protect import keep_out_of_git
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
@@ -27,7 +28,7 @@ from . import resume as resume_
 Progress = Callable[[str, float | None, str], None]
 
 #: What a discussion turn may use: look, and commit a plan. Structural: the other tools are absent.
-DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan")
+DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan", "load_skill")
 
 
 @dataclass
@@ -121,6 +122,24 @@ class Session:
         hook = next((h for h in self.engine.hooks if isinstance(h, TurnCloseHook)), None)
         return hook.store if hook is not None else None
 
+    def skills(self) -> list[tuple[str, str]]:
+        """(name, description) of each skill the session read at its creation (the palette)."""
+        book = skill_book(self.engine.hooks)
+        return book.names() if book is not None else []
+
+    def load_skill(self, name: str) -> bool:
+        """The person loads a skill, between turns: its body enters the history as one marked
+        user message, read by the model with the next request. False if there is none."""
+        book = skill_book(self.engine.hooks)
+        body = book.body(name) if book is not None else None
+        if body is None:
+            return False
+        self.engine.history.append(
+            {"role": "user", "content": f"[skill {name.strip()}, loaded by the person]\n{body}"}
+        )
+        self.bus.emit(EventType.NOTICE, {"text": f"skill {name.strip()} loaded for the next turn"})
+        return True
+
     def revoke(self, scope_key: str) -> bool:
         """Take back a session grant: the next matching call asks again. False if none was held."""
         revoke = getattr(self.engine.policy, "revoke", None)
@@ -193,6 +212,13 @@ def build_session(
     plan = PlanState()
     bus.subscribe(plan)
     hooks = wiring.hooks(settings, url, runner, fp, store, plan)
+    skills = skill_book(hooks)
+    if skills is not None:  # offered only when there is a skill to load
+        from ..tools.skill import LoadSkill
+
+        full_registry.add(LoadSkill(skills))
+        if registry is not full_registry:  # discussion mode: loading a skill only reads
+            registry.add(LoadSkill(skills))
     if settings.turn_close and hasattr(provider, "complete_json"):
         from ..memory.store import MemoryStore
         from ..memory.turn_close import TurnCloseHook
