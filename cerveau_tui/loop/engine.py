@@ -173,6 +173,24 @@ class Engine:
         for h in self.hooks:
             h.close()
 
+    def restore(
+        self,
+        *,
+        history: list[dict[str, Any]],
+        turn_changes: dict[str, list[str]],
+        window: dict[str, Any] | None = None,
+        task: str = "",
+    ) -> None:
+        """A resumed session's state, before its first turn: the history as the model saw it,
+        what each turn changed (undo's report), the compacted window when there was one."""
+        state = self.loop_state
+        state.history[:] = history
+        state.turn_changes.update(turn_changes)
+        state.task = task
+        current = getattr(state, "window", None)
+        if window is not None and current is not None:
+            setattr(state, "window", type(current).from_dict(window))  # noqa: B010 - until it lands
+
     def tool_context(self, grant: Grant | None = None) -> ToolContext:
         return ToolContext(
             workspace=self.workspace,

@@ -44,6 +44,13 @@ class Session:
     token_source: str = "estimate"
     log: Any = None
     full_registry: Any = None  # the registry outside discussion mode
+    journal: Any = None  # session.journal.Journal: what the log holds beyond events
+    resumed: Any = None  # session.stored.StoredSession when this session continues one
+
+    def transcript(self) -> list[Any]:
+        """The stored events of the resumed session for the UI to redraw (messages, tool calls
+        and results, plan events, usage, turn ends; the last turns of a long one): [] when fresh."""
+        return self.resumed.transcript() if self.resumed is not None else []
 
     def status(self) -> dict[str, Any]:
         props = self.props
@@ -94,6 +101,13 @@ class Session:
     def close(self) -> None:
         self.engine.interrupt()
         self.engine.close()
+        if self.journal is not None:
+            self.journal.flush()
+        if self.log is not None:
+            self.log.close()  # fsync'd, and the lock released: the session can be resumed
+        close_provider = getattr(self.engine.provider, "close", None)
+        if callable(close_provider):
+            close_provider()
         if self.managed is not None:
             self.managed.stop()
             self.managed = None
@@ -247,8 +261,10 @@ def build_session(
     )
     if settings.delegate:
         engine.delegate = engine.delegator()
-    resumed = resume_.load_previous(settings, resume) if resume is not None else []
-    log = resume_.session_log(settings, bus)
+    # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
+    # once the session is announced (below).
+    log, stored = resume_.open_session_log(settings, bus, resume)
+    journal = resume_.wire_journal(engine, log)
     keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
     protection = boundary.protection(settings)
     bus.emit(
@@ -268,8 +284,8 @@ def build_session(
     for moved in [*store.moved_aside, *getattr(log, "moved_aside", [])]:
         boundary.boundary_notice(bus, str(moved))
     store.moved_aside.clear()
-    if resume is not None:
-        resume_.replay_plan(bus, resumed)
+    if stored is not None:
+        resume_.restore(engine, journal, stored, plan, bus)
     return Session(
         settings,
         bus,
@@ -282,4 +298,6 @@ def build_session(
         token_source,
         log,
         full_registry,
+        journal,
+        stored,
     )

@@ -1,49 +1,161 @@
-"""Continuing an earlier session: its events read back, its plan carried into this one, and the
-log this session appends to.
+"""Resuming a stored session: it keeps its id and appends to its own log (as `codex resume`
+does), and everything the log rebuilds is put back before the first turn.
+
+What comes back: the history exactly as the model saw it (so the first request of the resumed
+session carries the earlier conversation, tool results included), the compacted window, the
+plan (its events, fed to the session's one PlanState), the session grants, the undo log (which
+blob was which file before which turn: the last turn can be undone after a restart), each turn's
+status. `--continue` is this on the most recent session: the plan carry-over it did before is
+part of it, not a second mechanism.
+
+A turn a crash cut off (started, never ended) is closed in the log (a `cut` record), any tool
+call of its last reply that never got a result gets one saying so (a server refuses a history
+with a call left unanswered), and the model is told in one `[harness]` message to check the
+workspace before going on.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..bus import Emitter
 from ..config import Settings
+from ..plan.persist import SessionLog
+from ..policy.verdict import Verdict
 from ..protocol import EventType
+from ..sandbox.base import Grant
+from .journal import Journal, RecordedJudge
+from .listing import ResumeError, resolve_session
+from .stored import StoredSession, read_session
+
+__all__ = ["ResumeError", "open_session_log", "restore", "wire_journal"]
+
+#: What the model reads first when its previous turn died with the app.
+CUT_TURN_MESSAGE = (
+    "[harness] Your previous turn was cut off when the app stopped: it did not finish, and "
+    "whatever it was doing may be half-done. Check the workspace (the files and the state of "
+    "what you were changing) before going on."
+)
+#: The result of a call the app never finished.
+UNFINISHED_CALL = "[harness] not run to completion: the app stopped before this call finished"
 
 
-def load_previous(settings: Settings, resume: str) -> list[Any]:
-    """The events of the session to continue ("" = the latest). Read before this session's own
-    log exists, so "latest" is the previous one."""
-    from ..plan.persist import SessionNotFound, load_events
-
-    try:
-        return load_events(settings.workspace, resume or None)
-    except SessionNotFound:
-        return []
-
-
-def replay_plan(bus: Emitter, events: list[Any]) -> None:
-    """Carry the plan of a previous session into this one (a plan committed in discussion, then
-    an autopilot run): its plan events are re-published, so the tools, the hook, the views and
-    this session's log all hold the same plan."""
-    from ..plan.state import PLAN_EVENT_TYPES
-
-    plan = [e for e in events if e.type in PLAN_EVENT_TYPES]
-    for ev in plan:
-        bus.emit(ev.type, {**ev.payload, "resumed_from": ev.session_id})
-    origin = events[0].session_id if events else "none"
-    bus.emit(
-        EventType.NOTICE,
-        {
-            "text": f"continuing from session {origin}: {len(plan)} plan events restored",
-            "source": "plan",
-        },
-    )
-
-
-def session_log(settings: Settings, bus: Emitter) -> Any:
-    from ..plan.persist import SessionLog
-
-    log = SessionLog(settings.workspace, bus.session_id)
+def open_session_log(
+    settings: Settings, bus: Emitter, resume: str | None
+) -> tuple[SessionLog, StoredSession | None]:
+    """This session's log, subscribed to the bus; with `resume` ("" or "last": the most recent,
+    else an id) the stored session read back, and the bus continuing its id and sequence.
+    Raises ResumeError (no session, a bad id, unreadable) and persist.SessionBusy."""
+    stored = None
+    if resume is not None:
+        sid = resolve_session(settings.workspace, resume)
+        log = SessionLog(settings.workspace, sid)  # takes the lock first: nobody appends mid-read
+        try:
+            stored = read_session(settings.workspace, sid)
+        except Exception as exc:
+            log.close()
+            raise ResumeError(f"session {sid!r} cannot be read: {exc}") from None
+        bus.session_id = sid
+        # The sequence goes on where the log stopped: the report orders writes and checkpoints
+        # by seq, and the plan state keys its events by (session, seq). Emitter has no setter.
+        bus._seq = max(bus.seq, stored.last_seq)  # noqa: SLF001
+    else:
+        log = SessionLog(settings.workspace, bus.session_id)
     bus.subscribe(log)
-    return log
+    return log, stored
+
+
+def wire_journal(engine: Any, log: SessionLog) -> Journal:
+    """The journal on the engine's state; the policy's grants and the undo log's changes told
+    to it as they happen."""
+    journal = Journal(log, engine.loop_state)
+    if engine.policy is not None:
+        engine.policy = RecordedJudge(engine.policy, journal)
+    if engine.undo_log is not None:
+        engine.undo_log.listener = journal.undo_changed
+    return journal
+
+
+def restore(
+    engine: Any, journal: Journal, stored: StoredSession, plan: Any, bus: Emitter
+) -> dict[str, Any]:
+    """Put the stored session back into this one's engine, policy, undo log and plan; says what
+    came back (the SESSION_RESUMED payload, also returned)."""
+    history = [dict(m) for m in stored.history]
+    cut = stored.open_turn
+    engine.restore(
+        history=history,
+        turn_changes=stored.turn_changes,
+        window=stored.window,
+        task=stored.turns[-1].input if stored.turns else "",
+    )
+    journal.mark_restored(len(history))
+    repaired = answer_unfinished_calls(engine.loop_state.history)
+    if cut is not None:
+        journal.log.append([{"kind": "cut", "turn_id": cut.turn_id}], durable=True)
+        engine.loop_state.history.append({"role": "user", "content": CUT_TURN_MESSAGE})
+    grants = restore_grants(engine.policy, stored)
+    if engine.undo_log is not None:
+        engine.undo_log.replay(stored.undo)
+    for ev in stored.plan_events:
+        plan.apply(ev)
+    payload = {
+        "session_id": stored.id,
+        "messages": len(history),
+        "turns": len(stored.turns),
+        "plan_events": len(stored.plan_events),
+        "grants": grants,
+        "undo_turns": len(engine.undo_log.turns()) if engine.undo_log is not None else 0,
+        "window": stored.window is not None,
+        "interrupted_turn": cut.turn_id if cut is not None else None,
+        "unfinished_calls": repaired,
+        "torn_lines": stored.torn,
+        "last_reason": (stored.turns[-1].reason or "") if stored.turns else "",
+    }
+    bus.emit(EventType.SESSION_RESUMED, payload)
+    said = f"resumed session {stored.id}: {len(stored.turns)} turns, {len(history)} messages"
+    if stored.plan_events:
+        said += f", {len(stored.plan_events)} plan events"
+    if grants:
+        said += f", {len(grants)} session grant(s)"
+    if cut is not None:
+        said += "; its last turn was cut off when the app stopped (the model is told)"
+    if stored.torn:
+        said += f"; {stored.torn} torn line(s) skipped"
+    bus.emit(EventType.NOTICE, {"text": said, "source": "session"})
+    return payload
+
+
+def answer_unfinished_calls(history: list[dict[str, Any]]) -> int:
+    """The last reply's tool calls that have no result (the app died while they ran) get one
+    saying so: a history with a call left unanswered is refused by the server's template."""
+    for i in range(len(history) - 1, -1, -1):
+        m = history[i]
+        if m.get("role") == "tool":
+            continue
+        if m.get("role") != "assistant" or not m.get("tool_calls"):
+            return 0
+        answered = {t.get("tool_call_id") for t in history[i + 1 :]}
+        missing = [
+            str(c.get("id"))
+            for c in m["tool_calls"]
+            if isinstance(c, dict) and c.get("id") not in answered
+        ]
+        for call_id in missing:
+            history.append({"role": "tool", "tool_call_id": call_id, "content": UNFINISHED_CALL})
+        return len(missing)
+    return 0
+
+
+def restore_grants(policy: Any, stored: StoredSession) -> list[str]:
+    """Each stored "approve for this session", granted again on the policy itself (not through
+    the journal: it is in the log already). Returns the scopes, spelled out."""
+    inner = policy.inner if isinstance(policy, RecordedJudge) else policy
+    grant = getattr(inner, "grant_session", None)
+    if grant is None:
+        return []
+    for g in stored.grants.values():
+        room = Grant(extra_writable=tuple(Path(p) for p in g.extra_writable), network=g.network)
+        grant(Verdict("allow", "restored session grant", room, g.scope, g.scope_key))
+    return [g.scope for g in stored.grants.values()]

@@ -1,0 +1,132 @@
+"""The journal: what the session log must hold beyond events for the whole session to rebuild.
+
+Events say what happened; they do not say what the model saw. So, through the same log file
+(plan/persist.SessionLog, opened beneath the workspace without following links), the journal
+writes the records session/stored.py folds back:
+
+- the history, message by message, flushed just before the event that follows them (SessionLog's
+  prelude), so the order on disk is the order in memory; a history replaced wholesale (an
+  old-style compaction) is written as a `reset` and the messages again;
+- the compacted window's state at each `compacted` event;
+- each session grant and revoke (fsync'd: a decision of the person's);
+- the undo log's changes (which blob was which file before which turn);
+- at a turn's end, the paths its fingerprint saw changed.
+
+fsync is paid at turn ends, approvals, grants and compactions (persist.DURABLE), never per
+message or token: a kill loses nothing the kernel had, a power loss at most the open turn's tail.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..plan.persist import SessionLog
+from ..policy.verdict import Verdict
+from ..protocol import Event, EventType
+from ..tools.base import Declared
+from ..tools.judge import Judge
+
+
+class Journal:
+    def __init__(self, log: SessionLog, state: Any) -> None:
+        self.log = log
+        self.state = state  # loop.state.EngineState: .history, .turn_changes, .window (later)
+        self._written = 0  # history messages already on disk
+        self._last: object | None = None  # the last of them, to see a history replaced
+        log.prelude = self._prelude
+
+    def mark_restored(self, n: int) -> None:
+        """The first `n` messages now in memory came from this log: they are on disk already."""
+        history = self.state.history
+        self._written = n
+        self._last = history[n - 1] if n else None
+
+    def _prelude(self, event: Event) -> list[dict[str, Any]]:
+        out = self._messages()
+        if event.type == EventType.COMPACTED:
+            window = getattr(self.state, "window", None)
+            to_dict = getattr(window, "to_dict", None)
+            if callable(to_dict):
+                out.append({"kind": "window", "state": to_dict()})
+        elif event.type == EventType.TURN_ENDED and event.turn_id:
+            paths = self.state.turn_changes.get(event.turn_id)
+            if paths:
+                out.append({"kind": "changes", "turn_id": event.turn_id, "paths": list(paths)})
+        return out
+
+    def _messages(self) -> list[dict[str, Any]]:
+        history = self.state.history
+        n = len(history)
+        out: list[dict[str, Any]] = []
+        start = self._written
+        if start and (n < start or history[start - 1] is not self._last):
+            # Not appended to: replaced. The log says so, then holds the new history whole.
+            out.append({"kind": "reset"})
+            start = 0
+        out += [{"kind": "message", "m": m} for m in history[start:n]]
+        self._written = n
+        self._last = history[n - 1] if n else None
+        return out
+
+    def flush(self) -> None:
+        """History appended with no event after it (a `!cmd` at the end): written now."""
+        self.log.append(self._messages(), durable=True)
+
+    # -- the undo log's listener ------------------------------------------------------------------
+
+    def undo_changed(self, record: dict[str, Any]) -> None:
+        self.log.append([{"kind": "undo", **record}])
+
+    # -- grants -----------------------------------------------------------------------------------
+
+    def granted(self, verdict: Verdict) -> None:
+        if not verdict.scope_key:
+            return
+        g = verdict.grant
+        record = {
+            "kind": "grant",
+            "scope_key": verdict.scope_key,
+            "scope": verdict.scope or verdict.scope_key,
+            "extra_writable": [str(p) for p in (g.extra_writable if g else ())],
+            "network": bool(g.network) if g else False,
+        }
+        self.log.append([record], durable=True)
+
+    def revoked(self, scope_key: str) -> None:
+        self.log.append([{"kind": "revoke", "scope_key": scope_key}], durable=True)
+
+
+class RecordedJudge:
+    """The policy, with each session grant and revoke told to the journal as it happens. A
+    wrapper rather than a snapshot at events: the dispatcher grants after `approval_resolved` is
+    out, so a snapshot there would miss the grant it resolved."""
+
+    def __init__(self, inner: Judge, journal: Journal) -> None:
+        self.inner = inner
+        self.journal = journal
+
+    def evaluate(self, tool: str, declared: Declared) -> Verdict:
+        return self.inner.evaluate(tool, declared)
+
+    def after_failure(
+        self, tool: str, declared: Declared, exit_code: int | None, output: str
+    ) -> Verdict | None:
+        return self.inner.after_failure(tool, declared, exit_code, output)
+
+    def grant_session(self, verdict: Verdict) -> None:
+        self.inner.grant_session(verdict)
+        self.journal.granted(verdict)
+
+    def session_scopes(self) -> list[tuple[str, str]]:
+        scopes = getattr(self.inner, "session_scopes", None)
+        return list(scopes()) if scopes is not None else []
+
+    def revoke(self, scope_key: str) -> bool:
+        revoke = getattr(self.inner, "revoke", None)
+        done = bool(revoke(scope_key)) if revoke is not None else False
+        if done:
+            self.journal.revoked(scope_key)
+        return done
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the policy (boundary, mode, ...)
+        return getattr(self.inner, name)

@@ -1,0 +1,111 @@
+"""`cerveau sessions`: the workspace's stored sessions, newest first, and which one "last" is.
+
+Status: `ended` (its last turn ended), `interrupted` (its last turn started and never ended: the
+process died mid-turn), `active` (a live cerveau holds its log right now).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ..plan.persist import SessionNotFound, is_busy, iter_lines, open_log, sessions_dir
+from ..plan.persist import list_sessions as session_ids
+from .stored import Reader, iso_mtime
+
+Status = Literal["ended", "interrupted", "active"]
+
+#: What a listing shows of the first task: a line, not a pasted file.
+FIRST_TASK_CHARS = 200
+
+
+class SessionSummary(BaseModel):
+    id: str
+    started: str | None  # ISO 8601, UTC; None for a log older than the header record
+    last_active: str  # ISO 8601, UTC (the log's last write)
+    first_task: str
+    turns: int
+    status: Status
+    last_reason: str = ""  # how its last turn ended ("completed", "interrupted", ...)
+    torn_lines: int = 0  # lines a crash tore, skipped
+
+
+class ResumeError(LookupError):
+    """No session to resume, a bad id, or a log that cannot be read: said, never a traceback."""
+
+
+def summarise(workspace: Path, session_id: str) -> SessionSummary:
+    reader = Reader(session_id, full=False)
+    with open_log(workspace, session_id) as f:
+        mtime = os.fstat(f.fileno()).st_mtime_ns
+        for obj in iter_lines(f):
+            reader.line(obj)
+    s = reader.s
+    last = s.turns[-1] if s.turns else None
+    status: Status = "interrupted" if s.open_turn is not None else "ended"
+    if is_busy(workspace, session_id):
+        status = "active"
+    return SessionSummary(
+        id=session_id,
+        started=s.started,
+        last_active=iso_mtime(mtime),
+        first_task=s.first_task[:FIRST_TASK_CHARS],
+        turns=len(s.turns),
+        status=status,
+        last_reason=(last.reason or "") if last is not None else "",
+        torn_lines=s.torn,
+    )
+
+
+def list_sessions(workspace: Path) -> list[SessionSummary]:
+    """Every readable session of the workspace, newest (last written) first. A log that cannot be
+    read is left out of the list rather than failing it."""
+    out: list[SessionSummary] = []
+    for sid in reversed(session_ids(Path(workspace))):
+        try:
+            out.append(summarise(Path(workspace), sid))
+        except (SessionNotFound, ValueError):
+            continue
+    return out
+
+
+def resolve_session(workspace: Path, spec: str) -> str:
+    """The id `--resume`/`--continue` name: "" or "last" is the most recent session."""
+    workspace = Path(workspace)
+    try:
+        ids = session_ids(workspace)
+    except SessionNotFound as exc:
+        raise ResumeError(str(exc)) from None
+    if spec in ("", "last"):
+        if not ids:
+            raise ResumeError(f"no sessions to resume under {sessions_dir(workspace)}")
+        return ids[-1]
+    if spec not in ids:
+        try:
+            open_log(workspace, spec).close()  # says why: a bad id, a link, unreadable
+        except ValueError as exc:
+            raise ResumeError(str(exc)) from None
+        except SessionNotFound as exc:
+            raise ResumeError(f"{exc}; `cerveau sessions` lists them") from None
+    return spec
+
+
+def sessions_command(workspace: Path, as_json: bool) -> tuple[int, str]:
+    """(exit code, text to print)."""
+    try:
+        found = list_sessions(workspace)
+    except SessionNotFound as exc:
+        return 1, str(exc)
+    if as_json:
+        return 0, json.dumps([s.model_dump() for s in found], indent=2)
+    if not found:
+        return 0, f"no sessions under {sessions_dir(Path(workspace))}"
+    lines = [f"{'ID':<14} {'LAST ACTIVE':<26} {'TURNS':>5}  {'STATUS':<11} FIRST TASK"]
+    for s in found:
+        task = " ".join(s.first_task.split())[:60]
+        lines.append(f"{s.id:<14} {s.last_active:<26} {s.turns:>5}  {s.status:<11} {task}")
+    return 0, "\n".join(lines)

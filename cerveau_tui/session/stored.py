@@ -1,0 +1,206 @@
+"""A stored session read back: the log's events and records folded into what resuming needs.
+
+The log (plan/persist.py) is one JSONL file per session. Event lines are the bus's events as the
+clients saw them; record lines (`{"kind": ...}`) are what the events do not carry, written by the
+journal (session/journal.py):
+
+    session   the header: id, format version, when it started
+    message   one history message, appended in the order the engine appended it
+    reset     the history was replaced (an old-style compaction): messages follow from empty
+    window    the compacted window's state (EngineState.window.to_dict()), the last one wins
+    grant     an "approve for this session" (scope key, scope, the room it gave)
+    revoke    one taken back
+    undo      a change of the undo log (workspace/undo.py's listener records)
+    changes   the paths a turn's fingerprint saw changed (what undo reports as not restorable)
+    cut       a turn a crash cut off, closed when the session was resumed
+
+A line that is not a JSON object (torn by a crash mid-write) is skipped and counted, never fatal;
+so is a record whose fields do not validate. A record kind this version does not know is ignored:
+a newer version's log still resumes here, without what it added.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..plan.persist import iter_lines, open_log
+from ..plan.state import PLAN_EVENT_TYPES
+from ..protocol import Event, EventType
+
+#: How many of the last turns the UI redraws on resume (their messages, tool cards, usage); the
+#: plan events are all kept. A day-long session redrawn whole would hold every tool output twice.
+TRANSCRIPT_TURNS = 100
+
+TRANSCRIPT_TYPES = frozenset(
+    {
+        EventType.TURN_STARTED,
+        EventType.ASSISTANT_MESSAGE,
+        EventType.TOOL_CALL,
+        EventType.TOOL_RESULT,
+        EventType.USAGE,
+        EventType.USER_EXEC,
+        EventType.UNDO,
+        EventType.COMPACTED,
+        EventType.TURN_ENDED,
+    }
+)
+
+
+class _Message(BaseModel):
+    """What a history message must be to be sent back to the server; kept as written."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | list[Any] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+
+
+class GrantRecord(BaseModel):
+    scope_key: str
+    scope: str = ""
+    extra_writable: list[str] = []
+    network: bool = False
+
+
+@dataclass
+class TurnStatus:
+    turn_id: str
+    input: str
+    reason: str | None = None  # None: never ended (the process died mid-turn)
+    unmet: list[str] = field(default_factory=list)
+    verification: str | None = None
+
+
+@dataclass
+class StoredSession:
+    id: str
+    started: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    window: dict[str, Any] | None = None
+    grants: dict[str, GrantRecord] = field(default_factory=dict)  # in grant order
+    undo: list[dict[str, Any]] = field(default_factory=list)
+    turn_changes: dict[str, list[str]] = field(default_factory=dict)
+    plan_events: list[Event] = field(default_factory=list)
+    turns: list[TurnStatus] = field(default_factory=list)
+    last_seq: int = 0
+    torn: int = 0  # lines skipped: not JSON, or a record that did not validate
+    _recent: deque[list[Event]] = field(default_factory=lambda: deque(maxlen=TRANSCRIPT_TURNS))
+
+    @property
+    def open_turn(self) -> TurnStatus | None:
+        """The last turn, when a crash cut it (started, never ended)."""
+        return self.turns[-1] if self.turns and self.turns[-1].reason is None else None
+
+    @property
+    def first_task(self) -> str:
+        return self.turns[0].input if self.turns else ""
+
+    def transcript(self) -> list[Event]:
+        """The stored events the UI redraws: every plan event, and the last turns' messages,
+        tool calls and results, usage and ends, in their order."""
+        recent = [e for turn in self._recent for e in turn]
+        seen = {e.seq for e in recent}
+        return sorted(
+            [*recent, *(e for e in self.plan_events if e.seq not in seen)], key=lambda e: e.seq
+        )
+
+
+class Reader:
+    """Folds one log's lines, in order, into a StoredSession. `full=False` keeps only what a
+    listing needs (no history, no transcript): listing a workspace must not load every session."""
+
+    def __init__(self, session_id: str, *, full: bool = True) -> None:
+        self.s = StoredSession(session_id)
+        self.full = full
+
+    def line(self, obj: dict[str, Any] | None) -> None:
+        if obj is None:
+            self.s.torn += 1
+            return
+        kind = obj.get("kind")
+        try:
+            if kind is None:
+                self._event(Event.model_validate(obj))
+            else:
+                self._record(str(kind), obj)
+        except (ValidationError, ValueError, TypeError):
+            self.s.torn += 1
+
+    def _record(self, kind: str, r: dict[str, Any]) -> None:
+        s = self.s
+        if kind == "session":
+            started = r.get("started")
+            s.started = started if isinstance(started, str) else None
+        elif kind == "message":
+            m = r.get("m")
+            _Message.model_validate(m)
+            if self.full:
+                s.history.append(dict(m))  # type: ignore[arg-type]  # validated above
+        elif kind == "reset":
+            s.history.clear()
+        elif kind == "window":
+            state = r.get("state")
+            if not isinstance(state, dict):
+                raise ValueError("window state is not an object")
+            s.window = state
+        elif kind == "grant":
+            g = GrantRecord.model_validate(r)
+            s.grants[g.scope_key] = g
+        elif kind == "revoke":
+            s.grants.pop(str(r.get("scope_key", "")), None)
+        elif kind == "undo":
+            if r.get("op") not in ("before", "command", "pop"):
+                raise ValueError("unknown undo op")
+            s.undo.append(r)
+        elif kind == "changes":
+            paths = r.get("paths")
+            if not isinstance(paths, list):
+                raise ValueError("changes without paths")
+            s.turn_changes[str(r.get("turn_id", ""))] = [str(p) for p in paths]
+        elif kind == "cut":
+            for t in s.turns:
+                if t.turn_id == r.get("turn_id") and t.reason is None:
+                    t.reason = "interrupted"
+
+    def _event(self, ev: Event) -> None:
+        s = self.s
+        s.last_seq = max(s.last_seq, ev.seq)
+        if ev.type == EventType.TURN_STARTED:
+            if s.turns and s.turns[-1].reason is None:
+                s.turns[-1].reason = "interrupted"  # a later turn began: this one was cut
+            s.turns.append(TurnStatus(ev.turn_id, str(ev.payload.get("input", ""))))
+            if self.full:
+                s._recent.append([])
+        elif ev.type == EventType.TURN_ENDED:
+            for t in reversed(s.turns):
+                if t.turn_id == ev.turn_id:
+                    t.reason = str(ev.payload.get("reason", "")) or "ended"
+                    t.unmet = [str(u) for u in ev.payload.get("unmet") or []]
+                    v = ev.payload.get("verification")
+                    t.verification = str(v) if v is not None else None
+                    break
+        if ev.type in PLAN_EVENT_TYPES:
+            s.plan_events.append(ev)
+        elif self.full and ev.type in TRANSCRIPT_TYPES and s._recent:
+            s._recent[-1].append(ev)
+
+
+def read_session(workspace: Path, session_id: str, *, full: bool = True) -> StoredSession:
+    """Raises SessionNotFound (missing, a link, unreadable) and ValueError (a bad id)."""
+    reader = Reader(session_id, full=full)
+    with open_log(workspace, session_id) as f:
+        for obj in iter_lines(f):
+            reader.line(obj)
+    return reader.s
+
+
+def iso_mtime(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="seconds")
