@@ -1,4 +1,5 @@
-"""Entry points: the TUI (default), `run` (headless one-shot), `doctor`, `stack`, `report`."""
+"""Entry points: the TUI (default), `run` (headless one-shot), `sessions`, `doctor`, `stack`,
+`report`. `--resume ID|last` and `--continue` (the most recent session) continue a stored one."""
 
 from __future__ import annotations
 
@@ -34,16 +35,16 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--continue",
         dest="resume",
         action="store_const",
-        const="",
+        const="last",
         default=None,
-        help="carry the plan of the last session into this one",
+        help="resume the most recent session of the workspace (its conversation, plan, grants)",
     )
     p.add_argument(
         "--continue-from",
         dest="resume",
         metavar="SESSION",
         default=None,
-        help="carry the plan of the given session into this one",
+        help="resume the given session (as --resume SESSION)",
     )
 
 
@@ -66,15 +67,43 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def _resume(settings: Settings, spec: str | None) -> str | bool:
+    """The session id `--resume`/`--continue` name, checked before anything starts: a bad id, no
+    sessions or an unreadable log is said on stderr (False), never a traceback. "" when fresh."""
+    if spec is None:
+        return ""
+    from .session.listing import ResumeError, resolve_session
+
+    try:
+        return resolve_session(settings.workspace, spec)
+    except ResumeError as exc:
+        print(f"cerveau: cannot resume: {exc}", file=sys.stderr)
+        return False
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="cerveau", description="Drive a local model as a coding agent."
     )
     p.add_argument("--version", action="version", version=f"cerveau {__version__}")
     _common(p)
+    p.add_argument(
+        "--resume",
+        dest="resume",
+        nargs="?",
+        const="last",
+        metavar="ID|last",
+        help="open the TUI on a stored session (the most recent without an id)",
+    )
     sub = p.add_subparsers(dest="cmd")
     run = sub.add_parser("run", help="run one turn headless")
     _common(run)
+    run.add_argument(
+        "--resume",
+        dest="resume",
+        metavar="ID|last",
+        help="continue a stored session (`last`: the most recent) with this task",
+    )
     run.add_argument("task", help="what to do")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line")
     run.add_argument(
@@ -90,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     doc = sub.add_parser("doctor", help="report server, model, tokenizer, config and sandbox")
     _common(doc)
     doc.add_argument("--json", action="store_true")
+    ses = sub.add_parser("sessions", help="list the workspace's sessions, newest first")
+    ses.add_argument(
+        "--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)"
+    )
+    ses.add_argument("--json", action="store_true", help="a JSON list, each with `id`")
     rep = sub.add_parser("report", help="print the plan report of the last (or a given) session")
     _common(rep)
     rep.add_argument("--session", default=None)
@@ -104,16 +138,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.cmd == "sessions":
+            from .session.listing import sessions_command
+
+            code, text = sessions_command((args.workspace or Path.cwd()).resolve(), args.json)
+            print(text, file=sys.stdout if code == 0 else sys.stderr)
+            return code
         if args.cmd == "run":
             from .headless import run_headless
 
+            settings = _settings(args)
+            resume = _resume(settings, args.resume)
+            if resume is False:
+                return 1
             return run_headless(
-                _settings(args),
+                settings,
                 args.task,
                 as_json=args.json,
                 yes=args.yes,
                 sandbox_flag=args.sandbox,
-                resume=args.resume,
+                resume=resume or None,
             )
         if args.cmd == "doctor":
             from .doctor import doctor
@@ -132,7 +176,11 @@ def main(argv: list[str] | None = None) -> int:
             return run_stack_command(args)
         from .app.app import run_app
 
-        return run_app(_settings(args), resume=args.resume, reload_settings=lambda: _settings(args))
+        settings = _settings(args)
+        resume = _resume(settings, args.resume)
+        if resume is False:
+            return 1
+        return run_app(settings, resume=resume or None, reload_settings=lambda: _settings(args))
     except ConfigError as exc:
         print(f"cerveau: {exc}", file=sys.stderr)
         return 2

@@ -2,6 +2,8 @@
 
 Nobody is there to approve, so crossings are denied (and each denial is an event) unless the person
 said `--yes` together with `--sandbox full-access`, i.e. chose to have no boundary at all.
+
+`resume`: a stored session's id (cli resolved `last` and checked it): this turn continues it.
 """
 
 from __future__ import annotations
@@ -103,6 +105,9 @@ def run_headless(
     try:
         session = build_session(settings, bus=bus, approver=approver, resume=resume)
     except Exception as exc:  # a dead server, a failed provision: say so as an event, exit non-zero
+        # On stderr too: a session that cannot be resumed (held by another cerveau, unreadable)
+        # must be readable by a person who piped stdout away.
+        print(f"cerveau: could not start a session: {exc}", file=sys.stderr)
         error = ErrorPayload(message=f"could not start a session: {exc}", error_class="fatal")
         ended = TurnEnded(reason=TURN_ERROR, iterations=0, message=str(exc))
         bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
