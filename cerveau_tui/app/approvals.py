@@ -62,4 +62,8 @@ class Approvals:
     def _closed(self, screen: ApprovalScreen) -> None:
         if self.screen is screen:
             self.screen = None
-            self._prompt.focus()
+            # A dialog that closes while the app tears down finds the main screen's widgets gone
+            # (seen under load: NoMatches from a countdown's denial at exit); nothing to focus.
+            prompts = self._app.screen_stack[0].query(PromptInput)
+            if prompts:
+                prompts.first().focus()
