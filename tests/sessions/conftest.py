@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import Session, build_session
+
+
+class Person:
+    """Answers every ask with one decision; records what was asked."""
+
+    def __init__(self, decision: str = "approved_session") -> None:
+        self.decision = decision
+        self.asked: list[ApprovalRequest] = []
+
+    def approve(self, req: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(req)
+        return ApprovalDecision(self.decision, by="person")  # type: ignore[arg-type]
+
+
+def open_session(
+    ws: Path, url: str, *, resume: str | None = None, approver: Any = None
+) -> tuple[Session, Recorder]:
+    """A real session on the scripted server; `notes/**` writes ask first (a grant to hold)."""
+    user = ws.parent / f"{ws.name}-user.toml"
+    user.write_text('[[rules]]\npattern = "notes/**"\naction = "ask"\n')
+    settings = load_settings(ws, flags={"approval": "on-request"}, environ={}, user_config=user)
+    bus = Emitter()
+    rec = Recorder(bus)
+    session = build_session(
+        settings, bus=bus, provider=LlamaProvider(url), resume=resume, approver=approver
+    )
+    return session, rec
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}

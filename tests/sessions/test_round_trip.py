@@ -1,0 +1,135 @@
+"""A session stored and rebuilt equals the original: history, plan, grants, undo, turn statuses,
+through the real Engine on the scripted server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cerveau_tui.session.stored import read_session
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+from .conftest import Person, open_session, write
+
+PLAN = [{"id": "s1", "title": "Write the notes", "files": ["notes/a.md"]}]
+FIRST = {
+    "responses": [
+        {"tool_calls": [{"name": "commit_plan", "arguments": {"steps": PLAN}}]},
+        write("notes/a.md", "first\n"),
+        write("src.txt", "v1\n"),
+        {"content": "wrote both"},
+    ]
+}
+
+
+def _first_session(ws: Path) -> dict:
+    """Runs one turn that commits a plan, writes under a grant and outside it; returns what the
+    live session held at its end."""
+    (ws / "src.txt").write_text("v0\n")
+    with ScriptedServer(FIRST) as srv:
+        s, _ = open_session(ws, srv.url, approver=Person("approved_session"))
+        try:
+            s.engine.run("keep notes")
+            held = {
+                "id": s.bus.session_id,
+                "history": json.loads(json.dumps(s.engine.history)),
+                "grants": s.session_grants(),
+                "plan": s.engine.plan.report().model_dump(),
+                "undo": [(t.turn_id, t.before, t.by_command) for t in s.engine.undo_log.turns()],
+                "changes": dict(s.engine.turn_changes),
+            }
+        finally:
+            s.close()
+    return held
+
+
+def test_the_history_comes_back_exactly_as_the_model_saw_it(tmp_path: Path) -> None:
+    held = _first_session(tmp_path)
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        s, _ = open_session(tmp_path, srv.url, resume="last")
+        try:
+            assert s.bus.session_id == held["id"]
+            assert s.engine.history == held["history"]
+        finally:
+            s.close()
+
+
+def test_plan_grants_undo_and_turn_changes_come_back(tmp_path: Path) -> None:
+    held = _first_session(tmp_path)
+    assert held["grants"] and held["undo"] and held["plan"]["steps"]
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        s, rec = open_session(tmp_path, srv.url, resume=held["id"])
+        try:
+            assert s.session_grants() == held["grants"]
+            assert s.engine.plan.report().model_dump() == held["plan"]
+            got = [(t.turn_id, t.before, t.by_command) for t in s.engine.undo_log.turns()]
+            assert got == held["undo"]
+            assert dict(s.engine.turn_changes) == held["changes"]
+            resumed = rec.of("session_resumed")[0].payload
+            assert resumed["grants"] == [scope for _, scope in held["grants"]]
+        finally:
+            s.close()
+
+
+def test_a_restored_grant_covers_the_next_matching_call_without_asking(tmp_path: Path) -> None:
+    _first_session(tmp_path)
+    person = Person("denied")
+    script = {"responses": [write("notes/b.md", "second\n"), {"content": "ok"}]}
+    with ScriptedServer(script) as srv:
+        s, _ = open_session(tmp_path, srv.url, resume="last", approver=person)
+        try:
+            s.engine.run("another note")
+        finally:
+            s.close()
+    assert person.asked == [] and (tmp_path / "notes/b.md").read_text() == "second\n"
+
+
+def test_the_last_turn_is_undone_after_a_restart(tmp_path: Path) -> None:
+    _first_session(tmp_path)
+    with ScriptedServer({"responses": []}) as srv:
+        s, _ = open_session(tmp_path, srv.url, resume="last")
+        try:
+            result = s.engine.undo()
+        finally:
+            s.close()
+    assert result is not None and sorted(result.restored) == ["notes/a.md", "src.txt"]
+    assert (tmp_path / "src.txt").read_text() == "v0\n"
+    assert not (tmp_path / "notes/a.md").exists()
+
+
+def test_an_undo_done_before_the_restart_is_not_offered_again(tmp_path: Path) -> None:
+    held = _first_session(tmp_path)
+    with ScriptedServer({"responses": []}) as srv:
+        s, _ = open_session(tmp_path, srv.url, resume="last")
+        try:
+            s.engine.undo()
+        finally:
+            s.close()
+        s, _ = open_session(tmp_path, srv.url, resume=held["id"])
+        try:
+            assert s.engine.undo_log.turns() == []
+        finally:
+            s.close()
+
+
+def test_a_revoked_grant_stays_revoked_after_a_restart(tmp_path: Path) -> None:
+    held = _first_session(tmp_path)
+    key = held["grants"][0][0]
+    with ScriptedServer({"responses": []}) as srv:
+        s, _ = open_session(tmp_path, srv.url, resume="last")
+        try:
+            assert s.revoke(key)
+        finally:
+            s.close()
+        s, _ = open_session(tmp_path, srv.url, resume="last")
+        try:
+            assert s.session_grants() == []
+        finally:
+            s.close()
+
+
+def test_each_turn_status_is_stored(tmp_path: Path) -> None:
+    held = _first_session(tmp_path)
+    stored = read_session(tmp_path, held["id"])
+    assert [(t.input, t.reason) for t in stored.turns] == [("keep notes", "completed")]
+    assert stored.torn == 0
