@@ -35,7 +35,7 @@ from .reading import Head, read_head, read_head_beneath
 #: At most this many skills in the index: each line costs ~30 tokens of every request.
 MAX_INDEXED = 20
 MAX_DESCRIPTION = 100  # characters of a description in the index
-MAX_INDEX_CHARS = 2400  # the whole index, whatever the names: ~600 tokens at worst
+MAX_INDEX_CHARS = 1600  # the whole index, whatever the files say: ~450 tokens, a tenth of 4k
 MAX_SKILL_BYTES = 64 * 1024  # a file larger than this is not a skill, it is a manual
 MAX_FILES = 100  # files looked at per folder
 WORKSPACE_DIR = ".cerveau/skills"
