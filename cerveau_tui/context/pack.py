@@ -1,9 +1,8 @@
-"""The window: a stable prompt prefix, then history, packed to fit n_ctx.
+"""The pieces every request is made of: the stable system prompt, token counts, rounds.
 
 The system prompt holds only what never changes between turns and sessions (no paths, no dates,
-no counts), so llama-server's prefix cache survives. New material is only ever appended. When the
-history no longer fits, the oldest rounds after the task are replaced by a resume brief that carries
-what cannot be recovered by reading the workspace: the task and what was already done.
+no counts), so llama-server's prefix cache survives. What the request holds of the history, and
+how it is compacted when the window fills, is context/window.py.
 """
 
 from __future__ import annotations
@@ -69,56 +68,3 @@ def rounds(history: list[dict[str, Any]]) -> list[tuple[int, int]]:
         spans.append((i, j))
         i = j
     return spans
-
-
-def pack(
-    system: str,
-    history: list[dict[str, Any]],
-    *,
-    budget: int,
-    count: Callable[[str], int] = estimate_tokens,
-    brief: Callable[[int], str] | None = None,
-    keep_first: int = 1,
-) -> tuple[list[dict[str, Any]], int, int]:
-    """Return (messages, estimated_tokens, dropped_rounds).
-
-    Keeps the system prompt and the first `keep_first` messages (the task), then as many of the most
-    recent rounds as fit; what was dropped is replaced by one resume brief.
-    """
-    sys_msg = {"role": "system", "content": system}
-    # Exact counts cost a /tokenize round trip per new message; they only matter near the limit.
-    # Far below it (by a generous estimate), pack without asking.
-    rough = sum(message_tokens(m, estimate_tokens) for m in (sys_msg, *history))
-    if rough * 1.5 < budget:
-        return [sys_msg, *history], rough, 0
-    costs = [message_tokens(m, count) for m in history]
-    total = message_tokens(sys_msg, count) + sum(costs)
-    if total <= budget:
-        return [sys_msg, *history], total, 0
-    head = history[:keep_first]
-    spans = [s for s in rounds(history) if s[0] >= keep_first]
-    used = message_tokens(sys_msg, count) + sum(costs[:keep_first]) + 200  # room for the brief
-    kept: list[tuple[int, int]] = []
-    for a, b in reversed(spans):
-        c = sum(costs[a:b])
-        if used + c > budget and kept:
-            break
-        if used + c > budget and not kept:
-            # even the latest round does not fit: keep it, truncated hard, rather than nothing
-            kept.append((a, b))
-            used += c
-            break
-        kept.append((a, b))
-        used += c
-    kept.reverse()
-    dropped = len(spans) - len(kept)
-    tail: list[dict[str, Any]] = []
-    for a, b in kept:
-        tail.extend(history[a:b])
-    note = (
-        brief(dropped)
-        if brief
-        else f"[harness] {dropped} earlier rounds were dropped to fit the window."
-    )
-    msgs = [sys_msg, *head, {"role": "user", "content": note}, *tail]
-    return msgs, used, dropped

@@ -16,7 +16,8 @@ from typing import Any
 
 from ..bus import Emitter
 from ..config import Settings
-from ..context.pack import estimate_tokens, rounds, system_prompt
+from ..context.budget import reply_cap
+from ..context.pack import estimate_tokens, system_prompt
 from ..hooks import Hook
 from ..plan.state import PlanState
 from ..protocol import EventType
@@ -42,6 +43,7 @@ from .events import TurnEvents
 from .model_call import ModelCall, resume_brief
 from .schedule import ToolExecution
 from .state import EngineState, Limits, Outcome
+from .summarise import summariser
 from .turn import Turn
 
 __all__ = ["Engine", "Limits", "Outcome", "family_max_iterations"]
@@ -235,6 +237,8 @@ class Engine:
                 n_ctx=self.n_ctx,
                 count_tokens=self.count_tokens,
                 brief=self._brief,
+                context=self.settings.context,
+                summarise=summariser(self.provider, self.settings),
             ),
             dispatcher=self._dispatcher(registry),
             events=self.events,
@@ -310,21 +314,29 @@ class Engine:
         return result
 
     def compact(self, keep_rounds: int = 2) -> int:
-        """Replace all but the last `keep_rounds` rounds of history with the resume brief (the
-        person asked: a long session on a small window). Returns how many rounds were dropped.
-        The packer does the same on its own when the window is full."""
-        spans = rounds(self.history)
-        drop = max(0, len(spans) - keep_rounds)
-        if drop == 0:
+        """Compact the window now (the person asked: a long session on a small window): the
+        newest `keep_rounds` rounds stay verbatim, the rest becomes one summary block. The history
+        is not rewritten (it keeps everything; persistence relies on that). Returns how many
+        rounds went into the block."""
+        model = ModelCall(
+            provider=self.provider,
+            registry=self.registry,
+            bus=self.bus,
+            state=self.loop_state,
+            system=self._system,
+            n_ctx=self.n_ctx,
+            count_tokens=self.count_tokens,
+            brief=self._brief,
+            context=self.settings.context,
+            summarise=summariser(self.provider, self.settings),
+        )
+        reply = reply_cap(self.n_ctx, self.settings.max_tokens)
+        budget = model.budget(reply, self.registry.schemas())
+        done = model.compact(budget, reason="person", full=True, keep_rounds=keep_rounds)
+        if done is None:
             self.bus.emit(EventType.NOTICE, {"text": "nothing to compact"})
             return 0
-        cut = spans[drop][0]
-        self.history[:] = [{"role": "user", "content": self._brief(drop)}, *self.history[cut:]]
-        self.bus.emit(
-            EventType.NOTICE,
-            {"text": f"compacted: {drop} earlier rounds replaced by a resume brief"},
-        )
-        return drop
+        return done.dropped_rounds
 
     def read_only_child(self, bus: Emitter, limits: Limits) -> Engine:
         """The child of a delegation: the lock is structural (only reading tools, no runner, nobody

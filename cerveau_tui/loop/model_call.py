@@ -1,7 +1,11 @@
-"""One model call: pack the window, stream the reply onto the bus, report usage.
+"""One model call: keep the window, stream the reply onto the bus, report usage.
 
-The window is packed afresh every round; when the server says it did not fit, the squeeze is
-remembered for the session and the call retried. What was dropped is replaced by the resume brief.
+The window (context/window.py) is kept across the session in `EngineState.window`: before every
+call it compacts once when the request would pass the high-water mark, and between compactions the
+request only grows at its end, so the server's prefix cache holds. When the server refuses the
+prompt anyway (its template adds tokens our count does not see), the window compacts with the
+server's own count and the call is retried once; cutting the largest message is the last resort
+when the newest round alone does not fit.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from typing import Any
 
 from .. import protocol as P
 from ..bus import Emitter
+from ..config_sections import ContextConfig
+from ..context.brief import BriefFacts, build_resume_brief
 from ..context.budget import fit_result, result_room, shrink_largest
-from ..context.pack import pack
+from ..context.window import Compaction, Summariser, Window
 from ..hooks import Hook
 from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderError
@@ -22,8 +28,13 @@ from ..tools.registry import Registry
 from .events import ProgressEvents
 from .state import EngineState
 
-#: Overflow retries before the turn ends on it: each packs 20% tighter.
-MAX_OVERFLOW_RETRIES = 3
+#: Retries after the server refused the prompt: one after compacting with its count, one more
+#: after cutting the largest message. More would be the same refusal again.
+MAX_OVERFLOW_RETRIES = 2
+#: Tokens kept free beside the packed prompt: the chat template's own framing.
+TEMPLATE_MARGIN = 64
+#: The summary call's own framing (its system and prompt) beside the transcript.
+SUMMARY_FRAME = 300
 
 
 class ModelCall:
@@ -38,6 +49,8 @@ class ModelCall:
         n_ctx: int,
         count_tokens: Callable[[str], int],
         brief: Callable[[int], str],
+        context: ContextConfig | None = None,
+        summarise: Summariser | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -47,9 +60,59 @@ class ModelCall:
         self.n_ctx = n_ctx
         self.count_tokens = count_tokens
         self.brief = brief
+        self.context = context or ContextConfig()
+        self.window = Window(
+            state.window,
+            count=count_tokens,
+            high_water=self.context.high_water,
+            low_water=self.context.low_water,
+            summarise=summarise,
+            brief=brief,
+        )
         self.progress = ProgressEvents(bus)
         self.used = 0  # tokens in the window after the last reply, by the server's count
         self.pending = 0  # tokens of the results added since that reply
+
+    def budget(self, max_tokens: int, schemas: list[dict[str, Any]]) -> int:
+        """What the prompt may take: n_ctx minus the reply cap, the tool schemas, the framing."""
+        fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
+        return max(256, self.n_ctx - max_tokens - fixed - TEMPLATE_MARGIN)
+
+    def compact(
+        self,
+        budget: int,
+        *,
+        reason: str = "high_water",
+        measured: int | None = None,
+        full: bool = False,
+        keep_rounds: int | None = None,
+    ) -> Compaction | None:
+        """Compact the window if it must (always for the person's `full` compact), and say so."""
+        done = self.window.fit(
+            self.system,
+            self.state.history,
+            budget=budget,
+            request=self.state.task,
+            reason=reason,
+            measured=measured,
+            full=full,
+            keep_rounds=keep_rounds,
+            summary_room=max(256, self.n_ctx - self.context.summary_max_tokens - SUMMARY_FRAME),
+        )
+        if done is not None:
+            self.bus.emit(
+                EventType.COMPACTED,
+                P.Compacted(
+                    tokens_before=done.tokens_before,
+                    tokens_after=done.tokens_after,
+                    dropped_rounds=done.dropped_rounds,
+                    summary_source=done.summary_source,
+                    pruned=done.pruned,
+                    n_ctx=self.n_ctx,
+                    reason=done.reason,
+                ),
+            )
+        return done
 
     def __call__(
         self,
@@ -59,38 +122,37 @@ class ModelCall:
         *,
         only_tools: tuple[str, ...] = (),
         extra: dict[str, Any] | None = None,
+        measured: int | None = None,
     ) -> Completion:
         """`only_tools`: offer just these this call (R1's read-only round); `extra`: request
         fields for this call only (R2's chat_template_kwargs)."""
         registry = self.registry.only(*only_tools) if only_tools else self.registry
         schemas = registry.schemas()
-        fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
-        budget = max(256, int((self.n_ctx - max_tokens - fixed - 64) * self.state.squeeze))
-        messages, _, dropped = pack(
-            self.system,
-            self.state.history,
-            budget=budget,
-            count=self.count_tokens,
-            brief=self.brief,
-        )
+        budget = self.budget(max_tokens, schemas)
         refused = refused if refused is not None else []
-        if messages in refused:
-            # Packing tighter dropped nothing more (the bulk is in the newest round): cut the
-            # largest message instead. Sending the same request again gets the same refusal;
+        # Once per call: before it by the high-water mark, or after the server's first refusal
+        # with its own count. A second refusal goes straight to the last resort below.
+        compacted = (
+            self.compact(
+                budget,
+                reason="server_overflow" if measured else "high_water",
+                measured=measured,
+            )
+            if attempt <= 1
+            else None
+        )
+        messages = self.window.messages(self.system, self.state.history)
+        if refused and (compacted is None or messages in refused):
+            # Compacting freed nothing (the bulk is in the newest round): cut the largest message
+            # of what was refused instead. Sending the same request again gets the same refusal;
             # measured, `seq 1 3000` on a 4k server retried four identical requests.
-            messages = shrink_largest(messages, self.state.squeeze, self.count_tokens)
+            share = min(0.8, budget / max(measured or 1, 1) * 0.9)
+            messages = shrink_largest(refused[-1], share, self.count_tokens)
             if messages in refused:
                 raise ProviderError(
                     "the prompt does not fit the server's context and nothing in it can be cut",
                     ErrorClass.CONTEXT_OVERFLOW,
                 )
-        if dropped:
-            self.bus.emit(
-                EventType.NOTICE,
-                {
-                    "text": f"{dropped} earlier rounds were compacted into a resume brief to fit n_ctx={self.n_ctx}"
-                },
-            )
         self.progress.reset()
         try:
             # `extra` only when there is some: scripted providers in tests need not know it.
@@ -112,23 +174,16 @@ class ModelCall:
                     EventType.USAGE,
                     P.UsagePayload(context_tokens=exc.prompt_tokens, n_ctx=self.n_ctx),
                 )
-            # Our count is the model's own tokenizer, but the server's template adds its own tokens;
-            # on overflow, pack tighter and try again rather than ending the turn.
-            # The squeeze is remembered for the session, so the next round does not overflow again.
             if exc.error_class == ErrorClass.CONTEXT_OVERFLOW and attempt < MAX_OVERFLOW_RETRIES:
-                self.state.squeeze *= 0.8
-                self.bus.emit(
-                    EventType.NOTICE,
-                    {
-                        "text": "the prompt did not fit the server's context; compacting and retrying"
-                    },
-                )
+                ours = sum(self.count_tokens(str(m.get("content") or "")) for m in messages)
                 return self(
                     max_tokens,
                     attempt + 1,
                     [*refused, messages],
                     only_tools=only_tools,
                     extra=extra,
+                    # Without the server's count, ours a quarter up: it refused what we counted.
+                    measured=exc.prompt_tokens or int(ours * 1.25) + 1,
                 )
             raise
 
@@ -173,7 +228,8 @@ class ModelCall:
 def resume_brief(
     dropped: int, *, state: EngineState, workspace: Path, hooks: Sequence[Hook]
 ) -> str:
-    """What cannot be recovered by reading the workspace: the goal, and what was done."""
+    """The facts for the brief (context/brief.py): the request, what the hooks know (the plan
+    reconciled with the disk, the unmet criteria), what failed, what was written."""
     written = sorted(
         {
             str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p)
@@ -181,17 +237,55 @@ def resume_brief(
         }
         - {"."}
     )
-    lines = [f"[harness] {dropped} earlier rounds were removed to keep the context window small."]
-    if state.task:
-        lines.append(f"The task was: {state.task[:600]}")
-    if written:
-        lines.append("Files you already wrote: " + ", ".join(written[:20]))
-    if state.failures:
-        lines.append("What already failed (do not repeat it blindly):")
-        lines.extend(f"- {f}" for f in state.failures[-5:])
+    plan: list[str] = []
+    decisions: list[str] = []
+    unmet: list[str] = []
+    notes: list[str] = []
     for h in hooks:
         try:
-            lines.extend(h.resume_brief())
+            lines = h.resume_brief()
         except Exception:  # a brief with a hole beats no turn; the hole is not invented over
             continue
-    return "\n".join(lines)
+        for line in lines:
+            if line.startswith(DECISION):
+                decisions.append(line[len(DECISION) :].strip())
+            elif line.startswith(UNMET):
+                unmet.extend(x.strip() for x in line[len(UNMET) :].split(",") if x.strip())
+            elif h.name == "plan":
+                plan.append(line)
+            else:
+                notes.append(line)
+    facts = BriefFacts(
+        request=state.task,
+        plan=plan,
+        decisions=decisions,
+        failed=[*state.failures, *denied_calls(state.history)],
+        unmet=unmet,
+        written=written,
+        notes=notes,
+    )
+    return build_resume_brief(facts)
+
+
+#: How hooks' brief lines say which section they belong to (PlanHook, SealHook).
+DECISION = "Decision:"
+UNMET = "Done criteria still unmet:"
+#: What a denied call's result starts with (loop/dispatch.py words them).
+_DENIED = ("denied", "the person denied this call")
+
+
+def denied_calls(history: Sequence[dict[str, Any]]) -> list[str]:
+    """Calls the person or the policy refused, from the history: "bash rm -rf x: denied ..."."""
+    calls: dict[str, str] = {}
+    out: list[str] = []
+    for m in history:
+        for tc in m.get("tool_calls") or []:
+            fn = tc.get("function") or {}
+            calls[str(tc.get("id", ""))] = (
+                f"{fn.get('name', '?')} {str(fn.get('arguments', ''))[:120]}"
+            )
+        content = m.get("content")
+        if m.get("role") == "tool" and isinstance(content, str) and content.startswith(_DENIED):
+            what = calls.get(str(m.get("tool_call_id", "")), "a call")
+            out.append(f"{what}: {content.splitlines()[0][:160]}")
+    return out

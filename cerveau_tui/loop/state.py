@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..context.window import WindowState
 from ..provider.types import Usage
 from ..tools.base import ToolState
 
@@ -26,6 +27,9 @@ class EngineState:
     failures: list[str] = field(default_factory=list)  # recent failed calls, for the resume brief
     turn_changes: dict[str, list[str]] = field(default_factory=dict)  # turn id -> paths changed
     squeeze: float = 1.0  # shrinks when the server says our packed prompt did not fit
+    # The compacted block and where the verbatim tail starts (context/window.py); the history
+    # itself stays append-only.
+    window: WindowState = field(default_factory=WindowState)
     _steer: list[str] = field(default_factory=list)
     _steer_lock: threading.Lock = field(default_factory=threading.Lock)
 

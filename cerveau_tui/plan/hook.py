@@ -44,10 +44,13 @@ def plan_guidance(report: PlanReport) -> str:
         f"Plan (guidance, adapt as needed; r{report.revision}, {report.done_count}/{report.total} done):"
     ]
     for s in report.steps:
-        files = f" [{', '.join(s.files)}]" if s.files else ""
-        lines.append(f"[{_MARK[s.status]}] {s.id}. {s.title}{files}")
+        lines.append(f"[{_MARK[s.status]}] {s.id}. {s.title}{_files(s.files)}")
     lines.append("Mark steps with update_plan; call commit_plan again if the plan should change.")
     return "\n".join(lines)
+
+
+def _files(files: Sequence[str]) -> str:
+    return f" [{', '.join(files)}]" if files else ""
 
 
 def _same_steps(a: Sequence[PlanStep | StepReport], b: Sequence[PlanStep | StepReport]) -> bool:
@@ -70,6 +73,20 @@ class PlanHook(Hook):
         self.fingerprinter = fingerprinter
         self._drifted: set[tuple[int, str]] = set()  # (revision, path): one flag per file per plan
         self._bus: object | None = None
+        # The session's writes (tool_result events that wrote): what build_report_at reconciles
+        # the plan against. PlanState keeps only the plan's own events.
+        self._writes: list[Event] = []
+
+    def _collect(self, ev: Event) -> None:
+        if ev.type == EventType.TOOL_RESULT and ev.payload.get("wrote"):
+            self._writes.append(ev)
+
+    def reconciled(self) -> PlanReport:
+        """The plan as build_report_at sees it: checkpoint events and the files on disk. The
+        event-only report told the model "pending" for a step whose files were written and on
+        disk (cut short before its completion event), and the model redid the work."""
+        events = sorted([*self.state.events, *self._writes], key=lambda e: e.seq)
+        return build_report_at(events, self.workspace, self.fingerprinter)
 
     def _emit(self, ctx: TurnContext, type: str, payload: dict[str, object]) -> Event | None:
         ev = ctx.bus.emit(type, payload)
@@ -81,14 +98,19 @@ class PlanHook(Hook):
         if self._bus is not ctx.bus:
             self._bus = ctx.bus
             ctx.bus.subscribe(self.state)  # apply is idempotent: shared AND subscribed is fine
-        report = self.state.report()
+            ctx.bus.subscribe(self._collect)
+        report = self.reconciled()
         if report.steps and any(s.status not in FINISHED for s in report.steps):
             ctx.tell(plan_guidance(report))
         return None
 
     def resume_brief(self) -> list[str]:
-        report = self.state.report()
-        return [plan_guidance(report)] if report.steps else []
+        """One line per step with its reconciled status, then each step's note as a decision
+        (loop/model_call.py routes "Decision:" lines to the brief's decisions section)."""
+        report = self.reconciled()
+        lines = [f"{s.id}. {s.title}{_files(s.files)}: {s.status}" for s in report.steps]
+        lines += [f"Decision: step {s.id}: {s.note}" for s in report.steps if s.note]
+        return lines
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         if not record.ok or not record.wrote:

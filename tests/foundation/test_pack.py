@@ -1,46 +1,26 @@
-from cerveau_tui.context.pack import pack
+"""The pieces of every request (context/pack.py); how the window is kept is tests/context/."""
+
+from cerveau_tui.context.pack import rounds, system_prompt
 
 
-def count(text):
-    return len(text)
+def _call(i: int) -> list[dict]:
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": f"c{i}", "content": "r"},
+    ]
 
 
-def test_everything_fits_unchanged():
-    hist = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"}]
-    msgs, _, dropped = pack("sys", hist, budget=10_000, count=count)
-    assert dropped == 0 and msgs[1:] == hist and msgs[0] == {"role": "system", "content": "sys"}
+def test_a_call_and_its_results_are_one_round():
+    hist = [{"role": "user", "content": "task"}, *_call(0), *_call(1)]
+    assert rounds(hist) == [(0, 1), (1, 3), (3, 5)]
 
 
-def test_the_system_prompt_does_not_change_between_packs():
-    hist = [{"role": "user", "content": "task"}]
-    a, _, _ = pack("sys", hist, budget=10_000, count=count)
-    hist.append({"role": "assistant", "content": "more"})
-    b, _, _ = pack("sys", hist, budget=10_000, count=count)
-    assert a[:2] == b[:2]  # byte-stable prefix: only appended to
-
-
-def test_overflow_drops_oldest_rounds_keeps_task_and_pairs_calls_with_results():
-    hist = [{"role": "user", "content": "the task"}]
-    for i in range(10):
-        hist.append(
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {
-                        "id": f"c{i}",
-                        "type": "function",
-                        "function": {"name": "read_file", "arguments": "{}"},
-                    }
-                ],
-            }
-        )
-        hist.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * 100})
-    msgs, _, dropped = pack("sys", hist, budget=300, count=count, brief=lambda n: f"brief {n}")
-    assert dropped > 0
-    assert msgs[1]["content"] == "the task"
-    assert msgs[2]["content"] == f"brief {dropped}"
-    assert msgs[3]["role"] == "assistant"  # never a tool result without its call
-    ids = [m.get("tool_call_id") for m in msgs if m["role"] == "tool"]
-    calls = [m["tool_calls"][0]["id"] for m in msgs if m.get("tool_calls")]
-    assert ids == calls
+def test_the_system_prompt_is_the_base_then_the_sections_in_order():
+    text = system_prompt(["a", "", "b"])
+    assert text.endswith("\n\na\n\nb")

@@ -5,9 +5,9 @@ from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 
-def session_for(tmp_path, script):
+def session_for(tmp_path, script, environ=None):
     srv = ScriptedServer(script).start()
-    settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "none.toml")
+    settings = load_settings(tmp_path, environ=environ or {}, user_config=tmp_path / "none.toml")
     bus = Emitter()
     rec = Recorder(bus)
     return srv, build_session(settings, bus=bus, provider=LlamaProvider(srv.url)), rec
@@ -119,16 +119,21 @@ def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
         ]
         + [{"content": "done"}]
     }
-    srv, s, rec = session_for(tmp_path, script)
+    srv, s, rec = session_for(tmp_path, script, {"CERVEAU_CONTEXT__SUMMARISE": "false"})
     try:
         s.engine.run("write four files")
         dropped = s.engine.compact(keep_rounds=2)
     finally:
         s.close()
         srv.stop()
-    brief = s.engine.history[0]["content"]
-    assert dropped == 4 and "The task was: write four files" in brief and "f0.txt" in brief
-    assert s.engine.history[1]["role"] == "assistant" and s.engine.history[-1]["content"] == "done"
+    # Issue 12: the person's compact compacts the WINDOW; the stored history keeps everything.
+    window = s.engine.loop_state.window
+    brief = window.frozen[0]["content"]
+    assert dropped == 4 and "write four files" in brief and "f0.txt" in brief
+    assert s.engine.history[0] == {"role": "user", "content": "write four files"}
+    tail = s.engine.history[window.upto :]
+    assert tail[0]["role"] == "assistant" and tail[-1]["content"] == "done"
+    assert rec.of("compacted")[-1].payload["reason"] == "person"
 
 
 def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
@@ -148,14 +153,14 @@ def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
             {"content": "done"},
         ]
     }
-    srv, s, rec = session_for(tmp_path, script)
+    srv, s, rec = session_for(tmp_path, script, {"CERVEAU_CONTEXT__SUMMARISE": "false"})
     try:
         s.engine.run("parse things")
         s.engine.compact(keep_rounds=1)
     finally:
         s.close()
         srv.stop()
-    brief = s.engine.history[0]["content"]
+    brief = s.engine.loop_state.window.frozen[0]["content"]
     assert "Build the parser" in brief
     assert "read_file" in brief and "missing.py" in brief and "What already failed" in brief
 

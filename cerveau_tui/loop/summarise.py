@@ -1,0 +1,80 @@
+"""The summariser a compaction hands its dropped rounds to (the seed's `Summarise`): one bounded
+model call that writes a handoff.
+
+Injected into the window (context/window.py stays pure) by the composition root. It sends no
+tools, so it works the same in native and constrained mode: the rounds go in as one transcript,
+not as tool-call messages that a template without tool support would refuse. Degrades honestly:
+None when the call fails, is cut at its cap ("length": a handoff cut mid-sentence reads as
+complete), or the setting is off; the window then uses the deterministic brief and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..config import Settings
+from ..provider.types import Provider, ProviderError
+
+HANDOFF_SYSTEM = (
+    "You write a handoff for another model that will continue a coding task from here without "
+    "seeing the conversation. Be factual and short; never invent what the transcript does not say."
+)
+HANDOFF_PROMPT = (
+    "Write the handoff with these headings: Goal (in the person's own words); Done so far; "
+    "Decisions and why; In progress; Next steps. Name files and commands exactly."
+)
+#: One message of the transcript at most this long: the summary call must fit the window.
+MESSAGE_CHARS = 2000
+
+Summariser = Callable[[list[dict[str, Any]]], "str | None"]
+
+
+def summariser(provider: Provider, settings: Settings) -> Summariser | None:
+    """The session's summariser, or None when `settings.context.summarise` is off."""
+    if not settings.context.summarise:
+        return None
+    cap = settings.context.summary_max_tokens
+
+    def summarise(messages: list[dict[str, Any]]) -> str | None:
+        request = [
+            {"role": "system", "content": HANDOFF_SYSTEM},
+            {"role": "user", "content": transcript(messages) + "\n\n" + HANDOFF_PROMPT},
+        ]
+        try:
+            done = provider.complete(request, [], max_tokens=cap)
+        except ProviderError:
+            return None
+        if done.finish_reason == "length" or not done.content.strip():
+            return None
+        return done.content.strip()
+
+    return summarise
+
+
+def transcript(messages: list[dict[str, Any]]) -> str:
+    """The rounds as plain text: who said what, which call ran, what it returned."""
+    lines = ["Transcript of the work so far:"]
+    for m in messages:
+        role = m.get("role", "")
+        content = m.get("content") or ""
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False)
+        calls = m.get("tool_calls") or []
+        if role == "assistant" and calls:
+            for tc in calls:
+                fn = tc.get("function") or {}
+                args = str(fn.get("arguments") or "")
+                lines.append(f"[agent called {fn.get('name', '?')}] {_cut(args)}")
+        elif role == "tool":
+            lines.append(f"[result] {_cut(content)}")
+        elif role == "assistant":
+            lines.append(f"[agent] {_cut(content)}")
+        else:
+            lines.append(f"[{role}] {_cut(content)}")
+    return "\n".join(lines)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " …[cut]"

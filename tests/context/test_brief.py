@@ -1,0 +1,164 @@
+"""The resume brief (context/brief.py) and the facts it is built from: empty sections say so, the
+plan's statuses are the reconciled ones (files on disk), and the plan guidance at the start of a
+turn uses the same reconciled report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cerveau_tui.bus import Emitter
+from cerveau_tui.config import Settings
+from cerveau_tui.context.brief import NONE, BriefFacts, build_resume_brief
+from cerveau_tui.hooks import Hook, TurnContext
+from cerveau_tui.loop.model_call import denied_calls, resume_brief
+from cerveau_tui.loop.state import EngineState
+from cerveau_tui.plan.hook import PlanHook
+from cerveau_tui.protocol import EventType
+from cerveau_tui.tools.base import ToolState
+
+SECTIONS = (
+    "The person's request, verbatim:",
+    "Plan (each step's status checked against the files on disk):",
+    "Decisions:",
+    "What already failed (do not repeat it blindly):",
+    "Done criteria still unmet:",
+    "Files written this session:",
+)
+
+
+def section(text: str, title: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index(title) + 1
+    out = []
+    for line in lines[start:]:
+        if not line:
+            break
+        out.append(line)
+    return out
+
+
+def test_with_nothing_known_every_section_says_none():
+    text = build_resume_brief(BriefFacts())
+    for title in SECTIONS:
+        assert section(text, title) == [NONE], title
+
+
+def test_the_request_is_carried_verbatim_however_long():
+    request = "Refactor the parser.\n\nKeep   the API;  " + "detail " * 400
+    text = build_resume_brief(BriefFacts(request=request))
+    assert request in text
+
+
+def test_known_facts_fill_their_sections():
+    facts = BriefFacts(
+        request="build it",
+        plan=["1. Parser [p.py]: done_unconfirmed"],
+        decisions=["step 1: kept the old API"],
+        failed=["bash pytest: exit 1"],
+        unmet=["tests"],
+        written=["p.py", "q.py"],
+    )
+    text = build_resume_brief(facts)
+    assert section(text, SECTIONS[1]) == ["1. Parser [p.py]: done_unconfirmed"]
+    assert section(text, SECTIONS[2]) == ["- step 1: kept the old API"]
+    assert section(text, SECTIONS[3]) == ["- bash pytest: exit 1"]
+    assert section(text, SECTIONS[4]) == ["- tests"]
+    assert section(text, SECTIONS[5]) == ["p.py, q.py"]
+
+
+# --- the facts, from the session -----------------------------------------------------------------
+
+
+def plan_session(ws: Path) -> tuple[Emitter, PlanHook, TurnContext]:
+    bus = Emitter("s")
+    hook = PlanHook(ws)
+    ctx = TurnContext("t1", 1, ws, bus, ToolState(), [], Settings(workspace=ws))
+    hook.on_turn_start(ctx, "start")  # subscribes the hook to the bus
+    bus.emit(
+        EventType.PLAN_COMMITTED,
+        {
+            "source": "tool",
+            "steps": [
+                {"id": "1", "title": "Parser", "files": ["p.py"]},
+                {"id": "2", "title": "Tests", "files": ["t.py"]},
+            ],
+        },
+    )
+    (ws / "p.py").write_text("def parse(): ...\n")
+    bus.emit(
+        EventType.TOOL_RESULT,
+        {"call_id": "c1", "name": "write_file", "ok": True, "output": "ok", "wrote": ["p.py"]},
+    )
+    return bus, hook, ctx
+
+
+def test_a_step_whose_files_are_on_disk_is_briefed_as_done_unconfirmed(tmp_path: Path):
+    _, hook, _ = plan_session(tmp_path)
+    state = EngineState(task="build the parser")
+    text = resume_brief(0, state=state, workspace=tmp_path, hooks=[hook])
+    plan = section(text, SECTIONS[1])
+    assert plan == ["1. Parser [p.py]: done_unconfirmed", "2. Tests [t.py]: pending"]
+
+
+def test_the_plan_guidance_at_turn_start_uses_the_reconciled_report(tmp_path: Path):
+    """The event-only report told the model "[ ] 1. Parser" for a step whose file was on disk."""
+    bus, hook, _ = plan_session(tmp_path)
+    history: list[dict[str, Any]] = []
+    ctx = TurnContext("t2", 1, tmp_path, bus, ToolState(), history, Settings(workspace=tmp_path))
+    hook.on_turn_start(ctx, "go on")
+    told = history[-1]["content"]
+    assert "[x?] 1. Parser [p.py]" in told and "[ ] 2. Tests [t.py]" in told
+
+
+def test_a_steps_note_is_briefed_as_a_decision(tmp_path: Path):
+    bus, hook, _ = plan_session(tmp_path)
+    bus.emit(
+        EventType.PLAN_UPDATED,
+        {"step_id": "2", "status": "in_progress", "note": "pytest, not unittest"},
+    )
+    text = resume_brief(0, state=EngineState(), workspace=tmp_path, hooks=[hook])
+    assert section(text, SECTIONS[2]) == ["- step 2: pytest, not unittest"]
+
+
+class _Unmet(Hook):
+    name = "seal"
+
+    def resume_brief(self) -> list[str]:
+        return ["Done criteria still unmet: tests, lint"]
+
+
+class _Broken(Hook):
+    name = "broken"
+
+    def resume_brief(self) -> list[str]:
+        raise RuntimeError("boom")
+
+
+def test_unmet_criteria_failures_and_writes_come_from_the_session(tmp_path: Path):
+    state = EngineState(task="t")
+    state.note_failure("bash pytest: exit 1")
+    state.tools.written.append(tmp_path / "a.py")
+    text = resume_brief(0, state=state, workspace=tmp_path, hooks=[_Unmet(), _Broken()])
+    assert section(text, SECTIONS[4]) == ["- tests", "- lint"]
+    assert section(text, SECTIONS[3]) == ["- bash pytest: exit 1"]
+    assert section(text, SECTIONS[5]) == ["a.py"]
+
+
+def test_a_denied_call_is_named_with_what_it_tried():
+    history = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": '{"command": "rm -rf build"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "the person denied this call"},
+    ]
+    (line,) = denied_calls(history)
+    assert line.startswith("bash ") and "rm -rf build" in line and "denied" in line

@@ -1,0 +1,336 @@
+"""The window kept across model calls (context/window.py): compaction at the marks, a prefix that
+only grows between compactions, pruning placeholders, the summary and its degradation."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from cerveau_tui.context.window import (
+    Window,
+    WindowState,
+    WindowStateError,
+    placeholder,
+)
+
+SYSTEM = "You are a coding agent."
+TASK = "write twenty files f0..f19, each a paragraph"
+
+
+def chars(text: str) -> int:
+    return len(text)
+
+
+def write_round(i: int, size: int = 400) -> list[dict[str, Any]]:
+    args = json.dumps({"path": f"f{i}.txt", "content": "x" * size})
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {"name": "write_file", "arguments": args},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": f"c{i}", "content": f"wrote {size} bytes to f{i}.txt"},
+    ]
+
+
+def read_round(i: int, path: str, size: int = 600) -> list[dict[str, Any]]:
+    args = json.dumps({"path": path})
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": f"r{i}",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": args},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": f"r{i}", "content": "line\n" * (size // 5)},
+    ]
+
+
+def window(summarise: Any = None, high: float = 0.85, low: float = 0.5) -> Window:
+    return Window(
+        WindowState(),
+        count=chars,
+        high_water=high,
+        low_water=low,
+        summarise=summarise,
+        brief=lambda n: f"The person's request, verbatim:\n{TASK}\n(brief for {n} rounds)",
+    )
+
+
+def fit(w: Window, history: list[dict[str, Any]], budget: int, **kw: Any) -> Any:
+    return w.fit(SYSTEM, history, budget=budget, request=TASK, **kw)
+
+
+# --- the marks -----------------------------------------------------------------------------------
+
+
+def test_a_request_at_the_high_water_mark_is_left_alone():
+    history = [{"role": "user", "content": TASK}, *write_round(0), *write_round(1)]
+    w = window()
+    tokens = w.tokens(SYSTEM, history)
+    budget = int(tokens / 0.85) + 1  # tokens <= 0.85 * budget
+    assert fit(w, history, budget) is None
+    assert w.messages(SYSTEM, history)[1:] == history
+
+
+def test_a_request_past_the_high_water_mark_compacts_down_to_the_low_water_mark():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(8):
+        history += write_round(i)
+    w = window()
+    tokens = w.tokens(SYSTEM, history)
+    budget = int(tokens / 0.85) - 1  # just past the mark
+    done = fit(w, history, budget)
+    assert done is not None and done.tokens_before == tokens
+    assert done.tokens_after <= 0.5 * budget
+    assert w.tokens(SYSTEM, history) == done.tokens_after
+
+
+def test_compaction_happens_once_then_the_window_only_grows():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(8):
+        history += write_round(i)
+    w = window()
+    budget = int(w.tokens(SYSTEM, history) / 0.85) - 1
+    assert fit(w, history, budget) is not None
+    assert fit(w, history, budget) is None  # below the mark now: no second compaction
+
+
+# --- the prefix ----------------------------------------------------------------------------------
+
+
+def test_between_compactions_each_request_extends_the_previous_one_message_by_message():
+    history = [{"role": "user", "content": TASK}]
+    w = window(summarise=lambda msgs: "handoff: wrote some files")
+    budget = 3000
+    previous: list[str] = []
+    extended = compacted = 0
+    for i in range(30):
+        history += write_round(i)
+        done = fit(w, history, budget)
+        request = [json.dumps(m, sort_keys=True) for m in w.messages(SYSTEM, history)]
+        if done is None and previous:
+            assert request[: len(previous)] == previous, f"request {i} rewrote its prefix"
+            extended += 1
+        compacted += done is not None
+        previous = request
+    assert compacted >= 2 and extended >= 10  # both cases were exercised
+
+
+def test_a_prune_keeps_the_previous_frozen_block_as_a_prefix():
+    history = [{"role": "user", "content": TASK}]
+    w = window()
+    prunes_after_a_block = 0
+    for i in range(40):
+        history += write_round(i)
+        before = copy.deepcopy(w.state.frozen)
+        done = fit(w, history, 3000)
+        if done is not None and done.summary_source == "none" and before:
+            assert w.state.frozen[: len(before)] == before
+            prunes_after_a_block += 1
+    assert prunes_after_a_block >= 1
+
+
+def test_the_system_message_is_the_same_in_every_request():
+    history = [{"role": "user", "content": TASK}]
+    w = window(summarise=lambda msgs: "handoff")
+    systems = set()
+    for i in range(30):
+        history += write_round(i)
+        fit(w, history, 2500)
+        systems.add(json.dumps(w.messages(SYSTEM, history)[0]))
+    assert systems == {json.dumps({"role": "system", "content": SYSTEM})}
+
+
+def test_the_stored_history_is_never_rewritten():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(10):
+        history += write_round(i)
+    before = copy.deepcopy(history)
+    w = window(summarise=lambda msgs: "handoff")
+    fit(w, history, 1500)
+    fit(w, history, 600, full=True, keep_rounds=1)
+    assert history == before
+
+
+def test_the_tail_never_starts_with_a_result_without_its_call():
+    history = [{"role": "user", "content": TASK}]
+    w = window(summarise=lambda msgs: "handoff")
+    for i in range(25):
+        history += write_round(i)
+        fit(w, history, 2000)
+        tail = history[w.state.upto :]
+        assert tail and tail[0]["role"] != "tool"
+
+
+# --- pruning -------------------------------------------------------------------------------------
+
+
+def test_an_old_result_becomes_a_placeholder_naming_its_tool_and_path():
+    history = [{"role": "user", "content": TASK}, *read_round(0, "notes.txt", 3000)]
+    for i in range(3):
+        history += write_round(i, 50)
+    w = window()
+    done = fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
+    assert done is not None and done.summary_source == "none" and done.pruned >= 1
+    text = json.dumps(w.messages(SYSTEM, history))
+    expected = (
+        "[old result of read_file notes.txt cleared to save room; call it again if you need it]"
+    )
+    assert placeholder("read_file", "notes.txt") == expected and expected in text
+    assert "line\\nline" not in text
+    assert history[2]["content"].startswith("line\n")  # the stored history keeps the output
+
+
+def test_an_old_call_keeps_its_path_and_loses_its_long_content():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(6):
+        history += write_round(i, 800)
+    w = window()
+    fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
+    first_call = w.messages(SYSTEM, history)[2]
+    args = json.loads(first_call["tool_calls"][0]["function"]["arguments"])
+    assert args["path"] == "f0.txt" and "800 characters cleared" in args["content"]
+
+
+def test_the_newest_rounds_are_not_pruned():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(6):
+        history += write_round(i, 800)
+    w = window()
+    fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
+    assert w.messages(SYSTEM, history)[-2:] == history[-2:]
+
+
+# --- the summary ---------------------------------------------------------------------------------
+
+
+def grow_until_summary(w: Window, budget: int = 1200) -> tuple[Any, list[dict[str, Any]]]:
+    history = [{"role": "user", "content": TASK}]
+    for i in range(40):
+        history += write_round(i)
+        done = fit(w, history, budget)
+        if done is not None and done.summary_source != "none":
+            return done, history
+    pytest.fail("no summary compaction")
+
+
+def test_the_summary_block_carries_the_request_verbatim_and_the_handoff():
+    w = window(summarise=lambda msgs: "Done so far: f0-f3.")
+    done, _ = grow_until_summary(w)
+    block = block_of(w)
+    assert done.summary_source == "model" and done.dropped_rounds >= 1
+    assert TASK in block and "Done so far: f0-f3." in block
+
+
+def block_of(w: Window) -> str:
+    assert len(w.state.frozen) == 1
+    return w.state.frozen[0]["content"]
+
+
+def test_a_failed_summary_falls_back_to_the_brief_and_says_so():
+    w = window(summarise=lambda msgs: None)
+    done, _ = grow_until_summary(w)
+    assert done.summary_source == "brief"
+    block = block_of(w)
+    assert "(brief for" in block and TASK in block
+
+
+def test_with_summaries_off_the_brief_is_used():
+    done, history = grow_until_summary(window(summarise=None))
+    assert done.summary_source == "brief"
+
+
+def test_the_summariser_is_handed_the_dropped_rounds_within_its_room():
+    seen: list[list[dict[str, Any]]] = []
+
+    def fake(msgs: list[dict[str, Any]]) -> str:
+        seen.append(msgs)
+        return "handoff"
+
+    w = window(summarise=fake)
+    history = [{"role": "user", "content": TASK}]
+    for i in range(12):
+        history += write_round(i)
+    w.fit(SYSTEM, history, budget=1500, request=TASK, full=True, keep_rounds=2, summary_room=900)
+    assert len(seen) == 1
+    given = seen[0]
+    assert given[0]["content"] == TASK  # the oldest context first
+    assert sum(len(json.dumps(m)) for m in given) < 2000  # cut to the room (pruned, then trimmed)
+    assert all(
+        m is not history[-1] and m is not history[-2] for m in given
+    )  # kept rounds not in it
+
+
+def test_the_persons_compact_keeps_the_newest_rounds_verbatim():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(4):
+        history += write_round(i)
+    history.append({"role": "assistant", "content": "done"})
+    w = window(summarise=None)
+    done = w.fit(SYSTEM, history, budget=100_000, request=TASK, full=True, keep_rounds=2)
+    assert done is not None and done.dropped_rounds == 4 and done.reason == "high_water"
+    assert w.messages(SYSTEM, history)[-3:] == history[-3:]
+
+
+def test_a_single_round_cannot_be_compacted():
+    history = [{"role": "user", "content": "x" * 5000}]
+    w = window()
+    assert fit(w, history, 1000) is None
+    assert fit(w, history, 1000, measured=6000) is None
+
+
+def test_the_servers_count_drives_an_overflow_compaction():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(6):
+        history += write_round(i)
+    w = window()
+    ours = w.tokens(SYSTEM, history)
+    done = fit(w, history, ours * 2, measured=ours * 3, reason="server_overflow")
+    assert done is not None and done.tokens_before == ours * 3 and done.reason == "server_overflow"
+
+
+# --- persistence ---------------------------------------------------------------------------------
+
+
+def test_the_state_survives_a_json_round_trip():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(10):
+        history += write_round(i)
+    w = window(summarise=lambda msgs: "handoff")
+    fit(w, history, 1500)
+    stored = json.loads(json.dumps(w.state.to_dict()))
+    back = WindowState.from_dict(stored)
+    assert back == w.state
+    again = Window(back, count=chars, high_water=0.85, low_water=0.5)
+    assert again.messages(SYSTEM, history) == w.messages(SYSTEM, history)
+
+
+def test_a_malformed_state_is_refused_with_the_field_named():
+    with pytest.raises(WindowStateError, match="upto"):
+        WindowState.from_dict({"version": 1, "upto": -3, "frozen": []})
+
+
+def test_a_state_that_does_not_match_the_history_is_dropped():
+    history = [{"role": "user", "content": TASK}, *write_round(0)]
+    w = Window(
+        WindowState(upto=50, frozen=[{"role": "user", "content": "other"}]),
+        count=chars,
+        high_water=0.85,
+        low_water=0.5,
+    )
+    assert w.messages(SYSTEM, history)[1:] == history
