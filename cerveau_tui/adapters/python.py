@@ -29,11 +29,23 @@ class PythonAdapter:
         return any(workspace.glob("*.py")) or any(workspace.glob("*/*.py"))
 
     def gate_command(self, workspace: Path) -> str | None:
+        """pytest when there are tests to run; None otherwise (a suite of nothing "passes", and a
+        gate that always passes would make every "done" look checked)."""
         # Shallow on purpose: rglob would walk a venv of thousands of files to answer this.
-        has_tests = (workspace / "tests").is_dir() or any(
-            next(workspace.glob(pattern), None) for pattern in ("test_*.py", "*/test_*.py")
-        )
-        return "python3 -m pytest -q" if has_tests else None
+        patterns = ("test_*.py", "*_test.py", "*/test_*.py", "*/*_test.py", "tests/*/test_*.py")
+        if not any(next(workspace.glob(pattern), None) for pattern in patterns):
+            return None
+        # The project's own environment when it has one: its pytest and its dependencies, not
+        # whatever `python3` is first on PATH. Absolute, because the original-tests re-check
+        # runs the same command in a scratch copy that leaves environments out.
+        venv = workspace / ".venv" / "bin" / "python"
+        python = shlex.quote(str(venv)) if venv.is_file() else "python3"
+        return f"{python} -m pytest -q"
+
+    def protected_paths(self, workspace: Path) -> list[str]:
+        """What measures the detected pytest gate: the tests. Surfaced when written, and a green
+        check earned by editing them is re-run against the originals (done/original.py)."""
+        return ["tests/**", "test_*.py", "*_test.py", "conftest.py"]
 
     def autofix(
         self, workspace: Path, run: RunCommand, paths: list[str] | None = None

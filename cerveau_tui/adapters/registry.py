@@ -6,7 +6,9 @@ place knows which stacks exist (`.importlinter` enforces it for core packages).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Literal
 
 from .base import Adapter
 from .generic import GenericAdapter
@@ -37,3 +39,83 @@ class AdapterRegistry:
 def adapter_for(workspace: Path) -> Adapter:
     """The adapter for a workspace, from the default registry."""
     return AdapterRegistry().detect(workspace)
+
+
+#: Where the gate in force comes from: written criteria, the detected check (`gate = "auto"`),
+#: a command given as `gate`, or none ("off", undecided, disabled, or nothing detected).
+GateSource = Literal["criteria", "detected", "command", "none"]
+
+
+@dataclass(frozen=True)
+class StackRun:
+    """What `resolve_stack_for_run` found: the stack, its usual check, and the gate in force."""
+
+    adapter: Adapter
+    detected: str | None  # the stack's usual check, in use or not
+    setting: str  # `[done] gate` as configured ("" undecided, "auto", "off", or a command)
+    source: GateSource
+    command: str | None  # the one gate command in force; None with criteria or no gate
+    why: str  # one sentence for doctor and the notices
+    # What measures the detected check (the tests for pytest), protected only when it is the
+    # gate in force: without it, weakening the test is the shortest way to a green "done".
+    protected: tuple[str, ...] = ()
+
+    @property
+    def in_use(self) -> bool:
+        return self.source != "none"
+
+    @property
+    def undecided(self) -> bool:
+        """The person has not said whether to use the detected check (the TUI asks once)."""
+        return self.source == "none" and self.setting == "" and self.detected is not None
+
+
+def resolve_stack_for_run(
+    workspace: Path, settings: Any, registry: AdapterRegistry | None = None
+) -> StackRun:
+    """The seed's resolveStackForRun: detect the stack, ask its adapter for the usual check
+    (`gate_command`), and decide which gate is in force from `[done]`.
+
+    Written criteria always win: a person who wrote the definition of done meant it. Undecided
+    ("") means no gate: a check nobody agreed to would make a headless run refuse "done" on a
+    suite the person knows is red for other reasons; the TUI asks instead.
+    """
+    adapter = (registry or AdapterRegistry()).detect(workspace)
+    try:
+        detected = adapter.gate_command(workspace)
+    except OSError:  # an unreadable tree is "nothing detected", not a failed start
+        detected = None
+    cfg = settings.done
+    setting = (cfg.gate or "").strip()
+
+    def run(source: GateSource, command: str | None, why: str) -> StackRun:
+        return StackRun(adapter, detected, setting, source, command, why)
+
+    if not cfg.enabled:
+        return run("none", None, "the done gate is disabled ([done] enabled = false)")
+    if cfg.criteria:
+        return run("criteria", None, "the [done] criteria written in the config are in force")
+    if setting == "off":
+        return run("none", None, "no gate: [done] gate = off")
+    if setting == "auto":
+        if detected is None:
+            return run("none", None, f"gate = auto, but no usual check is known for {adapter.name}")
+        found = run("detected", detected, f"the detected {adapter.name} check (gate = auto)")
+        return replace(found, protected=_protected_by(adapter, workspace))
+    if setting:
+        given = run("command", setting, "the command given as [done] gate")
+        # The detected check saved by its text (the TUI's yes) measures what it always did.
+        same = setting == detected
+        return replace(given, protected=_protected_by(adapter, workspace)) if same else given
+    if detected is None:
+        return run("none", None, f"no gate: nothing to check detected for {adapter.name}")
+    return run("none", None, "no gate yet: the detected check is offered, not decided")
+
+
+def _protected_by(adapter: Adapter, workspace: Path) -> tuple[str, ...]:
+    # Optional on the seam (an adapter without tests of its own to protect has nothing to say).
+    paths = getattr(adapter, "protected_paths", None)
+    if not callable(paths):
+        return ()
+    found = paths(workspace)
+    return tuple(p for p in found if isinstance(p, str) and p) if isinstance(found, list) else ()

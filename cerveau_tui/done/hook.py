@@ -22,15 +22,18 @@ from .criteria import DoneSet, Report, check, done_set_from_config
 from .errors import ErrorAges, errors_of
 from .expert import Expert
 from .gate import Gate
-from .ladder import build_handoff, rung_max_tokens, steer_message
-from .messages import focus_file, reenter_message, tried_calls
+from .ladder import READ_ONLY_TOOLS, build_handoff, rung_max_tokens, steer_message
+from .messages import focus_file, gate_section, reenter_message, tried_calls
 from .near_green import NearGreen, Store
-from .original import check_against_originals, with_originals
+from .original import against_originals
 from .outcomes import accept, autofix, park, roll_back
+from .polish import Polish, begin_polish, emit_polish, finish_polish, why_no_polish
 from .protected import protected_state
-from .seal import SealHook, SealState
+from .seal import SealState
 
 AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
+#: R2's switch: (request fields, how to say it), or None when the server has none (reasoning_switch).
+ReasoningSwitch = Callable[[], "tuple[dict[str, Any], str] | None"]
 
 
 class GateHook(Hook):
@@ -49,8 +52,16 @@ class GateHook(Hook):
         escalation: bool = True,
         expert: Expert | None = None,
         store: Callable[[Path], Store] | None = None,
+        polish: bool = False,
+        polish_max_iterations: int = 4,
+        reasoning: ReasoningSwitch | None = None,
     ) -> None:
         self.done = done
+        self.polish = Polish(polish, polish_max_iterations)
+        self.reasoning = reasoning
+        self._announce = False  # the gate changed mid-session: say so in the next reminder
+        self._read_only_round: int | None = None  # R1's iteration, when it is this turn
+        self._reasoning_extra: dict[str, Any] = {}
         self.run = run
         self.adapters = adapters
         self.seal = seal if seal is not None else SealState()
@@ -62,6 +73,7 @@ class GateHook(Hook):
         self.store = store
         self._adapter: Adapter | None = None
         self._new_turn_state("")
+        self.seal.settle = self._settle
 
     @classmethod
     def from_settings(
@@ -74,9 +86,12 @@ class GateHook(Hook):
         adapters: AdapterLookup | None = None,
         expert: Expert | None = None,
         store: Store | None = None,
+        done: DoneSet | None = None,
+        reasoning: ReasoningSwitch | None = None,
     ) -> GateHook:
-        """Wire from Settings.done and the session's sandbox (a sandbox.base.Runner). `store` is the session's shared blob
-        store when there is one; else one over the same directory."""
+        """Wire from Settings.done and the session's sandbox (a sandbox.base.Runner). `store` is
+        the session's shared blob store when there is one; else one over the same directory.
+        `done`: the definition of done in force (detected.gate_done_set); else the criteria."""
         from .expert import expert_from_settings
         from .sandboxed import run_in_sandbox
 
@@ -89,9 +104,10 @@ class GateHook(Hook):
             ws = Path(settings.workspace)
             run = run_in_sandbox(sandbox, ws, settings.sandbox, settings.output_cap)
         cfg = settings.done
-        criteria = cfg.criteria if cfg.enabled else []
+        if done is None:
+            done = done_set_from_config(cfg.criteria if cfg.enabled else [], cfg.protected)
         return cls(
-            done_set_from_config(criteria, cfg.protected),
+            done,
             run=run,
             adapters=adapters,
             seal=seal,
@@ -101,7 +117,17 @@ class GateHook(Hook):
             escalation=getattr(cfg, "escalation", True),
             expert=expert if expert is not None else expert_from_settings(settings),
             store=(lambda _ws: store) if store is not None else _blob_store,
+            polish=cfg.polish,
+            polish_max_iterations=cfg.polish_max_iterations,
+            reasoning=reasoning,
         )
+
+    def use(self, done: DoneSet) -> None:
+        """Change the definition of done mid-session (the person answered the TUI's question, or
+        chose another gate from the palette): the next turn checks with it. The system prompt is
+        the cache prefix and stays as it was; the next reminder says what changed instead."""
+        self.done = done
+        self._announce = bool(done.criteria)
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -113,6 +139,10 @@ class GateHook(Hook):
         # The measurement as it was before this turn, kept so a green check earned by editing it
         # can be re-run against the original (done/original.py).
         self._originals: dict[str, str | None] = {}
+        self.polish.reset()
+        self._read_only_round = None
+        self._reasoning_extra = {}
+        self._turn_seq: int | None = None
 
     def _written(self, ctx: TurnContext) -> list[str]:
         out = []
@@ -165,22 +195,18 @@ class GateHook(Hook):
     # --- hook points ---------------------------------------------------------------------------
 
     def system_sections(self) -> list[str]:
-        names = ", ".join(f"`{c.name}` ({c.command or 'no command'})" for c in self.done.criteria)
-        text = (
-            f"This workspace has a definition of done: {names}. When you stop calling tools the "
-            "harness runs these checks; if any is unmet, you get the output and the turn goes on."
-        )
-        if self.done.protected:
-            text += (
-                " Protected paths ("
-                + ", ".join(self.done.protected)
-                + ") are the measurement: fix "
-                "the code, not the tests. Any edit to them is reported to the person."
-            )
-        return [text]
+        return [gate_section(self.done)] if self.done.criteria else []
+
+    def reminders(self, ctx: TurnContext) -> list[str]:
+        if not self._announce:
+            return []
+        self._announce = False
+        return ["The definition of done changed for this session. " + gate_section(self.done)]
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         self._new_turn_state(task)
+        if not self.done.criteria:
+            return None  # no gate (yet): the seal alone speaks for this turn
         if self.store is not None and self.seal.protected:
             try:
                 self._originals = self.store(ctx.workspace).snapshot_files(
@@ -192,6 +218,22 @@ class GateHook(Hook):
         if self.store is not None:
             self.near = NearGreen(self.store(ctx.workspace), ctx.workspace)
         return self._precheck(ctx) if self.precheck else None
+
+    def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
+        # The second lock on R1's round: the request offered only the read tools, but a model in
+        # constrained mode or one writing calls as text can still name another.
+        if self._read_only_round == ctx.iteration and name not in READ_ONLY_TOOLS:
+            return (
+                f"refused: this round is read-only (escalation R1: diagnose before editing); "
+                f"only {', '.join(READ_ONLY_TOOLS)} run now. State your diagnosis; editing comes "
+                "back in the next round."
+            )
+        return None
+
+    def after_iteration(self, ctx: TurnContext) -> Stop | None:
+        if self.polish.out_of_rounds(ctx.iteration):
+            return self._finish_polish(ctx)
+        return None
 
     def _precheck(self, ctx: TurnContext) -> Stop | None:
         report, errors = self._check(ctx, precheck=True)
@@ -220,6 +262,10 @@ class GateHook(Hook):
         return None
 
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
+        if not self.done.criteria:
+            return None
+        if self.polish.active:
+            return self._finish_polish(ctx)
         if ctx.settings.discuss or ctx.settings.sandbox == "read-only":
             # A turn that cannot write cannot make a criterion pass: re-entering would spend the
             # ladder asking for the impossible. The report still goes to turn_ended.
@@ -231,7 +277,7 @@ class GateHook(Hook):
         decision = self.gate.judge(report, errors)
         if decision.action == "accept":
             accept(ctx, report)
-            return None
+            return self._polish_or_accept(ctx, report, content)
         rolled = (
             roll_back(ctx, self.near, report, errors, decision.progress, self._written(ctx))
             if self.near
@@ -248,7 +294,8 @@ class GateHook(Hook):
             text = f"no progress in {self.max_stall_cycles} cycles; stopping with the report"
             ctx.emit(EventType.NOTICE, {"text": text})
             return Stop(TURN_INCOMPLETE, message=str(report))
-        return Reenter(reenter_message(report, decision, self.max_stall_cycles, notes))
+        message = reenter_message(report, decision, self.max_stall_cycles, notes)
+        return Reenter(message, request_extra=dict(self._reasoning_extra))
 
     # --- the steps of an answer ------------------------------------------------------------------
 
@@ -260,43 +307,71 @@ class GateHook(Hook):
         return autofix(ctx, self._adapter, self.run, paths)
 
     def _against_originals(self, ctx: TurnContext, report: Report) -> Report:
-        """All met, but protected files were written this turn: does the ORIGINAL measurement
-        agree? If not, the criteria it fails are unmet, and the model is told why."""
-        touched = self.seal.touched
-        if not (report.all_met and touched and self._originals and self.store is not None):
+        if self.store is None:
             return report
         store = self.store(ctx.workspace)
-        original = check_against_originals(
-            ctx.workspace, self.done, self.run, store, self._originals, touched
+        return against_originals(
+            ctx, report, self.done, self.run, store, self._originals, self.seal
         )
-        if original is None or original.all_met:
-            return report
-        ctx.emit(
-            EventType.NOTICE,
-            {
-                "text": "the checks pass only with the edited protected files; with the originals "
-                + ", ".join(original.unmet())
-                + " still fail",
-                "banner": True,
-            },
-        )
-        self.seal.report = merged = with_originals(report, original, touched)
-        return merged
 
     def _escalate(self, ctx: TurnContext, report: Report, rung: str, notes: list[str]) -> Reenter:
         text = f"escalation {rung}: no progress in {self.max_stall_cycles} cycles"
-        ctx.emit(EventType.ESCALATION, {"rung": rung, "unmet": report.unmet(), "text": text})
-        advice = None
-        if rung == "R4" and self.expert is not None:
+        advice: str | None = None
+        room: str | None = None
+        cap: int | None = None
+        only: tuple[str, ...] = ()
+        if rung == "R1":
+            self._read_only_round, only = ctx.iteration + 1, READ_ONLY_TOOLS
+            change = "read-only tools for one round: " + ", ".join(READ_ONLY_TOOLS)
+        elif rung == "R2":
+            switch = self.reasoning() if self.reasoning is not None else None
+            if switch is not None:
+                self._reasoning_extra, room = switch
+            else:
+                cap = rung_max_tokens(rung, ctx.max_tokens)
+                room = f"the token cap for your replies is raised from {ctx.max_tokens} to {cap}"
+            change = room
+        elif rung == "R4" and self.expert is not None:
             try:
                 advice = self.expert(self._handoff(ctx, report))
             except Exception as exc:  # noqa: BLE001 - an unreachable expert is a failed rung
                 advice = f"(the expert could not be reached: {exc})"
+            change = "an expert model was consulted"
+        else:
+            change = "narrowed to one file and one error" if rung == "R3" else rung
+        ctx.emit(
+            EventType.ESCALATION,
+            {"rung": rung, "unmet": report.unmet(), "text": f"{text}; {change}", "change": change},
+        )
         focus = focus_file(ctx.workspace, self.done, report, self._written(ctx))
-        message = steer_message(rung, report, self.ages.items(), focus, advice)
+        message = steer_message(rung, report, self.ages.items(), focus, advice, room)
         if notes:
             message = "\n".join(notes) + "\n" + message
-        return Reenter(message, max_tokens=rung_max_tokens(rung, ctx.max_tokens))
+        return Reenter(
+            message, max_tokens=cap, only_tools=only, request_extra=dict(self._reasoning_extra)
+        )
+
+    # --- polish on green (polish.py) -------------------------------------------------------------
+
+    def _polish_or_accept(self, ctx: TurnContext, report: Report, answer: str) -> Reenter | None:
+        why = why_no_polish(self.polish, report, ctx.calls)
+        if why is not None or self.near is None:
+            emit_polish(ctx, "skipped", why or "no checkpoint store to undo a polish with")
+            return None
+        return begin_polish(ctx, self.polish, self.near, self.seal.seq(ctx), answer)
+
+    def _finish_polish(self, ctx: TurnContext, ended: str | None = None) -> Stop:
+        def recheck() -> Report:
+            return self._against_originals(ctx, self._check(ctx, force=True)[0])
+
+        return finish_polish(ctx, self.polish, self.near, recheck, ended)
+
+    def _settle(self, ctx: TurnContext, reason: str) -> None:
+        """Before the seal is read: a turn that ended mid-polish (interrupted, out of rounds)
+        gets the same verdict as one that finished it, so no unchecked tidy-up is left as the
+        turn's result."""
+        if self.polish.active:
+            self._finish_polish(ctx, ended=reason)
 
     def _handoff(self, ctx: TurnContext, report: Report) -> str:
         return build_handoff(
@@ -307,15 +382,6 @@ class GateHook(Hook):
             self._written(ctx),
             tried_calls(ctx.calls),
         )
-
-
-def done_hooks(settings: Any, sandbox: Runner, *, store: Store | None = None) -> list[Hook]:
-    """The done hooks a session runs, in order: the seal always (it reports protected writes and
-    the seal with no criteria at all), then the gate when criteria are configured; both read and
-    write one SealState."""
-    seal = SealHook.from_settings(settings)
-    gate = GateHook.from_settings(settings, sandbox, seal=seal.state, store=store)
-    return [seal, gate] if gate.done.criteria else [seal]
 
 
 def _blob_store(workspace: Path) -> Store:

@@ -5,12 +5,19 @@ thing about the situation instead: R1 makes it explain the failure before touchi
 gives it more room to reason, R3 shrinks the problem to one file and one error, R4 asks a stronger
 model (only when one is configured). When the ladder runs out the run parks with a handoff, so a
 later session resumes from what was learned instead of restarting.
+
+Structural where the seed implies it, because a message alone did not change what a small model
+did: at R1 the next request offers only the read tools (and the gate refuses any other call in
+that round), so "diagnose before editing" is not a request it can ignore; at R2 the server's own
+reasoning switch is turned on when its chat template has one (`reasoning_switch`), else the
+token cap is raised, and the model is told which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..workspace.beneath import atomic_write_beneath, read_bytes_beneath, unlink_beneath
 from .criteria import Report
@@ -36,6 +43,38 @@ def next_rung(current: str | None, expert_configured: bool) -> str | None:
     return order[i + 1] if i + 1 < len(order) else None
 
 
+#: What R1's round offers: look, never change. A diagnosis needs reading; an edit made before it
+#: is the guess the rung exists to stop.
+READ_ONLY_TOOLS: tuple[str, ...] = ("read_file", "list_files", "search")
+
+
+def reasoning_switch(props: Any) -> tuple[dict[str, Any], str] | None:
+    """The request fields that turn the model's reasoning on, read from the server's `/props`
+    (a provider's ServerProps), and how to say it; None when the server shows no switch.
+
+    Read, never assumed: `chat_template_kwargs` the template does not use are ignored, so sending
+    them to a model without them would let R2 claim "reasoning on" while nothing changed. A
+    template (or its caps) that names `enable_thinking` (Qwen3 and kin) gets it set; one that
+    names `reasoning_effort` (gpt-oss) gets "high".
+    """
+    raw = getattr(props, "raw", None)
+    caps = raw.get("chat_template_caps") if isinstance(raw, dict) else None
+    caps = caps if isinstance(caps, dict) else {}
+    template = getattr(props, "chat_template", None)
+    template = template if isinstance(template, str) else ""
+    if caps.get("supports_enable_thinking") is True or "enable_thinking" in template:
+        kwargs: dict[str, Any] = {"enable_thinking": True}
+        return {
+            "chat_template_kwargs": kwargs
+        }, "reasoning on (chat_template_kwargs.enable_thinking)"
+    if caps.get("supports_reasoning_effort") is True or "reasoning_effort" in template:
+        kwargs = {"reasoning_effort": "high"}
+        return {
+            "chat_template_kwargs": kwargs
+        }, "reasoning on (chat_template_kwargs.reasoning_effort=high)"
+    return None
+
+
 def rung_max_tokens(rung: str, current: int) -> int | None:
     """The larger token cap R2 gives; None for every other rung. Only R2 changes it: the engine
     keeps a raised cap for the rest of the turn, so raising it again at R3 would compound."""
@@ -48,8 +87,10 @@ def steer_message(
     errors: Sequence[tuple[str, int]],
     focus_file: str | None,
     expert_advice: str | None = None,
+    room: str | None = None,
 ) -> str:
-    """What the model is told at `rung`. `errors` are (error, age in cycles), oldest first."""
+    """What the model is told at `rung`. `errors` are (error, age in cycles), oldest first;
+    `room` is what R2 changed (reasoning on, or the larger cap), said as it is."""
     head = f"Escalation {rung}: the done criteria are still unmet and the last cycles made no progress."
     listing = (
         "\n".join(f"- {e} (seen {a} cycle(s) in a row)" for e, a in errors[:8])
@@ -58,15 +99,18 @@ def steer_message(
     body: str
     if rung == "R1":
         body = (
-            "Do NOT edit anything yet. First diagnose your own failure: read the output below and "
-            "state, in two or three sentences, why the check still fails and what exactly you will "
-            "change. Only then make that one change."
+            "Do NOT edit anything yet. First diagnose your own failure: this round offers only "
+            f"the read tools ({', '.join(READ_ONLY_TOOLS)}). Read the output below and what you "
+            "need, then state, in two or three sentences, why the check still fails and what "
+            "exactly you will change. Editing comes back in the round after that diagnosis: then "
+            "make that one change."
         )
     elif rung == "R2":
+        said = room or "the token cap for your replies is larger"
         body = (
-            "You now have more room: the token cap for your replies is larger. Reason step by step "
-            "through the failure in full (what the check expects, what the code does, where they "
-            "differ) before you call any tool."
+            f"You now have more room: {said}. Reason step by step through the failure in full "
+            "(what the check expects, what the code does, where they differ) before you call "
+            "any tool."
         )
     elif rung == "R3":
         target = errors[0][0] if errors else (report.unmet() or ["the check"])[0]

@@ -68,3 +68,18 @@ def tried_calls(calls: Sequence[Any]) -> list[str]:
         + f" -> {'ok' if c.ok else 'failed'}"
         for c in calls
     ]
+
+
+def gate_section(done: DoneSet) -> str:
+    """The definition of done, as the system prompt (or a mid-session reminder) states it."""
+    names = ", ".join(f"`{c.name}` ({c.command or 'no command'})" for c in done.criteria)
+    text = (
+        f"This workspace has a definition of done: {names}. When you stop calling tools the "
+        "harness runs these checks; if any is unmet, you get the output and the turn goes on."
+    )
+    if done.protected:
+        text += (
+            " Protected paths (" + ", ".join(done.protected) + ") are the measurement: fix "
+            "the code, not the tests. Any edit to them is reported to the person."
+        )
+    return text

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.base import RunCommand
+from ..hooks import TurnContext
+from ..protocol import EventType
 from ..workspace.beneath import atomic_write_beneath, unlink_beneath
 from .criteria import DoneSet, Report, check
 
@@ -89,4 +91,35 @@ def with_originals(report: Report, original: Report, touched: list[str]) -> Repo
             + ") made this pass; with the original versions it still fails:\n"
             + original.outputs.get(name, "")
         )
+    return merged
+
+
+def against_originals(
+    ctx: TurnContext,
+    report: Report,
+    done: DoneSet,
+    run: RunCommand,
+    store: Any,
+    originals: Mapping[str, str | None],
+    seal: Any,
+) -> Report:
+    """All met, but protected files were written this turn: does the ORIGINAL measurement
+    agree? If not, the criteria it fails are unmet (recorded in the seal's state, `seal`), and
+    the model is told why."""
+    touched = seal.touched
+    if not (report.all_met and touched and originals):
+        return report
+    original = check_against_originals(ctx.workspace, done, run, store, originals, touched)
+    if original is None or original.all_met:
+        return report
+    ctx.emit(
+        EventType.NOTICE,
+        {
+            "text": "the checks pass only with the edited protected files; with the originals "
+            + ", ".join(original.unmet())
+            + " still fail",
+            "banner": True,
+        },
+    )
+    seal.report = merged = with_originals(report, original, touched)
     return merged

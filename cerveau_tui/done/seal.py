@@ -37,6 +37,9 @@ class SealState:
     ran_command: bool = False
     touched: list[str] = field(default_factory=list)  # protected paths written this turn
     protected: dict[str, str] = field(default_factory=dict)  # rel -> hash, as last seen
+    # What must happen to the workspace before the seal is read at the turn's end (the gate's
+    # unfinished polish is checked or undone): the seal must describe what the turn leaves.
+    settle: Callable[[TurnContext, str], None] | None = None
 
     def seq(self, ctx: TurnContext) -> int:
         return self.write_seq() if self.write_seq is not None else ctx.state.write_seq
@@ -118,6 +121,8 @@ class SealHook(Hook):
 
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
         s = self.state
+        if s.settle is not None:
+            s.settle(ctx, reason)
         seq = s.seq(ctx)
         changed = seq > (s.baseline_seq or 0)
         # Without criteria nothing is ever checked, so nothing can go stale: the seal says

@@ -98,6 +98,33 @@ class Session:
             },
         )
 
+    def gate_offer(self) -> str | None:
+        """The detected check to offer as the done gate, once per workspace: its command while
+        `[done] gate` is undecided and no criteria are written; None otherwise."""
+        from ..adapters.registry import resolve_stack_for_run
+
+        stack = resolve_stack_for_run(self.settings.workspace, self.settings)
+        return stack.detected if stack.undecided else None
+
+    def set_gate(self, value: str) -> None:
+        """The person's answer ("auto", "off", or a command): saved as `[done] gate` in the
+        workspace's .cerveau/config.toml (done/gate_setting.py says how) and put in force for
+        this session's next turn. ConfigError, with the reason, when it cannot be saved."""
+        from ..adapters.registry import resolve_stack_for_run
+        from ..done.detected import gate_done_set
+        from ..done.gate_setting import check_gate_value, save_gate
+        from ..done.wire import retarget
+
+        value = check_gate_value(value)
+        save_gate(self.settings.workspace, value)
+        self.settings.done.gate = value
+        stack = resolve_stack_for_run(self.settings.workspace, self.settings)
+        retarget(self.engine.hooks, gate_done_set(self.settings, stack))
+        self.bus.emit(
+            EventType.NOTICE,
+            {"text": f"done gate: {stack.command or 'none'} ({stack.why}); saved in config.toml"},
+        )
+
     def close(self) -> None:
         self.engine.interrupt()
         self.engine.close()
@@ -135,6 +162,22 @@ class Session:
 
         hook = next((h for h in self.engine.hooks if isinstance(h, TurnCloseHook)), None)
         return hook.store if hook is not None else None
+
+    def lessons(self) -> list[Any]:
+        """The stored lessons (memory.lessons.Lesson: id, kind, trigger, fix, text, seen) a later
+        session is reminded of when relevant; the palette lists them."""
+        hook = self._lessons()
+        return hook.lessons() if hook is not None else []
+
+    def forget_lesson(self, lesson_id: int) -> bool:
+        """Forget one lesson for good. False if there was none."""
+        hook = self._lessons()
+        return hook.forget(lesson_id) if hook is not None else False
+
+    def _lessons(self) -> Any:
+        from ..memory.lessons_hook import LessonsHook
+
+        return next((h for h in self.engine.hooks if isinstance(h, LessonsHook)), None)
 
     def skills(self) -> list[tuple[str, str]]:
         """(name, description) of each skill the session read at its creation (the palette)."""
@@ -225,7 +268,7 @@ def build_session(
     # and it follows the bus from now on, so a resumed plan replayed below is in it too.
     plan = PlanState()
     bus.subscribe(plan)
-    hooks = wiring.hooks(settings, url, runner, fp, store, plan)
+    hooks = wiring.hooks(settings, url, runner, fp, store, plan, props)
     skills = skill_book(hooks)
     if skills is not None:  # offered only when there is a skill to load
         from ..tools.skill import LoadSkill

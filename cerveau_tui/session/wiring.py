@@ -36,7 +36,13 @@ def plan_tools() -> list[Any]:
 
 
 def hooks(
-    settings: Settings, url: str, runner: Any, fp: Fingerprinter, store: BlobStore, plan: PlanState
+    settings: Settings,
+    url: str,
+    runner: Any,
+    fp: Fingerprinter,
+    store: BlobStore,
+    plan: PlanState,
+    props: Any = None,
 ) -> list[Hook]:
     from ..loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
     from ..plan.hook import PlanHook
@@ -55,14 +61,22 @@ def hooks(
         PlanHook(settings.workspace, state=plan, fingerprinter=fp),
     ]
     # The seal always (protected paths and the verification seal, criteria or not); the gate
-    # when criteria are configured. They share one SealState.
-    from ..done.hook import done_hooks
+    # with the written criteria or the gate resolved for this run (inert without either). They
+    # share one SealState. `props` gives R2 the server's reasoning switch.
+    from ..adapters.registry import resolve_stack_for_run
+    from ..done.wire import done_hooks
 
-    hooks += done_hooks(settings, runner, store=store)
+    stack = resolve_stack_for_run(settings.workspace, settings)
+    hooks += done_hooks(settings, runner, store=store, stack=stack, props=props)
     # AGENTS.md and the skills index in the prefix; changed files and the budget as reminders.
     from ..reminders import reminder_hooks
 
     hooks += reminder_hooks(settings, fp)
+    # Lessons first: the gate's red precheck (its on_turn_start) must reach a listening miner.
+    from ..adapters.registry import AdapterRegistry
+    from ..memory.lessons_hook import LessonsHook
+
+    hooks.insert(0, LessonsHook(settings.workspace, stack=lambda ws: AdapterRegistry()(ws).name))
     return hooks
 
 

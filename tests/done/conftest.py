@@ -63,8 +63,11 @@ def of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
 
 
 def ended(events: list[dict[str, Any]]) -> dict[str, Any]:
-    assert events[-1]["type"] == "turn_ended", [e["type"] for e in events[-6:]]
-    return events[-1]["payload"]
+    """The turn_ended payload. Not necessarily the last event: after_turn hooks (lessons, notes)
+    run after it, by design, and may emit theirs."""
+    ends = [e for e in events if e["type"] == "turn_ended"]
+    assert len(ends) == 1, [e["type"] for e in events[-6:]]
+    return ends[0]["payload"]
 
 
 @pytest.fixture

@@ -158,7 +158,12 @@ def test_with_an_expert_configured_r4_consults_it_before_parking(project, tmp_pa
     with ScriptedServer([{"content": "Change `a - b` to `a + b` in calc.add."}]) as expert:
         ws = project()
         config = ws / ".cerveau" / "config.toml"
-        config.write_text(config.read_text() + f'\n[expert]\nserver_url = "{expert.url}"\n')
+        # No model-written summary at compaction: this script answers the gate's rounds only,
+        # and a summary request would take one of its entries.
+        config.write_text(
+            config.read_text()
+            + f'\n[expert]\nserver_url = "{expert.url}"\n[context]\nsummarise = false\n'
+        )
         script = [{"content": "done"}] * 8 + [
             edit("calc.py", "a - b", "a + b"),
             {"content": "Fixed."},
