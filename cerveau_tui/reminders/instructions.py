@@ -25,6 +25,9 @@ from .reading import Head, read_head, read_head_beneath, with_cut
 NAME = "AGENTS.md"
 #: Folders watched for an AGENTS.md of their own: bounded whatever paths the model names.
 MAX_FOLDERS = 256
+#: AGENTS.md texts told in one reminder: a model that read files in ten folders must not get
+#: ten files' worth of instructions (up to 8 KB each) in front of one request.
+MAX_PER_CALL = 2
 #: Folders the model may name but never holds instructions for: the harness's and git's state.
 _NOT_WATCHED = (".git", ".cerveau")
 
@@ -72,6 +75,8 @@ class InstructionsHook(Hook):
         self._note_folders(ctx)
         out: list[str] = []
         for folder in list(self._folders):
+            if len(out) >= MAX_PER_CALL:
+                break  # the others are still news at the next call
             said = self._news(f"{folder}/{NAME}" if folder else NAME, folder)
             if said:
                 out.append(said)

@@ -88,6 +88,17 @@ def test_an_agents_md_in_a_folder_the_model_read_in_is_told(
     assert "in src/" in said and "No prints in src." in said
 
 
+def test_many_new_agents_md_are_told_two_a_call(ws: Path, home: Path, turn: Any) -> None:
+    for name in ("a", "b", "c"):
+        (ws / name).mkdir()
+        (ws / name / "AGENTS.md").write_text(f"rules of {name}\n")
+        turn.ctx.calls.append(CallRecord(1, name, "list_files", {"path": name}, True, ""))
+    hook = InstructionsHook(ws, home, 8192)
+    first, second = hook.reminders(turn.ctx), hook.reminders(turn.ctx)
+    assert [len(first), len(second)] == [2, 1]
+    assert "rules of c" in second[0]
+
+
 def test_a_removed_agents_md_is_said_once(ws: Path, home: Path, turn: Any) -> None:
     (ws / "AGENTS.md").write_text("Use tabs.\n")
     hook = InstructionsHook(ws, home, 8192)
