@@ -58,6 +58,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         "action_mode": args.action_mode,
         "discuss": args.discuss,
     }
+    if getattr(args, "gate", None) is not None:  # `run --gate`: the done check for this run
+        flags["done"] = {"gate": args.gate}
     settings = load_settings(
         args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False))
     )
@@ -106,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("task", help="what to do")
     run.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    run.add_argument(
+        "--gate",
+        default=None,
+        metavar="auto|off|COMMAND",
+        help="the done check when no [done] criteria are written: auto (the detected stack's "
+        "check, e.g. pytest), off, or a command (default: [done] gate; unset, none)",
+    )
     run.add_argument(
         "--yes",
         action="store_true",
