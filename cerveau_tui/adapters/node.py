@@ -71,6 +71,21 @@ class NodeAdapter:
             checks.append("node --test")
         return " && ".join(checks) or None
 
+    def protected_paths(self, workspace: Path) -> list[str]:
+        """What measures the detected check: the test files Node's runner finds (and the usual
+        jest/mocha places). Surfaced when written; a green earned by editing them is re-run
+        against the originals."""
+        return [
+            "test/**",
+            "tests/**",
+            "__tests__/**",
+            "**/*.test.*",
+            "**/*.spec.*",
+            "**/*-test.*",
+            "**/*_test.*",
+            "**/test-*.*",
+        ]
+
     @staticmethod
     def _has_test_files(workspace: Path) -> bool:
         for p in _shallow(workspace):

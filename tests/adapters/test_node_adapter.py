@@ -294,3 +294,16 @@ def test_a_file_named_like_an_option_is_passed_as_a_path(tmp_path: Path) -> None
     NodeAdapter().autofix(ws, shell(ws, seen), ["-rf.js"])
     assert seen == ["node_modules/.bin/prettier --write ./-rf.js"]
     assert os.path.exists(ws / "-rf.js")
+
+
+def test_the_test_files_are_what_the_detected_check_protects(tmp_path: Path) -> None:
+    from cerveau_tui.policy.glob import glob_match
+
+    patterns = NodeAdapter().protected_paths(tmp_path)
+
+    def protected(path: str) -> bool:
+        return any(glob_match(p, path) for p in patterns)
+
+    assert protected("test/add.test.js") and protected("src/math.spec.ts")
+    assert protected("add.test.mjs") and protected("__tests__/a.js")
+    assert not protected("index.js") and not protected("src/testing.js")
