@@ -58,7 +58,28 @@ def collect(settings: Settings) -> dict[str, Any]:
     from .sandbox.select import doctor_info as sandbox_info
 
     info["sandbox"] = sandbox_info(settings)
+    info["gate"] = gate_info(settings)
     return info
+
+
+def gate_info(settings: Settings) -> dict[str, Any]:
+    """What the done gate would be for a run here: the detected stack and its usual check, the
+    `[done] gate` setting, and which check is in force (the written criteria win)."""
+    from .adapters.registry import resolve_stack_for_run
+
+    stack = resolve_stack_for_run(settings.workspace, settings)
+    criteria = [c.command for c in settings.done.criteria] if stack.source == "criteria" else []
+    return {
+        "stack": stack.adapter.name,
+        "detected": stack.detected,
+        "setting": stack.setting,
+        "source": stack.source,
+        "in_use": stack.in_use,
+        "command": stack.command,
+        "criteria": criteria,
+        "protected": list(stack.protected),
+        "why": stack.why,
+    }
 
 
 def doctor(settings: Settings, *, as_json: bool) -> int:
@@ -89,6 +110,10 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     print(f"sandbox:   {sb.get('backend')} ({enforced})")
     for note in sb.get("notes", []) + sb.get("gaps", []):
         print(f"  - {note}")
+    g = info["gate"]
+    detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
+    in_force = g["command"] or ", ".join(g["criteria"]) or "none"
+    print(f"gate:      {g['stack']} stack, {detected} detected; in use: {in_force} ({g['why']})")
     print(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
     if code:
         print(f"cerveau doctor: nothing answers at {settings.server_url}", file=sys.stderr)
