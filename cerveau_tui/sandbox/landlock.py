@@ -92,6 +92,7 @@ class LandlockRunner(EnforcingRunner):
         grant = grant or Grant()
         # -I -S: isolated, no site: the helper is stdlib-only and starts on every command.
         a = [self.python, "-I", "-S", str(HELPER), "--workspace", str(workspace), "--mode", mode]
+        a += ["--parent-pid", str(os.getpid())]  # it dies with us (PR_SET_PDEATHSIG)
         if seccomp_fd is not None:
             a += ["--seccomp-fd", str(seccomp_fd)]
         for p in (*grant.extra_writable, tmp):

@@ -6,7 +6,8 @@
 Standalone on purpose (stdlib + ctypes only, run with -I -S): it starts once per command, and
 importing the package, landlockpy and pyseccomp cost ~80 ms on every command.
 
-In this order, because each step needs the previous one: a new session (no controlling terminal),
+In this order, because each step needs the previous one: the parent-death signal (the command
+dies with the session, even a kill -9'd one; see reaper.py for its children), a new session (no controlling terminal),
 drop every capability including the bounding set (root regains capabilities on execve from the
 bounding set), no_new_privs, a Landlock domain (read+exec on /, full access to the workspace and
 the granted paths, TCP denied unless granted, signals and abstract sockets scoped), the seccomp
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -28,6 +30,7 @@ SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 PR_CAPBSET_DROP = 24
@@ -208,6 +211,14 @@ def apply_landlock(
         os.close(ruleset)
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """SIGKILL when the session dies (kept across execve); exit now if it already died before
+    the request took effect, when no signal would ever come."""
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    if os.getppid() != parent_pid:
+        os._exit(137)
+
+
 def load_seccomp(fd: int) -> None:
     chunks = []
     while chunk := os.read(fd, 65536):
@@ -229,12 +240,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--network", action="store_true")
     parser.add_argument("--deny", action="append", default=[])
     parser.add_argument("--seccomp-fd", type=int, default=-1)
+    parser.add_argument("--parent-pid", type=int, default=0)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command")
     try:
+        if args.parent_pid:
+            die_with_parent(args.parent_pid)
         try:
             os.setsid()
         except PermissionError:

@@ -8,11 +8,16 @@ environment, no inherited descriptors, a group killed on timeout).
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from pathlib import Path
 
 from .command import CommandResult, Grant
 from .process import kill_group, minimal_env, run_process
+
+#: Exec'd before the shell: the command gets SIGKILL when the session dies (see die_exec.py).
+DIE_EXEC = Path(__file__).with_name("die_exec.py")
 
 
 class NoSandbox:
@@ -28,8 +33,9 @@ class NoSandbox:
     ]
     notes: list[str] = []
 
-    def __init__(self, env_allow: tuple[str, ...] = ()) -> None:
+    def __init__(self, env_allow: tuple[str, ...] = (), python: str | None = None) -> None:
         self.env_allow = env_allow
+        self.python = python or sys.executable
         self._groups: list[int] = []
         self._lock = threading.Lock()
 
@@ -45,8 +51,9 @@ class NoSandbox:
         cancel: threading.Event | None = None,
         env: dict[str, str] | None = None,
     ) -> CommandResult:
+        die = [self.python, "-I", "-S", str(DIE_EXEC), str(os.getpid()), "--"]
         result = run_process(
-            ["/bin/sh", "-c", command],
+            [*die, "/bin/sh", "-c", command],
             cwd=workspace,
             env=minimal_env(workspace, self.env_allow, env),
             timeout=timeout,

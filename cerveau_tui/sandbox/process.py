@@ -4,6 +4,13 @@ A new session with no controlling terminal, a minimal environment (no inherited 
 inherited descriptors, the output read into a bounded head and tail, and the process group
 killed on timeout, cancel or an output flood. The backends decide what the process may touch
 (none.py: nothing enforced; bubblewrap.py, landlock.py: a boundary); this module only runs it.
+
+A command dies with the session, however the session ends (kill -9 included), under every
+backend. Bubblewrap has its PID namespace and --die-with-parent; the others have two things: the
+exec'd helper before the shell asks for SIGKILL when its parent dies (die_exec.py, and the same
+step in landlock_exec.py), and every group a command starts is registered here with a reaper
+process (reaper.py) that kills them all the moment the session's end of its pipe closes. The
+signal alone is not enough: the kernel clears it on fork, so `sleep 60 &` outlives the shell.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from . import reaper
 from .command import CommandResult
 
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "USER", "LOGNAME")
@@ -131,6 +139,7 @@ def run_process(
         raise
     finally:
         os.close(w)
+    reaper.track(proc.pid)  # its own session: the group id is its pid
     os.set_blocking(r, False)
     sink = _Sink(output_cap)
     notes: list[str] = []
@@ -173,6 +182,8 @@ def run_process(
     background = None
     if not (timed_out or interrupted or flooded) and group_alive(proc.pid):
         background = proc.pid
+    else:
+        reaper.untrack(proc.pid)
     text, truncated = sink.text(output_cap)
     killed = timed_out or interrupted or flooded
     return CommandResult(
@@ -192,6 +203,7 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    reaper.untrack(pgid)
 
 
 def group_alive(pgid: int) -> bool:

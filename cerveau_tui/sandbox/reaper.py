@@ -1,0 +1,125 @@
+"""What makes a command die with the session when nothing is left to kill it (kill -9, a crash).
+
+Two mechanisms, because each misses what the other catches:
+
+- the parent-death signal (die_exec.py, landlock_exec.py): the exec'd helper before the shell
+  asks the kernel for SIGKILL when its parent dies (prctl PR_SET_PDEATHSIG). It covers the
+  instant between fork and registration. The kernel clears it on fork, so a shell's own
+  children (`sleep 60 &`) do not inherit it.
+- the reaper: one small process per session process, holding the read end of a pipe whose only
+  write end is ours. Every command's process group is registered ("+pgid"), and dropped once
+  it is gone ("-pgid"); when the pipe closes (we exited, however) the reaper kills every group
+  still registered and exits. A dead process cannot clean up after itself; its pipe still closes.
+
+Bubblewrap does not need either (its PID namespace dies with it, --die-with-parent), but the
+commands it runs are registered all the same: the same path for every backend.
+
+Known gap: a process that leaves its group (`setsid`) is not reached by a group kill; under
+Landlock its cgroup still holds it until kill_background, under no sandbox nothing does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+#: The reaper's whole program (stdlib only, run with -I -S so nothing in the workspace is
+#: imported). It reads "+N" / "-N" lines until end of file, then kills the groups it holds.
+REAPER_SCRIPT = r"""
+import os, signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+groups, buf = set(), b""
+while True:
+    try:
+        chunk = os.read(0, 4096)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    *lines, buf = (buf + chunk).split(b"\n")
+    for line in lines:
+        try:
+            pg = int(line[1:])
+        except ValueError:
+            continue
+        if pg > 1 and line[:1] == b"+":
+            groups.add(pg)
+        elif line[:1] == b"-":
+            groups.discard(pg)
+for pg in groups:
+    try:
+        os.killpg(pg, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class Reaper:
+    """The session process's one reaper, started at the first command."""
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self.python = python
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._groups: set[int] = set()
+
+    def track(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+            self._send(f"+{pgid}\n")
+
+    def untrack(self, pgid: int) -> None:
+        with self._lock:
+            if pgid in self._groups:
+                self._groups.discard(pgid)
+                self._send(f"-{pgid}\n")
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _send(self, line: str) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            # Not started, or it died (killed by hand): a new one is told every group still held.
+            if not self._start():
+                return
+            line = "".join(f"+{g}\n" for g in sorted(self._groups))
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        try:
+            proc.stdin.write(line.encode())
+            proc.stdin.flush()
+        except OSError:
+            pass  # the next call starts a new one
+
+    def _start(self) -> bool:
+        try:
+            self._proc = subprocess.Popen(
+                [self.python, "-I", "-S", "-c", REAPER_SCRIPT],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,  # a Ctrl+C or a closed terminal must not end it first
+            )
+        except OSError:
+            self._proc = None
+            return False
+        return True
+
+
+_REAPER = Reaper()
+
+
+def track(pgid: int) -> None:
+    _REAPER.track(pgid)
+
+
+def untrack(pgid: int) -> None:
+    _REAPER.untrack(pgid)
+
+
+def reaper_pid() -> int | None:
+    return _REAPER.pid
