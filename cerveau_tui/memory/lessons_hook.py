@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from ..bus import Emitter
 from ..hooks import Hook, Stop, TurnContext
 from ..protocol import Event, EventType
 from .lesson_store import LessonStore
@@ -49,6 +50,7 @@ class LessonsHook(Hook):
         self._lock = threading.Lock()
         self._open_lock = threading.Lock()
         self._unsubscribe: Callable[[], None] | None = None
+        self._bus: Emitter | None = None
         self._task = ""
         self._recalled = False
         self._stored: set[str] = set()  # keys stored (or counted again) by this session
@@ -63,6 +65,7 @@ class LessonsHook(Hook):
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         if self._unsubscribe is None:
+            self._bus = ctx.bus
             self._unsubscribe = ctx.bus.subscribe(self)
         self._task = task
         return None
@@ -137,6 +140,12 @@ class LessonsHook(Hook):
         with self._open_lock:
             if self._store is None:
                 self._store = self._opener(self.workspace)
+                for moved in self._store.moved_aside:  # a planted link: said, as the session does
+                    if self._bus is not None:
+                        self._bus.emit(
+                            EventType.NOTICE,
+                            {"text": str(moved), "level": "warning", "source": "boundary"},
+                        )
             return self._store
 
     def close(self) -> None:
