@@ -69,18 +69,22 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def _resume(settings: Settings, spec: str | None) -> str | bool:
+class _NoResume(Exception):
+    pass
+
+
+def _resume(settings: Settings, spec: str | None) -> str | None:
     """The session id `--resume`/`--continue` name, checked before anything starts: a bad id, no
-    sessions or an unreadable log is said on stderr (False), never a traceback. "" when fresh."""
+    sessions or an unreadable log is said on stderr (_NoResume), never a traceback."""
     if spec is None:
-        return ""
+        return None
     from .session.listing import ResumeError, resolve_session
 
     try:
         return resolve_session(settings.workspace, spec)
     except ResumeError as exc:
         print(f"cerveau: cannot resume: {exc}", file=sys.stderr)
-        return False
+        raise _NoResume from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,16 +161,13 @@ def main(argv: list[str] | None = None) -> int:
             from .headless import run_headless
 
             settings = _settings(args)
-            resume = _resume(settings, args.resume)
-            if resume is False:
-                return 1
             return run_headless(
                 settings,
                 args.task,
                 as_json=args.json,
                 yes=args.yes,
                 sandbox_flag=args.sandbox,
-                resume=resume or None,
+                resume=_resume(settings, args.resume),
             )
         if args.cmd == "doctor":
             from .doctor import doctor
@@ -187,12 +188,12 @@ def main(argv: list[str] | None = None) -> int:
 
         settings = _settings(args)
         resume = _resume(settings, args.resume)
-        if resume is False:
-            return 1
-        return run_app(settings, resume=resume or None, reload_settings=lambda: _settings(args))
+        return run_app(settings, resume=resume, reload_settings=lambda: _settings(args))
     except ConfigError as exc:
         print(f"cerveau: {exc}", file=sys.stderr)
         return 2
+    except _NoResume:
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `cerveau report --json | head`: the reader left; not an error

@@ -8,7 +8,7 @@ writes the records session/stored.py folds back:
   prelude), so the order on disk is the order in memory; a history replaced wholesale (an
   old-style compaction) is written as a `reset` and the messages again;
 - the compacted window's state at each `compacted` event;
-- each session grant and revoke (fsync'd: a decision of the person's);
+- each session grant (sealed: session/grant_seal.py) and revoke (fsync'd: the person's decision);
 - the undo log's changes (which blob was which file before which turn);
 - at a turn's end, the paths its fingerprint saw changed.
 
@@ -18,6 +18,7 @@ message or token: a kill loses nothing the kernel had, a power loss at most the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..plan.persist import SessionLog
@@ -25,12 +26,14 @@ from ..policy.verdict import Verdict
 from ..protocol import Event, EventType
 from ..tools.base import Declared
 from ..tools.judge import Judge
+from . import grant_seal
 
 
 class Journal:
-    def __init__(self, log: SessionLog, state: Any) -> None:
+    def __init__(self, log: SessionLog, state: Any, workspace: Path) -> None:
         self.log = log
-        self.state = state  # loop.state.EngineState: .history, .turn_changes, .window (later)
+        self.state = state  # loop.state.EngineState: .history, .turn_changes, .window
+        self.workspace = workspace
         self._written = 0  # history messages already on disk
         self._last: object | None = None  # the last of them, to see a history replaced
         log.prelude = self._prelude
@@ -90,6 +93,9 @@ class Journal:
             "extra_writable": [str(p) for p in (g.extra_writable if g else ())],
             "network": bool(g.network) if g else False,
         }
+        # Sealed with the person's key: only a grant this person gave here comes back on resume.
+        key = grant_seal.load_key()
+        record["mac"] = grant_seal.seal(key, record, self.log.session_id, self.workspace)
         self.log.append([record], durable=True)
 
     def revoked(self, scope_key: str) -> None:

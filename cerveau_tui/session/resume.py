@@ -25,6 +25,7 @@ from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
 from ..protocol import EventType
 from ..sandbox.base import Grant
+from . import grant_seal
 from .journal import Journal, RecordedJudge
 from .listing import ResumeError, resolve_session
 from .stored import StoredSession, read_session
@@ -69,7 +70,7 @@ def open_session_log(
 def wire_journal(engine: Any, log: SessionLog) -> Journal:
     """The journal on the engine's state; the policy's grants and the undo log's changes told
     to it as they happen."""
-    journal = Journal(log, engine.loop_state)
+    journal = Journal(log, engine.loop_state, engine.workspace)
     if engine.policy is not None:
         engine.policy = RecordedJudge(engine.policy, journal)
     if engine.undo_log is not None:
@@ -84,10 +85,11 @@ def restore(
     came back (the SESSION_RESUMED payload, also returned)."""
     history = [dict(m) for m in stored.history]
     cut = stored.open_turn
+    window = _usable_window(engine, stored, bus)
     engine.restore(
         history=history,
         turn_changes=stored.turn_changes,
-        window=stored.window,
+        window=window,
         task=stored.turns[-1].input if stored.turns else "",
     )
     journal.mark_restored(len(history))
@@ -95,7 +97,7 @@ def restore(
     if cut is not None:
         journal.log.append([{"kind": "cut", "turn_id": cut.turn_id}], durable=True)
         engine.loop_state.history.append({"role": "user", "content": CUT_TURN_MESSAGE})
-    grants = restore_grants(engine.policy, stored)
+    grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
     if engine.undo_log is not None:
         engine.undo_log.replay(stored.undo)
     for ev in stored.plan_events:
@@ -106,8 +108,9 @@ def restore(
         "turns": len(stored.turns),
         "plan_events": len(stored.plan_events),
         "grants": grants,
+        "grants_dropped": dropped,
         "undo_turns": len(engine.undo_log.turns()) if engine.undo_log is not None else 0,
-        "window": stored.window is not None,
+        "window": window is not None,
         "interrupted_turn": cut.turn_id if cut is not None else None,
         "unfinished_calls": repaired,
         "torn_lines": stored.torn,
@@ -119,12 +122,35 @@ def restore(
         said += f", {len(stored.plan_events)} plan events"
     if grants:
         said += f", {len(grants)} session grant(s)"
+    if dropped:
+        said += (
+            f"; {dropped} session grant(s) in the log NOT restored (not sealed by your key here:"
+            " a log from elsewhere?); they will be asked again"
+        )
     if cut is not None:
         said += "; its last turn was cut off when the app stopped (the model is told)"
     if stored.torn:
         said += f"; {stored.torn} torn line(s) skipped"
     bus.emit(EventType.NOTICE, {"text": said, "source": "session"})
     return payload
+
+
+def _usable_window(engine: Any, stored: StoredSession, bus: Emitter) -> dict[str, Any] | None:
+    """The stored window when this engine can take it back; a malformed one is said and left
+    out (the whole history is then the window, and the next request compacts it again)."""
+    current = getattr(engine.loop_state, "window", None)
+    if stored.window is None or current is None:
+        return None
+    try:
+        type(current).from_dict(stored.window)
+    except Exception as exc:  # noqa: BLE001 - WindowStateError, or a version this one lacks
+        bus.emit(EventType.NOTICE, {"text": f"compacted window not restored: {exc}"})
+        return None
+    upto = stored.window.get("upto")
+    if not isinstance(upto, int) or upto > len(stored.history):
+        bus.emit(EventType.NOTICE, {"text": "compacted window not restored: past the history"})
+        return None
+    return stored.window
 
 
 def answer_unfinished_calls(history: list[dict[str, Any]]) -> int:
@@ -148,14 +174,22 @@ def answer_unfinished_calls(history: list[dict[str, Any]]) -> int:
     return 0
 
 
-def restore_grants(policy: Any, stored: StoredSession) -> list[str]:
-    """Each stored "approve for this session", granted again on the policy itself (not through
-    the journal: it is in the log already). Returns the scopes, spelled out."""
+def restore_grants(policy: Any, stored: StoredSession, workspace: Path) -> tuple[list[str], int]:
+    """Each stored "approve for this session" whose seal verifies, granted again on the policy
+    itself (not through the journal: it is in the log already). Returns (the scopes restored,
+    spelled out; how many were dropped for a seal that did not verify)."""
     inner = policy.inner if isinstance(policy, RecordedJudge) else policy
     grant = getattr(inner, "grant_session", None)
-    if grant is None:
-        return []
+    if grant is None or not stored.grants:
+        return [], 0
+    key = grant_seal.load_key(create=False)
+    restored: list[str] = []
+    dropped = 0
     for g in stored.grants.values():
+        if not grant_seal.verify(key, g.model_dump(), g.mac, stored.id, workspace):
+            dropped += 1
+            continue
         room = Grant(extra_writable=tuple(Path(p) for p in g.extra_writable), network=g.network)
         grant(Verdict("allow", "restored session grant", room, g.scope, g.scope_key))
-    return [g.scope for g in stored.grants.values()]
+        restored.append(g.scope)
+    return restored, dropped

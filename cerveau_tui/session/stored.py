@@ -68,6 +68,7 @@ class GrantRecord(BaseModel):
     scope: str = ""
     extra_writable: list[str] = []
     network: bool = False
+    mac: str = ""  # session/grant_seal.py: restored only when it verifies
 
 
 @dataclass

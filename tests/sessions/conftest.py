@@ -3,6 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
@@ -39,3 +41,13 @@ def open_session(
 
 def write(path: str, content: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+@pytest.fixture(autouse=True)
+def own_config_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The person's config dir (where the grant key lives) outside the workspace and the home."""
+    home = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("CERVEAU_CONFIG", str(home / "config.toml"))
+    return home
