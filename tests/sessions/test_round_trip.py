@@ -171,3 +171,37 @@ def test_a_grant_copied_from_another_workspace_is_not_restored(tmp_path: Path) -
             assert s.session_grants() == [] and s.engine.history == held["history"]
         finally:
             s.close()
+
+
+def test_the_compacted_window_comes_back_and_the_next_request_starts_from_it(
+    tmp_path: Path,
+) -> None:
+    script = {
+        "responses": [
+            {"content": "one done"},
+            {"content": "two done"},
+            {"content": "three done"},
+            {"content": "HANDOFF: the earlier turns, summarised"},
+            {"content": "spare"},
+        ]
+    }
+    with ScriptedServer(script) as srv:
+        s, _ = open_session(tmp_path, srv.url)
+        try:
+            for task in ("first task alpha", "second task", "third task"):
+                s.engine.run(task)
+            assert s.engine.compact(keep_rounds=1) > 0
+            window = s.engine.loop_state.window.to_dict()
+        finally:
+            s.close()
+    assert window["upto"] > 0
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        s, rec = open_session(tmp_path, srv.url, resume="last")
+        try:
+            assert s.engine.loop_state.window.to_dict() == window
+            s.engine.run("fourth task")
+            sent = json.dumps(srv.requests[0]["messages"])
+        finally:
+            s.close()
+    assert rec.of("session_resumed")[0].payload["window"] is True
+    assert "first task alpha" not in sent and "third task" in sent
