@@ -62,6 +62,7 @@ class ScriptState:
         self.extras = extras
         self.piece = piece
         self.log_path = log_path
+        self.props: dict[str, Any] = {}  # merged over /props (ScriptedServer's `props`)
         self.requests: list[dict[str, Any]] = []
         self.hits: Counter[str] = Counter()  # path -> requests received (extras included)
         self.stopping = threading.Event()  # ends the endless hostile streams when the server stops

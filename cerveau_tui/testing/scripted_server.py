@@ -78,7 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/health" and st.extras:
             self._json(200, {"status": "ok"})
         elif self.path == "/props" and st.extras:
-            self._json(200, wire.props_body(st.n_ctx, st.supports_tools))
+            self._json(200, {**wire.props_body(st.n_ctx, st.supports_tools), **st.props})
         elif self.path == "/v1/models":
             self._json(200, {"object": "list", "data": [{"id": wire.MODEL, "object": "model"}]})
         else:
@@ -269,7 +269,10 @@ class ScriptedServer:
         log: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        props: dict[str, Any] | None = None,
     ) -> None:
+        """`props`: top-level fields merged over /props (e.g. a `chat_template` naming
+        `enable_thinking`, or `chat_template_caps`), for what a caller reads of the server."""
         self.state = ScriptState(
             script,
             n_ctx=n_ctx,
@@ -278,6 +281,7 @@ class ScriptedServer:
             piece=piece,
             log_path=log,
         )
+        self.state.props = dict(props or {})
         self._addr = (host, port)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
