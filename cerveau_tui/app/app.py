@@ -36,6 +36,7 @@ from .runner import Session, SessionRunner
 from .screens.armed import QUIET_S
 from .screens.help import HelpScreen
 from .screens.trust import TrustScreen
+from .session_actions import offer_gate
 from .start import SessionFactory, default_factory, tune_gc
 from .themes import DEFAULT_THEME, ThemeSaver, load_themes
 from .widgets.chat import ChatView
@@ -120,6 +121,7 @@ class CerveauApp(App[int]):
         self._last_escape = -10.0
         self._stopped = False
         self._started = False
+        self._gate_offered = False
 
     # --- layout and start ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -216,6 +218,26 @@ class CerveauApp(App[int]):
     def on_wake(self, _: Wake) -> None:
         self.router.wake()
         self._show_header()
+        if self._ready_status is not None and not self._gate_offered:
+            self._gate_offered = True  # once per start; the answer is saved per workspace
+            offer_gate(self)
+
+    def resume_session(self, session_id: str) -> None:
+        """The palette's session picker: this session closes, the chosen one opens, redrawn."""
+        if self.busy or self.runner is None or self._session_factory is None:
+            return
+        self.runner.stop()
+        self.chat.clear()
+        self.plan.clear()
+        factory = default_factory(self.settings, session_id)
+        self._session_factory = factory
+        self._ready_status, self._started = None, False
+        self.runner = SessionRunner(
+            lambda progress: self._redrawn(factory(self.bus, self.approver, progress)),
+            self._from_engine,
+            cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
+        )
+        self._start_session()
 
     def _show_header(self) -> None:
         # Also on every wake: the discussion switch changes the settings with only a notice.

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import platformdirs
 from textual.app import SystemCommand
 from textual.notifications import SeverityLevel
 
 from ..config import Settings
+from . import session_actions
 from .runner import SessionRunner
 from .widgets.chat import ChatView
 
@@ -104,6 +105,10 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             else "Read and plan only; the plan guides the next turns",
             partial(runner.submit, "discuss", "off" if discuss else "on"),
         )
+        host = cast(session_actions.Host, app)
+        yield from session_actions.gate_commands(host)
+        yield from session_actions.memory_commands(host)
+        yield from session_actions.session_commands(host)
     yield SystemCommand(
         "Screenshot",
         "Save an SVG of the screen (to Downloads, else cerveau's state folder)",

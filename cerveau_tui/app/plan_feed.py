@@ -32,6 +32,11 @@ class PlanFeed:
             )
         self.events.append(event)
 
+    def clear(self) -> None:
+        """Another session's plan follows (the session picker): this one's events go."""
+        self.events.clear()
+        self.report = None
+
     def refresh(self) -> None:
         if self._fingerprinter is None:
             self._fingerprinter = make_fingerprinter(self.workspace)

@@ -83,7 +83,7 @@ class SessionRunner:
         self._factory = factory
         self._put = put
         self._cancel_approvals = cancel_approvals
-        self._jobs: queue.Queue[tuple[str, str] | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         self._stopping = threading.Event()
         self.session: Session | None = None
         self._closed = False
@@ -104,6 +104,11 @@ class SessionRunner:
         """Session actions that must not race a turn (undo, network, discussion): queued for the
         engine thread like turns are."""
         self._jobs.put((kind, arg))
+
+    def call(self, action: Callable[[Session], object]) -> None:
+        """Any other session action that must not race a turn (load a skill, set the gate):
+        queued for the engine thread, in order with the turns."""
+        self._jobs.put(("call", action))
 
     def steer(self, text: str) -> bool:
         if self.session is None:
@@ -171,10 +176,12 @@ class SessionRunner:
         finally:
             self._close_session()
 
-    def _do(self, kind: str, text: str) -> None:
+    def _do(self, kind: str, text: Any) -> None:
         assert self.session is not None
         try:
-            if kind == "run":
+            if kind == "call":
+                text(self.session)
+            elif kind == "run":
                 outcome = self.session.engine.run(text)
                 self._put(JobDone("run", str(getattr(outcome, "reason", "") or "")))
             elif kind == "undo":

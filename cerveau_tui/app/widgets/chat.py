@@ -61,6 +61,12 @@ class ChatView(VerticalScroll):
         """Back to the newest output, and keep following it (the person just sent something)."""
         self.anchor()
 
+    def clear(self) -> None:
+        """Empty, for another session's conversation (the palette's session picker)."""
+        self.settle()
+        self._reused.clear()
+        self.remove_children()
+
     # --- entries -----------------------------------------------------------------------------
     def add(self, widget: Widget) -> None:
         self.mount(widget)
