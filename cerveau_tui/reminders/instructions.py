@@ -92,7 +92,7 @@ class InstructionsHook(Hook):
                 self.warnings.append(
                     f"{rel} is a symbolic link; not read (links in the workspace are not followed)"
                 )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             if warn:
                 self.warnings.append(f"{rel}: not read ({exc})")
         return None
@@ -100,8 +100,8 @@ class InstructionsHook(Hook):
     def _news(self, rel: str, folder: str) -> str | None:
         try:
             st = lstat_beneath(self.root, rel)
-        except (UnsafePath, OSError):
-            st = None  # a link on the way: nothing of ours to read there
+        except (OSError, ValueError):
+            st = None  # a link on the way (UnsafePath), a name no file has: nothing to read
         if st is None or not stat.S_ISREG(st.st_mode):
             if self._told.get(rel) is not None:
                 self._told[rel] = None
@@ -133,6 +133,8 @@ class InstructionsHook(Hook):
         self._calls_seen = (ctx.turn_id, len(ctx.calls))
 
     def _add_folders(self, raw: str) -> None:
+        if "\x00" in raw:  # the model's bytes: no path has one, and os.* raise on it
+            return
         p = raw if os.path.isabs(raw) else os.path.join(self.root, raw)
         rel = os.path.relpath(os.path.normpath(p), self.root)
         if rel == "." or rel.startswith(".."):

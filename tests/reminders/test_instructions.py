@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cerveau_tui.context.pack import BASE_SYSTEM, system_prompt
 from cerveau_tui.hooks import CallRecord
 from cerveau_tui.reminders.instructions import InstructionsHook
@@ -97,6 +99,28 @@ def test_many_new_agents_md_are_told_two_a_call(ws: Path, home: Path, turn: Any)
     first, second = hook.reminders(turn.ctx), hook.reminders(turn.ctx)
     assert [len(first), len(second)] == [2, 1]
     assert "rules of c" in second[0]
+
+
+@pytest.mark.parametrize(
+    "path", ["a\x00b", "../../etc", "/etc/passwd", "x/" * 2000, ".git/hooks", "\udcff"]
+)
+def test_whatever_path_the_model_names_the_check_neither_fails_nor_leaves(
+    ws: Path, home: Path, turn: Any, path: str
+) -> None:
+    hook = InstructionsHook(ws, home, 8192)
+    turn.ctx.calls.append(CallRecord(1, "c", "read_file", {"path": path}, False, ""))
+    assert hook.reminders(turn.ctx) == []
+
+
+def test_the_warnings_reach_the_person_once_at_the_first_turn(
+    ws: Path, home: Path, turn: Any, tmp_path: Path
+) -> None:
+    os.symlink(tmp_path, ws / "AGENTS.md")
+    hook = InstructionsHook(ws, home, 8192)
+    hook.on_turn_start(turn.ctx, "go")
+    hook.on_turn_start(turn.ctx, "again")
+    (notice,) = [e.payload for e in turn.rec.of("notice")]
+    assert notice["level"] == "warning" and "symbolic link" in notice["text"]
 
 
 def test_a_removed_agents_md_is_said_once(ws: Path, home: Path, turn: Any) -> None:

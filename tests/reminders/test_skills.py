@@ -134,3 +134,14 @@ def test_the_model_loads_a_skill_by_tool_through_the_engine(home: Path, engine_r
     assert "load_skill" in [t["function"]["name"] for t in run.requests[0]["tools"]]
     tool_msgs = [m for m in run.messages(1) if m["role"] == "tool"]
     assert "Tag, then push." in tool_msgs[-1]["content"]
+
+
+def test_a_malformed_skill_is_a_warning_to_the_person_at_the_first_turn(
+    ws: Path, home: Path, turn: Any
+) -> None:
+    put(home / "skills", "bad.md", "---\nname: bad\n---\nbody\n")
+    hook = SkillsHook(load_skills(ws, home))
+    hook.on_turn_start(turn.ctx, "go")
+    hook.on_turn_start(turn.ctx, "again")
+    (notice,) = [e.payload for e in turn.rec.of("notice")]
+    assert notice["level"] == "warning" and "bad.md: no description" in notice["text"]
