@@ -48,11 +48,11 @@ def node_project(ws: Path, test_script: str) -> Path:
     return ws
 
 
-def run_cli(ws: Path, url: str, task: str) -> list[dict[str, Any]]:
+def run_cli(ws: Path, url: str, task: str, *extra: str) -> list[dict[str, Any]]:
     env = {**os.environ, "CERVEAU_CONFIG": str(ws.parent / "no-user-config.toml")}
     proc = subprocess.run(
         [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws)]
-        + ["--server", url, task],
+        + ["--server", url, *extra, task],
         capture_output=True,
         text=True,
         timeout=300,
@@ -65,6 +65,12 @@ def run_cli(ws: Path, url: str, task: str) -> list[dict[str, Any]]:
 
 def of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
     return [e["payload"] for e in events if e["type"] == type_]
+
+
+def ended(events: list[dict[str, Any]]) -> dict[str, Any]:
+    # Not the last event: lessons are mined after the turn ended, and said after it.
+    (end,) = of(events, "turn_ended")
+    return end
 
 
 FIX = {
@@ -81,7 +87,7 @@ def test_npm_test_is_red_then_green_after_the_fix(tmp_path: Path) -> None:
     checks = of(events, "check")
     assert [(c["precheck"], c["unmet"]) for c in checks] == [(True, ["tests"]), (False, [])]
     assert checks[0]["errors"] == 1  # the adapter read one failing test out of npm's output
-    end = events[-1]["payload"]
+    end = ended(events)
     assert (end["reason"], end["verification"]) == ("completed", "passed")
     assert (ws / "index.js").read_text() == FIXED
 
@@ -92,7 +98,7 @@ def test_a_claim_of_done_without_a_fix_is_refused(tmp_path: Path) -> None:
         events = run_cli(ws, srv.url, "make the tests pass")
         told = srv.requests[1]["messages"][-1]["content"]
     assert told.startswith("[harness]") and "adds" in told
-    assert events[-1]["payload"]["verification"] == "passed"
+    assert ended(events)["verification"] == "passed"
 
 
 def test_with_npms_stub_the_node_runner_is_the_gate(tmp_path: Path) -> None:
@@ -102,7 +108,7 @@ def test_with_npms_stub_the_node_runner_is_the_gate(tmp_path: Path) -> None:
         events = run_cli(ws, srv.url, "make the tests pass")
     checks = of(events, "check")
     assert [c["unmet"] for c in checks] == [["tests"], []]
-    assert events[-1]["payload"]["verification"] == "passed"
+    assert ended(events)["verification"] == "passed"
 
 
 def test_the_node_check_runs_in_the_sandbox_not_on_the_host(tmp_path: Path) -> None:
@@ -118,3 +124,40 @@ def test_the_node_check_runs_in_the_sandbox_not_on_the_host(tmp_path: Path) -> N
         events = run_cli(ws, srv.url, "check")
     assert of(events, "check"), "the gate ran"
     assert not outside.exists()  # on the host: what the sandboxed test wrote stayed in the sandbox
+
+
+def bare_node_project(ws: Path) -> Path:
+    """No .cerveau/config.toml at all: what a new user has."""
+    ws.mkdir()
+    (ws / "package.json").write_text(
+        json.dumps({"name": "calc", "scripts": {"test": "node --test"}})
+    )
+    (ws / "index.js").write_text(BROKEN)
+    (ws / "test").mkdir()
+    (ws / "test" / "add.test.js").write_text(TEST)
+    return ws
+
+
+def test_gate_auto_on_a_node_project_with_no_config_refuses_a_false_done(tmp_path: Path) -> None:
+    ws = bare_node_project(tmp_path / "ws")
+    script = [{"content": "Fixed."}, FIX, {"content": "Now fixed."}]
+    with ScriptedServer(script) as srv:
+        events = run_cli(ws, srv.url, "make the tests pass", "--gate", "auto")
+        told = srv.requests[1]["messages"][-1]["content"]
+    assert told.startswith("[harness]") and "adds" in told
+    (end,) = of(events, "turn_ended")
+    assert (end["verification"], end["unmet"]) == ("passed", [])
+    assert (ws / "index.js").read_text() == FIXED
+
+
+def test_doctor_names_the_detected_node_check(tmp_path: Path) -> None:
+    ws = bare_node_project(tmp_path / "ws")
+    env = {**os.environ, "CERVEAU_CONFIG": str(tmp_path / "no-user-config.toml")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cerveau_tui", "doctor", "--json", "--workspace", str(ws)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert "npm test" in proc.stdout, proc.stderr[-2000:]
