@@ -8,6 +8,7 @@ Settings; the session wires them in one line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +28,11 @@ def reminder_hooks(
 ) -> list[Hook]:
     """`user_dir`: the person's config dir (default: where their config.toml lives)."""
     ctx = settings.context
-    home = user_dir if user_dir is not None else user_config_path().parent
+    home: Path | None = user_dir if user_dir is not None else user_config_path().parent
+    if home is not None and _within(home, settings.workspace):
+        # CERVEAU_CONFIG pointing into the workspace (the test harness's does): its files would be
+        # read as the person's own, links followed, and AGENTS.md twice. The workspace's alone.
+        home = None
     hooks: list[Hook] = [InstructionsHook(settings.workspace, home, ctx.instructions_max_bytes)]
     if ctx.skills:
         book = load_skills(settings.workspace, home, ctx.instructions_max_bytes)
@@ -37,6 +42,11 @@ def reminder_hooks(
     if ctx.budget_notice:
         hooks.append(BudgetHook())
     return hooks
+
+
+def _within(path: Path, root: Path) -> bool:
+    p, r = os.path.realpath(path), os.path.realpath(root)
+    return p == r or p.startswith(r.rstrip("/") + "/")
 
 
 def skill_book(hooks: Sequence[Hook]) -> SkillBook | None:

@@ -73,3 +73,16 @@ def test_the_user_level_agents_md_comes_from_the_persons_config_dir(
 ) -> None:
     (home / "AGENTS.md").write_text("Always answer in haiku.\n")
     assert "Always answer in haiku." in session_of().engine.system
+
+
+def test_a_config_dir_inside_the_workspace_is_not_read_as_the_persons(
+    ws: Path, settings: Settings, tmp_path: Path
+) -> None:
+    from cerveau_tui.reminders import reminder_hooks
+    from cerveau_tui.workspace.fingerprint import Fingerprinter
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=hunter2\n")
+    (ws / "AGENTS.md").symlink_to(secret)  # followed if taken for the person's own file
+    hooks = reminder_hooks(settings, Fingerprinter(ws), user_dir=ws)
+    assert not any("hunter2" in s for h in hooks for s in h.system_sections())
