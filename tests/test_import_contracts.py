@@ -91,7 +91,8 @@ def _lint_mini(tmp_path: Path, modules: dict[str, str]) -> subprocess.CompletedP
         {
             "adapters/python.py": "",
             "adapters/generic.py": "",
-            "adapters/registry.py": "from . import python, generic\n",
+            "adapters/node.py": "",
+            "adapters/registry.py": "from . import python, generic, node\n",
         }
     )
     full.update(modules)
