@@ -97,8 +97,11 @@ def engine_run(ws: Path, home: Path, settings: Settings) -> Iterator[EngineRun]:
         between: Callable[[int], None] | None = None,
         extra_hooks: list[Hook] | None = None,
         n_ctx: int = 4096,
+        action_mode: str = "native",
     ) -> Run:
-        srv = ScriptedServer({"responses": script}, n_ctx=n_ctx).start()
+        srv = ScriptedServer(
+            {"responses": script}, n_ctx=n_ctx, supports_tools=action_mode == "native"
+        ).start()
         servers.append(srv)
         bus = Emitter("test")
         rec = Recorder(bus)
@@ -109,7 +112,7 @@ def engine_run(ws: Path, home: Path, settings: Settings) -> Iterator[EngineRun]:
         if book is not None:  # as the session registers it
             registry.add(LoadSkill(book))
         engine = Engine(
-            provider=LlamaProvider(srv.url, action_mode="native"),
+            provider=LlamaProvider(srv.url, action_mode=action_mode),
             registry=registry,
             bus=bus,
             settings=settings,
