@@ -263,6 +263,8 @@ class GateHook(Hook):
 
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
         if not self.done.criteria:
+            if self.polish.enabled and any(c.wrote for c in ctx.calls):
+                emit_polish(ctx, "skipped", "no done gate in use")
             return None
         if self.polish.active:
             return self._finish_polish(ctx)
