@@ -52,7 +52,8 @@ class InstructionsHook(Hook):
                 head = None
             if head is not None:
                 self._sections.append(
-                    f"## Your own instructions for agents ({path})\n{with_cut(str(path), head, cap)}"
+                    "## The person's instructions for agents (AGENTS.md in their config dir)\n"
+                    + with_cut(NAME, head, cap)
                 )
         head = self._read(NAME, warn=True)
         self._told[NAME] = head.digest if head is not None else None

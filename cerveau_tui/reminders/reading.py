@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..workspace.beneath import NotRegularFile, UnsafePath, lstat_beneath, open_beneath
+from ..workspace.beneath import NotRegularFile, open_beneath
 from ..workspace.fingerprint import hash_bytes
 
 
@@ -75,14 +75,6 @@ def read_head(path: Path, cap: int) -> Head | None:
         return _head_of(fd, cap, str(path))
     finally:
         os.close(fd)
-
-
-def is_link_beneath(root: Path, rel: str) -> bool:
-    try:
-        st = lstat_beneath(root, rel)
-    except (UnsafePath, OSError):
-        return False
-    return st is not None and stat.S_ISLNK(st.st_mode)
 
 
 def with_cut(name: str, head: Head, cap: int) -> str:
