@@ -1,0 +1,95 @@
+"""The ladder changes what the model can do, not only what it is told: R1's round offers only
+the read tools (and refuses any other call), R2 turns the server's reasoning switch on when its
+/props shows one, else raises the token cap. Through the CLI, asserting on what the scripted
+server received."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from cerveau_tui.done.ladder import READ_ONLY_TOOLS, reasoning_switch
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+from .conftest import CALC_BROKEN, of, run_cli
+from .test_scenarios import edit, write
+
+QWEN3_LIKE = (
+    "{%- if enable_thinking is defined and enable_thinking is false %}<think></think>{% endif %}"
+)
+
+
+def offered(request: dict) -> list[str]:
+    return [t["function"]["name"] for t in request.get("tools", [])]
+
+
+def test_r1_offers_only_the_read_tools_for_one_round_then_edits_come_back(project) -> None:
+    ws = project(extra_config="max_stall_cycles = 1\n")
+    script = [{"content": "done"}, {"content": "The diagnosis: add subtracts."}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+        requests = srv.requests
+    assert of(events, "escalation")[0]["rung"] == "R1"
+    assert "write_file" in offered(requests[0])
+    assert sorted(offered(requests[1])) == sorted(READ_ONLY_TOOLS)
+    assert "write_file" in offered(requests[2])
+
+
+def test_a_write_in_r1s_round_is_refused_even_when_the_model_names_it(project) -> None:
+    ws = project(extra_config="max_stall_cycles = 1\n")
+    fixed = CALC_BROKEN.replace("a - b", "a + b")
+    script = [{"content": "done"}, write("calc.py", fixed), {"content": "x"}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+        after = srv.requests[2]["messages"]
+    assert (ws / "calc.py").read_text() == CALC_BROKEN
+    results = [m["content"] for m in after if m["role"] == "tool"]
+    assert results and results[-1].startswith("refused: this round is read-only")
+
+
+def test_r2_turns_reasoning_on_when_the_servers_template_has_the_switch(project) -> None:
+    ws = project(extra_config="max_stall_cycles = 1\n")
+    script = [{"content": "done"}] * 3
+    with ScriptedServer(script, props={"chat_template": QWEN3_LIKE}) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+        requests = srv.requests
+    r2 = of(events, "escalation")[1]
+    assert r2["rung"] == "R2" and "reasoning on" in r2["change"]
+    assert requests[2]["chat_template_kwargs"] == {"enable_thinking": True}
+    assert "chat_template_kwargs" not in requests[1]
+    # Reasoning instead of a larger cap: the cap stays what it was.
+    assert requests[2]["max_tokens"] == requests[0]["max_tokens"]
+
+
+def test_r2_raises_the_token_cap_on_a_server_without_the_switch_and_says_so(project) -> None:
+    ws = project(extra_config="max_stall_cycles = 1\n")
+    with ScriptedServer([{"content": "done"}] * 3) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+        requests = srv.requests
+    r2 = of(events, "escalation")[1]
+    assert "token cap" in r2["change"] and "chat_template_kwargs" not in requests[2]
+    assert requests[2]["max_tokens"] == 2 * requests[0]["max_tokens"]
+    told = requests[2]["messages"][-1]["content"]
+    assert "raised from" in told
+
+
+def test_the_switch_is_read_from_caps_or_template_and_absent_otherwise() -> None:
+    def props(template: str = "", **caps: object) -> SimpleNamespace:
+        return SimpleNamespace(chat_template=template, raw={"chat_template_caps": caps})
+
+    assert reasoning_switch(props(supports_enable_thinking=True)) == (
+        {"chat_template_kwargs": {"enable_thinking": True}},
+        "reasoning on (chat_template_kwargs.enable_thinking)",
+    )
+    extra, said = reasoning_switch(props("{{ reasoning_effort }}")) or ({}, "")
+    assert extra == {"chat_template_kwargs": {"reasoning_effort": "high"}} and "high" in said
+    assert reasoning_switch(props("{# ChatML #}", supports_tools=True)) is None
+    assert reasoning_switch(SimpleNamespace(chat_template=None, raw=None)) is None
+
+
+def test_edits_come_back_after_the_read_only_round_and_can_fix_it(project) -> None:
+    ws = project(extra_config="max_stall_cycles = 1\n")
+    script = [{"content": "done"}, {"content": "It subtracts."}]
+    script += [edit("calc.py", "a - b", "a + b"), {"content": "Fixed."}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+    assert of(events, "turn_ended")[0]["verification"] == "passed"
