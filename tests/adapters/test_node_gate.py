@@ -161,3 +161,39 @@ def test_doctor_names_the_detected_node_check(tmp_path: Path) -> None:
         env=env,
     )
     assert "npm test" in proc.stdout, proc.stderr[-2000:]
+
+
+# A stand-in for the project's own tsc (no registry: the real one would come from npm): it
+# reports one type error while src/a.ts still assigns a string to a number.
+FAKE_TSC = """#!/bin/sh
+if grep -q "= 'one'" src/a.ts; then
+  echo "src/a.ts(1,14): error TS2322: Type 'string' is not assignable to type 'number'."
+  exit 2
+fi
+"""
+
+
+def test_gate_auto_on_typescript_runs_the_projects_tsc_and_reads_its_errors(
+    tmp_path: Path,
+) -> None:
+    ws = bare_node_project(tmp_path / "ws")
+    (ws / "index.js").write_text(FIXED)
+    (ws / "tsconfig.json").write_text("{}")
+    (ws / "src").mkdir()
+    (ws / "src" / "a.ts").write_text("const n: number = 'one';\n")
+    tsc = ws / "node_modules" / ".bin" / "tsc"
+    tsc.parent.mkdir(parents=True)
+    tsc.write_text(FAKE_TSC)
+    tsc.chmod(0o755)
+    assert NodeAdapter().gate_command(ws) == "node_modules/.bin/tsc --noEmit && npm test"
+    fix = {
+        "tool_calls": [
+            {"name": "edit_file", "arguments": {"path": "src/a.ts", "old": "'one'", "new": "1"}}
+        ]
+    }
+    with ScriptedServer([fix, {"content": "Types fixed."}]) as srv:
+        events = run_cli(ws, srv.url, "fix the type error", "--gate", "auto")
+    checks = of(events, "check")
+    assert checks[0]["precheck"] and len(checks[0]["unmet"]) == 1
+    assert checks[0]["errors"] == 1  # one error: tsc's (npm test passes; the keys: unit tests)
+    assert ended(events)["verification"] == "passed"
