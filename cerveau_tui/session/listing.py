@@ -83,7 +83,7 @@ def resolve_session(workspace: Path, spec: str) -> str:
     if spec in ("", "last"):
         if not ids:
             raise ResumeError(f"no sessions to resume under {sessions_dir(workspace)}")
-        return ids[-1]
+        return _last_conversation(workspace, ids)
     if spec not in ids:
         try:
             open_log(workspace, spec).close()  # says why: a bad id, a link, unreadable
@@ -92,6 +92,18 @@ def resolve_session(workspace: Path, spec: str) -> str:
         except SessionNotFound as exc:
             raise ResumeError(f"{exc}; `cerveau sessions` lists them") from None
     return spec
+
+
+def _last_conversation(workspace: Path, ids: list[str]) -> str:
+    """The most recent session with a turn in it: an app opened and closed without a word would
+    otherwise be what `--continue` resumes, instead of the conversation the person means."""
+    for sid in reversed(ids):
+        try:
+            if summarise(workspace, sid).turns:
+                return sid
+        except (SessionNotFound, ValueError):
+            continue
+    return ids[-1]
 
 
 def sessions_command(workspace: Path, as_json: bool) -> tuple[int, str]:

@@ -102,6 +102,9 @@ def restore(
         engine.undo_log.replay(stored.undo)
     for ev in stored.plan_events:
         plan.apply(ev)
+    undo_turns = len(engine.undo_log.turns()) if engine.undo_log is not None else 0
+    # The engine holds the history now; the session keeps `stored` for its transcript only.
+    stored.history, stored.undo = [], []
     payload = {
         "session_id": stored.id,
         "messages": len(history),
@@ -109,7 +112,7 @@ def restore(
         "plan_events": len(stored.plan_events),
         "grants": grants,
         "grants_dropped": dropped,
-        "undo_turns": len(engine.undo_log.turns()) if engine.undo_log is not None else 0,
+        "undo_turns": undo_turns,
         "window": window is not None,
         "interrupted_turn": cut.turn_id if cut is not None else None,
         "unfinished_calls": repaired,
