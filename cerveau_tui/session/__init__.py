@@ -205,7 +205,8 @@ def build_session(
     provider: Any = None,
     resume: str | None = None,
 ) -> Session:
-    """`resume`: None starts fresh; "" continues the latest session's plan; an id, that one's."""
+    """`resume`: None starts fresh; an id (or "" / "last": the latest) resumes that stored session
+    in place: same id, its log appended to, its history, plan, grants and undo back (resume.py)."""
     bus = bus or Emitter()
     managed = None
     if provider is None:
