@@ -39,7 +39,9 @@ _LOOKS = {
     "more", "sed", "awk", "sort", "uniq", "diff", "test", "[", "cd", "git",
 }  # fmt: skip
 _WORD = re.compile(r"[A-Za-z_][\w.-]{2,}")
-_STOP = {"the", "and", "for", "with", "from", "this", "that", "not", "was", "are", "edit", "run"}
+# Words of the lesson templates themselves, which say nothing about the task.
+_STOP = {"the", "and", "for", "with", "from", "this", "that", "not", "was", "are", "editing",
+         "running", "unmet", "missing", "dependency", "file"}  # fmt: skip
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
