@@ -18,6 +18,7 @@ from ..bus import Emitter
 from ..config import Settings
 from ..context.budget import reply_cap
 from ..context.pack import estimate_tokens, system_prompt
+from ..context.window import WindowState
 from ..hooks import Hook
 from ..plan.state import PlanState
 from ..protocol import EventType
@@ -183,15 +184,13 @@ class Engine:
         window: dict[str, Any] | None = None,
         task: str = "",
     ) -> None:
-        """A resumed session's state, before its first turn: the history as the model saw it,
+        """A resumed session's state before its first turn: the history as the model saw it,
         what each turn changed (undo's report), the compacted window when there was one."""
         state = self.loop_state
-        state.history[:] = history
+        state.history[:], state.task = history, task
         state.turn_changes.update(turn_changes)
-        state.task = task
-        current = getattr(state, "window", None)
-        if window is not None and current is not None:
-            setattr(state, "window", type(current).from_dict(window))  # noqa: B010 - until it lands
+        if window is not None:
+            state.window = WindowState.from_dict(window)
 
     def tool_context(self, grant: Grant | None = None) -> ToolContext:
         return ToolContext(
