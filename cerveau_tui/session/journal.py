@@ -71,9 +71,10 @@ class Journal:
         self._last = history[n - 1] if n else None
         return out
 
-    def flush(self) -> None:
-        """History appended with no event after it (a `!cmd` at the end): written now."""
-        self.log.append(self._messages(), durable=True)
+    def flush(self, then: list[dict[str, Any]] | None = None) -> None:
+        """History appended with no event after it (a `!cmd` at the end): written now, in one
+        write with the records `then` (a kill cannot keep one without the other)."""
+        self.log.append([*self._messages(), *(then or [])], durable=True)
 
     # -- the undo log's listener ------------------------------------------------------------------
 

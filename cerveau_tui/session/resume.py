@@ -95,8 +95,10 @@ def restore(
     journal.mark_restored(len(history))
     repaired = answer_unfinished_calls(engine.loop_state.history)
     if cut is not None:
-        journal.log.append([{"kind": "cut", "turn_id": cut.turn_id}], durable=True)
         engine.loop_state.history.append({"role": "user", "content": CUT_TURN_MESSAGE})
+        # The message and the record closing the turn in one write: a kill now must leave the
+        # turn open (told again next time) or closed with the model told, never closed untold.
+        journal.flush(then=[{"kind": "cut", "turn_id": cut.turn_id}])
     grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
     if engine.undo_log is not None:
         engine.undo_log.replay(stored.undo)

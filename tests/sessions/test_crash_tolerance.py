@@ -93,6 +93,8 @@ def test_after_the_resume_the_cut_turn_is_interrupted_and_the_session_ended(tmp_
     stored = read_session(tmp_path, log.stem)
     assert [t.reason for t in stored.turns] == ["interrupted", "completed"]
     assert list_sessions(tmp_path)[0].status == "ended"
+    said = [m["content"] for m in stored.history]
+    assert said.count(CUT_TURN_MESSAGE) == 1 and said.count(UNFINISHED_CALL) == 1
 
 
 def test_a_session_held_by_a_live_process_lists_as_active_and_cannot_be_resumed(
