@@ -52,6 +52,10 @@ TRANSCRIPT_TYPES = frozenset(
 )
 
 
+#: Events the fold reads (validated as they come); the others are only redrawn.
+FOLDED = frozenset({EventType.TURN_STARTED, EventType.TURN_ENDED, *PLAN_EVENT_TYPES})
+
+
 class _Message(BaseModel):
     """What a history message must be to be sent back to the server; kept as written."""
 
@@ -93,7 +97,11 @@ class StoredSession:
     turns: list[TurnStatus] = field(default_factory=list)
     last_seq: int = 0
     torn: int = 0  # lines skipped: not JSON, or a record that did not validate
-    _recent: deque[list[Event]] = field(default_factory=lambda: deque(maxlen=TRANSCRIPT_TURNS))
+    # The last turns' redraw events, kept as read and validated only when asked for: validating
+    # every event of a long log was most of what resuming it cost.
+    _recent: deque[list[dict[str, Any]]] = field(
+        default_factory=lambda: deque(maxlen=TRANSCRIPT_TURNS)
+    )
 
     @property
     def open_turn(self) -> TurnStatus | None:
@@ -107,7 +115,13 @@ class StoredSession:
     def transcript(self) -> list[Event]:
         """The stored events the UI redraws: every plan event, and the last turns' messages,
         tool calls and results, usage and ends, in their order."""
-        recent = [e for turn in self._recent for e in turn]
+        recent: list[Event] = []
+        for turn in self._recent:
+            for raw in turn:
+                try:
+                    recent.append(Event.model_validate(raw))
+                except ValidationError:
+                    continue
         seen = {e.seq for e in recent}
         return sorted(
             [*recent, *(e for e in self.plan_events if e.seq not in seen)], key=lambda e: e.seq
@@ -129,7 +143,7 @@ class Reader:
         kind = obj.get("kind")
         try:
             if kind is None:
-                self._event(Event.model_validate(obj))
+                self._event(obj)
             else:
                 self._record(str(kind), obj)
         except (ValidationError, ValueError, TypeError):
@@ -171,9 +185,17 @@ class Reader:
                 if t.turn_id == r.get("turn_id") and t.reason is None:
                     t.reason = "interrupted"
 
-    def _event(self, ev: Event) -> None:
+    def _event(self, raw: dict[str, Any]) -> None:
         s = self.s
-        s.last_seq = max(s.last_seq, ev.seq)
+        kind, seq = raw.get("type"), raw.get("seq")
+        if not isinstance(kind, str) or not isinstance(seq, int) or isinstance(seq, bool):
+            raise ValueError("not an event")
+        s.last_seq = max(s.last_seq, seq)
+        if kind not in FOLDED:
+            if self.full and kind in TRANSCRIPT_TYPES and s._recent:
+                s._recent[-1].append(raw)
+            return
+        ev = Event.model_validate(raw)
         if ev.type == EventType.TURN_STARTED:
             if s.turns and s.turns[-1].reason is None:
                 s.turns[-1].reason = "interrupted"  # a later turn began: this one was cut
@@ -190,8 +212,8 @@ class Reader:
                     break
         if ev.type in PLAN_EVENT_TYPES:
             s.plan_events.append(ev)
-        elif self.full and ev.type in TRANSCRIPT_TYPES and s._recent:
-            s._recent[-1].append(ev)
+        elif self.full and s._recent:
+            s._recent[-1].append(raw)
 
 
 def read_session(workspace: Path, session_id: str, *, full: bool = True) -> StoredSession:
