@@ -86,6 +86,10 @@ def restore(
     history = [dict(m) for m in stored.history]
     cut = stored.open_turn
     window = _usable_window(engine, stored, bus)
+    if cut is not None:
+        # Undo pairs the last undoable turn with the last turn's changes: the cut turn has none
+        # recorded (its end never ran), and the turn before's must not stand in for them.
+        stored.turn_changes.setdefault(cut.turn_id, [])
     engine.restore(
         history=history,
         turn_changes=stored.turn_changes,
@@ -99,6 +103,7 @@ def restore(
         # The message and the record closing the turn in one write: a kill now must leave the
         # turn open (told again next time) or closed with the model told, never closed untold.
         journal.flush(then=[{"kind": "cut", "turn_id": cut.turn_id}])
+        cut.reason = "interrupted"
     grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
     if engine.undo_log is not None:
         engine.undo_log.replay(stored.undo)
@@ -120,6 +125,7 @@ def restore(
         "unfinished_calls": repaired,
         "torn_lines": stored.torn,
         "last_reason": (stored.turns[-1].reason or "") if stored.turns else "",
+        "last_unmet": list(stored.turns[-1].unmet) if stored.turns else [],
     }
     bus.emit(EventType.SESSION_RESUMED, payload)
     said = f"resumed session {stored.id}: {len(stored.turns)} turns, {len(history)} messages"

@@ -146,3 +146,17 @@ def test_the_transcript_of_a_long_session_holds_its_last_turns_and_every_plan_ev
     inputs = [e.payload["input"] for e in shown if e.type == "turn_started"]
     assert shown[0].type == "plan_committed" and len(inputs) == TRANSCRIPT_TURNS
     assert inputs[-1] == f"task {TRANSCRIPT_TURNS + 49}"
+
+
+def test_a_turn_cut_by_a_crash_is_undone_after_the_restart(tmp_path: Path) -> None:
+    log = _stored_session(tmp_path)
+    _cut_after_the_call_to(log, "b.txt")
+    with ScriptedServer({"responses": []}) as srv:
+        s, rec = open_session(tmp_path, srv.url, resume="last")
+        try:
+            assert rec.of("session_resumed")[0].payload["last_reason"] == "interrupted"
+            result = s.engine.undo()
+        finally:
+            s.close()
+    assert result is not None and sorted(result.restored) == ["a.txt", "b.txt"]
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
