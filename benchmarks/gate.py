@@ -8,6 +8,11 @@ After each run the ORIGINAL tests are put back and run independently; a run that
 completion while they fail is a false "done". One that also surfaced nothing (no unmet criteria,
 no protected path written) is a silent false done, the kind a person cannot see.
 
+Issue 14 adds the gate a new user gets without writing any config: "auto" is the same project
+with NO `.cerveau/config.toml` and `cerveau run --gate auto` (the detected pytest check, the
+adapter's tests protected), with polish on green (the default), and "auto, no polish" the same
+with `CERVEAU_DONE__POLISH=false`. The polish column says what became of each polish round.
+
     .venv/bin/python benchmarks/gate.py
 """
 
@@ -69,14 +74,28 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
         say("Fixed all."),
     ],
     "never fixes it": [say(f"I am confident it is done ({i}).") for i in range(12)],
+    # Beyond the six: what polish on green is for and against. A green fix whose "tidy-up"
+    # breaks it (reverted, the green result stands).
+    "polish breaks it": [
+        write("calc.py", FIXED),
+        say("Fixed."),
+        write("calc.py", SPRAYED),
+        say("Tidied."),
+    ],
 }
 
 
-def make_project(ws: Path, gate: bool) -> None:
+MODES = ("no gate", "gate", "auto", "auto, no polish")
+
+
+def make_project(ws: Path, mode: str) -> None:
     (ws / "tests").mkdir(parents=True)
     (ws / "tests" / "__init__.py").write_text("")
     (ws / "tests" / "test_calc.py").write_text(TESTS)
     (ws / "calc.py").write_text(CALC)
+    if mode.startswith("auto"):
+        return  # a new user's project: no harness config at all
+    gate = mode == "gate"
     (ws / ".cerveau").mkdir()
     (ws / ".cerveau" / "config.toml").write_text(
         f'[done]\nenabled = {"true" if gate else "false"}\nprotected = ["tests/**"]\n'
@@ -90,11 +109,14 @@ def pristine_tests_pass(ws: Path) -> bool:
     return proc.returncode == 0
 
 
-def run(script: list[dict[str, Any]], gate: bool) -> dict[str, Any]:
+def run(script: list[dict[str, Any]], mode: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="cerveau-gate-") as tmp:
         ws = Path(tmp) / "ws"
-        make_project(ws, gate)
+        make_project(ws, mode)
         env = {**os.environ, "CERVEAU_CONFIG": str(Path(tmp) / "none.toml")}
+        if mode == "auto, no polish":
+            env["CERVEAU_DONE__POLISH"] = "false"
+        flags = ["--gate", "auto"] if mode.startswith("auto") else []
         with ScriptedServer(script) as srv:
             proc = subprocess.run(
                 [
@@ -107,6 +129,7 @@ def run(script: list[dict[str, Any]], gate: bool) -> dict[str, Any]:
                     str(ws),
                     "--server",
                     srv.url,
+                    *flags,
                     "make the tests pass",
                 ],
                 capture_output=True,
@@ -128,30 +151,35 @@ def run(script: list[dict[str, Any]], gate: bool) -> dict[str, Any]:
             "false_done": claimed and not green,
             "silent_false_done": claimed and not green and not surfaced,
             "verification": end.get("verification") or "-",
+            "polish": ",".join(e["payload"]["result"] for e in events if e["type"] == "polish")
+            or "-",
         }
 
 
 def main() -> int:
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for name, script in SCENARIOS.items():
-        for gate in (False, True):
-            rows.append((name, "gate" if gate else "no gate", run(script, gate)))
-    head = f"{'scenario':28} {'mode':8} {'iters':>5} {'tokens':>7} {'green':>5}  {'reason':11} {'seal':11} false-done"
+        for mode in MODES:
+            rows.append((name, mode, run(script, mode)))
+    head = (
+        f"{'scenario':28} {'mode':15} {'iters':>5} {'tokens':>7} {'green':>5}  {'reason':11} "
+        f"{'seal':11} {'polish':8} false-done"
+    )
     print(head)
     print("-" * len(head))
     for name, mode, r in rows:
         flag = "SILENT" if r["silent_false_done"] else ("yes" if r["false_done"] else "no")
         print(
-            f"{name:28} {mode:8} {r['iterations']:>5} {r['tokens']:>7} {str(r['green']):>5}  "
-            f"{r['reason']:11} {r['verification']:11} {flag}"
+            f"{name:28} {mode:15} {r['iterations']:>5} {r['tokens']:>7} {str(r['green']):>5}  "
+            f"{r['reason']:11} {r['verification']:11} {r['polish']:8} {flag}"
         )
     print()
-    for mode in ("no gate", "gate"):
+    for mode in MODES:
         sel = [r for _, m, r in rows if m == mode]
         greens = [r for r in sel if r["green"]]
         iters = sum(r["iterations"] for r in greens) / max(1, len(greens))
         print(
-            f"{mode:8}: green {len(greens)}/{len(sel)}, mean iterations to green {iters:.1f}, "
+            f"{mode:15}: green {len(greens)}/{len(sel)}, mean iterations to green {iters:.1f}, "
             f"tokens {sum(r['tokens'] for r in sel)}, false done {sum(r['false_done'] for r in sel)} "
             f"(silent {sum(r['silent_false_done'] for r in sel)})"
         )
