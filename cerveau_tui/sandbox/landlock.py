@@ -38,7 +38,9 @@ def landlock_gaps(abi: int) -> list[str]:
     gaps = [
         "commands can modify .cerveau/ and .git/ under Landlock (rules only add access: no "
         "read-only folder inside the writable workspace): the harness must treat both as hostile",
-        "no PID namespace: background processes can outlive the command",
+        "no PID namespace: background processes can outlive the command (not the session: their "
+        "process group is killed when it ends, kill -9 included; one that leaves its group with "
+        "setsid is killed through its cgroup at a clean close only)",
         "no /tmp size limit: each command's temp folder is on the host's /tmp",
         "no memory limit",
         "deny-read: a denied folder's file names stay listable (contents do not); paths inside "

@@ -28,7 +28,8 @@ class NoSandbox:
         "and workspace-write modes",
         "no deny-read masking: a command can read every secret you can",
         "no read-only .cerveau/ or .git/: a command can rewrite the harness's state and git hooks",
-        "background processes can outlive the command",
+        "background processes can outlive the command (not the session, kill -9 included, unless "
+        "one leaves its process group with setsid)",
         "no process-count limit and no /tmp size limit",
     ]
     notes: list[str] = []
