@@ -70,13 +70,14 @@ class ModelCall:
             brief=brief,
         )
         self.progress = ProgressEvents(bus)
+        self.fixed = 0  # the tool schemas' tokens, beside the messages in every request
         self.used = 0  # tokens in the window after the last reply, by the server's count
         self.pending = 0  # tokens of the results added since that reply
 
     def budget(self, max_tokens: int, schemas: list[dict[str, Any]]) -> int:
         """What the prompt may take: n_ctx minus the reply cap, the tool schemas, the framing."""
-        fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
-        return max(256, self.n_ctx - max_tokens - fixed - TEMPLATE_MARGIN)
+        self.fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
+        return max(256, self.n_ctx - max_tokens - self.fixed - TEMPLATE_MARGIN)
 
     def compact(
         self,
@@ -100,11 +101,12 @@ class ModelCall:
             summary_room=max(256, self.n_ctx - self.context.summary_max_tokens - SUMMARY_FRAME),
         )
         if done is not None:
+            # The figures are what the window holds: the messages and the schemas sent beside.
             self.bus.emit(
                 EventType.COMPACTED,
                 P.Compacted(
-                    tokens_before=done.tokens_before,
-                    tokens_after=done.tokens_after,
+                    tokens_before=done.tokens_before + self.fixed,
+                    tokens_after=done.tokens_after + self.fixed,
                     dropped_rounds=done.dropped_rounds,
                     summary_source=done.summary_source,
                     pruned=done.pruned,

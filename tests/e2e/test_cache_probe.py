@@ -1,0 +1,89 @@
+"""The cache probe on the real stack (reference/context.md): a long scripted turn whose every
+request is replayed to the real llama-server (SmolLM2-135M, -c 4096). Between compactions the
+server must reuse the whole previous prompt from its cache and evaluate only what was appended.
+Token counts with a margin, never timings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.loop.approver import ApproveAll
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import build_session
+from cerveau_tui.testing.cache_probe import CacheProbe
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.e2e
+
+ROUNDS = 14
+#: Tokens of the previous prompt the server may re-evaluate and still count as reused: it always
+#: evaluates at least one, and the template may close the previous turn differently.
+MARGIN = 16
+PARAGRAPH = "The prefix stays byte-identical between compactions. " * 20
+
+
+@pytest.fixture(scope="module")
+def real_4k() -> Iterator[str]:
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.provision import ProvisionError, locate
+    from cerveau_tui.stack.server import managed_for
+
+    paths = stack_paths()
+    try:
+        loc = locate(paths)
+    except ProvisionError:
+        loc = None
+    if loc is None or not loc.ready or loc.binary is None or loc.model is None:
+        msg = "real llama-server stack missing; run `python -m cerveau_tui.stack provision`"
+        if os.environ.get("CERVEAU_REQUIRE_E2E") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    server = managed_for(paths, loc.binary, loc.model, n_ctx=4096)
+    server.start(timeout_s=120.0)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def write(i: int) -> dict[str, Any]:
+    args = {"path": f"f{i:02d}.txt", "content": PARAGRAPH}
+    return {"tool_calls": [{"name": "write_file", "arguments": args}]}
+
+
+def test_between_compactions_the_real_server_evaluates_only_the_appended_tokens(real_4k, tmp_path):
+    script = {"responses": [*(write(i) for i in range(ROUNDS)), {"content": "done"}]}
+    env = {
+        "CERVEAU_CONTEXT__SUMMARISE": "false",  # the brief: no slow 135M summary in a test
+        "CERVEAU_LIMITS__MAX_ITERATIONS": str(ROUNDS + 5),
+        "CERVEAU_TEMPERATURE": "0",
+    }
+    settings = load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+    bus = Emitter()
+    rec = Recorder(bus)
+    with ScriptedServer(script, n_ctx=1 << 20) as srv, CacheProbe(real_4k, srv.url) as probe:
+        s = build_session(
+            settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(probe.url)
+        )
+        out = s.engine.run("Write the notes f00.txt to f13.txt, then say done.")
+        s.close()
+    assert out.reason == "completed", out.message
+    chats = [r for r in probe.records if r.kind == "chat"]
+    assert all(r.status == 200 for r in chats), "the real server refused a request"
+    compactions = len(rec.of("compacted"))
+    assert compactions >= 1, "the turn never filled the window: it proves nothing"
+    reused = broken = 0
+    for prev, cur in zip(chats, chats[1:], strict=False):
+        if cur.cache_n >= prev.prompt_n + prev.cache_n - MARGIN:
+            reused += 1
+        else:
+            broken += 1
+    # Only a compaction may break the cache, and each breaks it once.
+    assert broken <= compactions, [(r.prompt_n, r.cache_n) for r in chats]
+    assert reused >= len(chats) - 1 - compactions

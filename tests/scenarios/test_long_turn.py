@@ -1,0 +1,89 @@
+"""A turn longer than the window, end to end on the scripted server (real sockets, real SSE):
+the window compacts before the server has to refuse, the request keeps the person's words and
+the same system message throughout, and between compactions each request only grows at its end."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.loop.approver import ApproveAll
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import build_session
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+TASK = "Write the notes f00.txt to f29.txt, one paragraph each, then say done."
+PARAGRAPH = "Notes on the window. " * 52  # ~1.1 KB, as the measured turn in context.md
+
+
+def write(i: int) -> dict[str, Any]:
+    return {
+        "tool_calls": [
+            {"name": "write_file", "arguments": {"path": f"f{i:02d}.txt", "content": PARAGRAPH}}
+        ]
+    }
+
+
+def run(tmp_path: Any, script: list[dict[str, Any]], n_ctx: int) -> tuple[Any, Recorder, Any]:
+    env = {"CERVEAU_CONTEXT__SUMMARISE": "false", "CERVEAU_LIMITS__MAX_ITERATIONS": "60"}
+    settings = load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+    bus = Emitter()
+    rec = Recorder(bus)
+    with ScriptedServer({"responses": script}, n_ctx=n_ctx) as srv:
+        s = build_session(settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(srv.url))
+        out = s.engine.run(TASK)
+        s.close()
+    return out, rec, srv
+
+
+def chat_requests(srv: ScriptedServer) -> list[list[dict[str, Any]]]:
+    return [b["messages"] for b in srv.requests if b.get("tools")]
+
+
+def test_a_turn_that_overflows_a_small_window_several_times_finishes(tmp_path):
+    out, rec, srv = run(tmp_path, [*(write(i) for i in range(30)), {"content": "done"}], 4096)
+    assert out.reason == "completed", out.message
+    compactions = [e.payload for e in rec.of("compacted")]
+    assert len(compactions) >= 3
+    assert all(c["reason"] == "high_water" for c in compactions)  # never the server's refusal
+    assert all(c["tokens_after"] < c["tokens_before"] for c in compactions)
+    assert len(list(tmp_path.glob("f*.txt"))) == 30
+
+
+def test_every_request_keeps_the_request_verbatim_and_the_same_system_message(tmp_path):
+    _, _, srv = run(tmp_path, [*(write(i) for i in range(30)), {"content": "done"}], 4096)
+    requests = chat_requests(srv)
+    assert len(requests) == 31
+    assert len({json.dumps(r[0]) for r in requests}) == 1
+    for i, messages in enumerate(requests):
+        assert any(TASK in (m.get("content") or "") for m in messages), f"request {i} lost it"
+
+
+def test_between_compactions_a_request_extends_the_previous_one(tmp_path):
+    _, rec, srv = run(tmp_path, [*(write(i) for i in range(30)), {"content": "done"}], 4096)
+    requests = [[json.dumps(m, sort_keys=True) for m in r] for r in chat_requests(srv)]
+    grown = sum(1 for a, b in zip(requests, requests[1:], strict=False) if b[: len(a)] == a)
+    compactions = len(rec.of("compacted"))
+    # Every pair of consecutive requests is an extension, except across a compaction.
+    assert grown == len(requests) - 1 - compactions and compactions >= 3
+
+
+def test_a_server_refusal_compacts_with_its_count_and_retries_once(tmp_path):
+    refusal = {
+        "error": {
+            "status": 400,
+            "message": "request (5000 tokens) exceeds the available context size (4096 tokens)",
+            "type": "exceed_context_size_error",
+        }
+    }
+    script = [*(write(i) for i in range(5)), refusal, write(5), {"content": "done"}]
+    out, rec, srv = run(tmp_path, script, 8192)
+    assert out.reason == "completed", out.message
+    (compaction,) = [e.payload for e in rec.of("compacted")]
+    assert compaction["reason"] == "server_overflow"
+    assert compaction["tokens_after"] < compaction["tokens_before"]
+    requests = chat_requests(srv)
+    refused, retried = requests[5], requests[6]
+    assert retried != refused and len(json.dumps(retried)) < len(json.dumps(refused))
