@@ -22,7 +22,7 @@ from .criteria import DoneSet, Report, check, done_set_from_config
 from .errors import ErrorAges, errors_of
 from .expert import Expert
 from .gate import Gate
-from .ladder import READ_ONLY_TOOLS, build_handoff, rung_max_tokens, steer_message
+from .ladder import READ_ONLY_TOOLS, build_handoff, rung_max_tokens, rung_refusal, steer_message
 from .messages import focus_file, gate_section, reenter_message, tried_calls
 from .near_green import NearGreen, Store
 from .original import against_originals
@@ -61,6 +61,7 @@ class GateHook(Hook):
         self.reasoning = reasoning
         self._announce = False  # the gate changed mid-session: say so in the next reminder
         self._read_only_round: int | None = None  # R1's iteration, when it is this turn
+        self._narrow: tuple[int, str] | None = None  # R3's iteration and its one file
         self._reasoning_extra: dict[str, Any] = {}
         self.run = run
         self.adapters = adapters
@@ -141,6 +142,7 @@ class GateHook(Hook):
         self._originals: dict[str, str | None] = {}
         self.polish.reset()
         self._read_only_round = None
+        self._narrow = None
         self._reasoning_extra = {}
         self._turn_seq: int | None = None
 
@@ -220,15 +222,7 @@ class GateHook(Hook):
         return self._precheck(ctx) if self.precheck else None
 
     def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
-        # The second lock on R1's round: the request offered only the read tools, but a model in
-        # constrained mode or one writing calls as text can still name another.
-        if self._read_only_round == ctx.iteration and name not in READ_ONLY_TOOLS:
-            return (
-                f"refused: this round is read-only (escalation R1: diagnose before editing); "
-                f"only {', '.join(READ_ONLY_TOOLS)} run now. State your diagnosis; editing comes "
-                "back in the next round."
-            )
-        return None
+        return rung_refusal(self._read_only_round, self._narrow, ctx.iteration, name, arguments)
 
     def after_iteration(self, ctx: TurnContext) -> Stop | None:
         if self.polish.out_of_rounds(ctx.iteration):
@@ -346,6 +340,8 @@ class GateHook(Hook):
             {"rung": rung, "unmet": report.unmet(), "text": f"{text}; {change}", "change": change},
         )
         focus = focus_file(ctx.workspace, self.done, report, self._written(ctx))
+        if rung == "R3" and focus is not None:
+            self._narrow = (ctx.iteration + 1, focus)
         message = steer_message(rung, report, self.ages.items(), focus, advice, room)
         if notes:
             message = "\n".join(notes) + "\n" + message

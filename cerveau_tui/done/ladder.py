@@ -75,6 +75,43 @@ def reasoning_switch(props: Any) -> tuple[dict[str, Any], str] | None:
     return None
 
 
+#: The file tools whose `path` R3's round holds to its one file (bash cannot be read that way;
+#: the check after the round says what it changed).
+FILE_WRITERS: tuple[str, ...] = ("write_file", "edit_file")
+
+
+def rung_refusal(
+    read_only_round: int | None,
+    narrow: tuple[int, str] | None,
+    iteration: int,
+    tool: str,
+    arguments: dict[str, Any],
+) -> str | None:
+    """Why a call is refused in the round after R1 or R3; None when it may run.
+
+    R1: any call but a read. The request offered only the read tools; this is the second lock,
+    for a model in constrained mode or one writing calls as text, which can still name another.
+    R3: a file tool writing another file than the one named. Only that round: once the named
+    error is fixed the next one may live elsewhere, and a lock that outlived it would block it.
+    """
+    if read_only_round == iteration and tool not in READ_ONLY_TOOLS:
+        return (
+            "refused: this round is read-only (escalation R1: diagnose before editing); only "
+            f"{', '.join(READ_ONLY_TOOLS)} run now. State your diagnosis; editing comes back in "
+            "the next round."
+        )
+    if narrow is None or narrow[0] != iteration or tool not in FILE_WRITERS:
+        return None
+    raw = arguments.get("path")
+    path = raw.strip().removeprefix("./") if isinstance(raw, str) else ""
+    if path == narrow[1]:
+        return None
+    return (
+        f"refused: escalation R3 narrowed this round to one file, `{narrow[1]}`; "
+        f"`{path or '(no path)'}` is not it. Fix the one error there, then stop calling tools."
+    )
+
+
 def rung_max_tokens(rung: str, current: int) -> int | None:
     """The larger token cap R2 gives; None for every other rung. Only R2 changes it: the engine
     keeps a raised cap for the rest of the turn, so raising it again at R3 would compound."""
