@@ -95,7 +95,11 @@ def run_headless(
     if as_json:
 
         def printer(ev: Event) -> None:
-            out.write(ev.model_dump_json() + "\n")
+            try:
+                line = ev.model_dump_json()
+            except ValueError:  # a lone surrogate the model sent: escaped, not the event lost
+                line = json.dumps(ev.model_dump(mode="json"))
+            out.write(line + "\n")
             out.flush()
 
         bus.subscribe(printer)

@@ -146,7 +146,10 @@ class SessionLog:
                     self._write(before)
                 return
             self._keep(event)
-            line = (event.model_dump_json() + "\n").encode("utf-8")
+            try:
+                line = (event.model_dump_json() + "\n").encode("utf-8")
+            except ValueError:  # a lone surrogate the model sent: escaped, not the line lost
+                line = _line(event.model_dump(mode="json"))
             # One write of the records and the line with O_APPEND: the order on disk is the order
             # in memory, and concurrent writers cannot interleave them.
             os.write(self._fd, b"".join([*(_line(r) for r in before), line]))
@@ -207,7 +210,13 @@ class SessionLog:
 
 
 def _line(record: dict[str, Any]) -> bytes:
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (the model's JSON may carry "\ud800"): escaped, it reads back exactly;
+        # raw, the write would fail and the record be lost.
+        return (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
 
 
 def _open_sessions(workspace: Path) -> int | None:

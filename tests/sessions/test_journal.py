@@ -52,3 +52,15 @@ def test_streamed_tokens_are_not_logged_but_flush_the_history(tmp_path: Path) ->
     log.close()
     text = log.path.read_text()
     assert '"token"' not in text and read_session(tmp_path, "j").history == state.history
+
+
+def test_a_lone_surrogate_from_the_model_is_stored_and_read_back_exactly(tmp_path: Path) -> None:
+    # JSON may spell half a surrogate pair ("\ud83d"), and Python decodes it: encoded raw, the
+    # line would fail and the message and its event be lost from the log.
+    bus, log, state = _journal(tmp_path)
+    state.history.append({"role": "assistant", "content": "half a pair: \ud83d!"})
+    bus.emit("assistant_message", {"content": "half a pair: \ud83d!"})
+    log.close()
+    stored = read_session(tmp_path, "j")
+    assert stored.torn == 0 and stored.history == state.history
+    assert bus.errors == []
