@@ -9,12 +9,8 @@ from typing import Any
 
 import pytest
 
-from cerveau_tui.context.window import (
-    Window,
-    WindowState,
-    WindowStateError,
-    placeholder,
-)
+from cerveau_tui.context.prune import placeholder
+from cerveau_tui.context.window import Window, WindowState, WindowStateError
 
 SYSTEM = "You are a coding agent."
 TASK = "write twenty files f0..f19, each a paragraph"
