@@ -44,6 +44,8 @@ class SessionNotFound(LookupError):
 
 
 SESSIONS = ".cerveau/sessions"
+#: A line past this is not one of ours: tool results are capped far below (output_cap).
+MAX_LINE_CHARS = 16 << 20
 _LOG_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -276,7 +278,17 @@ def open_log(workspace: Path, session_id: str) -> TextIO:
 def iter_lines(f: TextIO) -> Iterator[dict[str, Any] | None]:
     """Each line as a JSON object, None for a line that is not one (torn by a crash mid-write:
     skipped and counted by the caller, never fatal). Streamed: a long log is never held whole."""
-    for line in f:
+    while True:
+        line = f.readline(MAX_LINE_CHARS)
+        if not line:
+            return
+        if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
+            # Longer than any line this harness writes (a planted file?): skipped whole, in
+            # pieces, so one giant line cannot take the memory a listing has.
+            while (rest := f.readline(MAX_LINE_CHARS)) and not rest.endswith("\n"):
+                pass
+            yield None
+            continue
         if not line.strip():
             continue
         try:

@@ -160,3 +160,19 @@ def test_a_turn_cut_by_a_crash_is_undone_after_the_restart(tmp_path: Path) -> No
             s.close()
     assert result is not None and sorted(result.restored) == ["a.txt", "b.txt"]
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+
+
+def test_a_line_longer_than_any_the_harness_writes_is_skipped_not_loaded(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import cerveau_tui.plan.persist as persist
+
+    monkeypatch.setattr(persist, "MAX_LINE_CHARS", 4000)
+    log = _stored_session(tmp_path)
+    whole = read_session(tmp_path, log.stem)
+    with log.open("a") as f:
+        f.write('{"kind": "message", "m": {"role": "user", "content": "' + "x" * 10000 + '"}}\n')
+        f.write('{"kind": "message", "m": {"role": "user", "content": "after"}}\n')
+    stored = read_session(tmp_path, log.stem)
+    assert stored.torn == 1
+    assert stored.history == [*whole.history, {"role": "user", "content": "after"}]
