@@ -67,6 +67,13 @@ class ReadableProgress:
             frac = p.get("fraction")
             pct = f" {frac * 100:.0f}%" if isinstance(frac, (int, float)) else ""
             self._line(f"   stack: {p.get('stage')}{pct} {p.get('line', '')[:120]}")
+        elif t == EventType.SESSION_RESUMED:
+            grants = len(p.get("grants") or [])
+            self._line(
+                f"== resumed session {p.get('session_id')}: {p.get('turns')} turns, "
+                f"{p.get('messages')} messages, {p.get('plan_events')} plan events, "
+                f"{grants} session grant(s)"
+            )
         elif t == EventType.TURN_ENDED:
             extra = f", verification {p['verification']}" if p.get("verification") else ""
             self._line(

@@ -128,21 +128,23 @@ def restore(
         "last_unmet": list(stored.turns[-1].unmet) if stored.turns else [],
     }
     bus.emit(EventType.SESSION_RESUMED, payload)
-    said = f"resumed session {stored.id}: {len(stored.turns)} turns, {len(history)} messages"
-    if stored.plan_events:
-        said += f", {len(stored.plan_events)} plan events"
-    if grants:
-        said += f", {len(grants)} session grant(s)"
+    # The event says what came back (every client renders it); a notice only for what the
+    # person must know: a cut turn, grants that were not restored, lines a crash tore.
+    warn = []
+    if cut is not None:
+        warn.append("its last turn was cut off when the app stopped (the model is told)")
     if dropped:
-        said += (
-            f"; {dropped} session grant(s) in the log NOT restored (not sealed by your key here:"
+        warn.append(
+            f"{dropped} session grant(s) in the log NOT restored (not sealed by your key here:"
             " a log from elsewhere?); they will be asked again"
         )
-    if cut is not None:
-        said += "; its last turn was cut off when the app stopped (the model is told)"
     if stored.torn:
-        said += f"; {stored.torn} torn line(s) skipped"
-    bus.emit(EventType.NOTICE, {"text": said, "source": "session"})
+        warn.append(f"{stored.torn} torn line(s) in its log skipped")
+    if warn:
+        bus.emit(
+            EventType.NOTICE,
+            {"text": f"resumed session {stored.id}: " + "; ".join(warn), "source": "session"},
+        )
     return payload
 
 
