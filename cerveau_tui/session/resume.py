@@ -82,7 +82,18 @@ def restore(
     engine: Any, journal: Journal, stored: StoredSession, plan: Any, bus: Emitter
 ) -> dict[str, Any]:
     """Put the stored session back into this one's engine, policy, undo log and plan; says what
-    came back (the SESSION_RESUMED payload, also returned)."""
+    came back (the SESSION_RESUMED payload, also returned). A failure closes the log (its lock
+    held by a session that never started would refuse the next try) and is a ResumeError."""
+    try:
+        return _restore(engine, journal, stored, plan, bus)
+    except Exception as exc:
+        journal.log.close()
+        raise ResumeError(f"session {stored.id!r} could not be restored: {exc}") from exc
+
+
+def _restore(
+    engine: Any, journal: Journal, stored: StoredSession, plan: Any, bus: Emitter
+) -> dict[str, Any]:
     history = [dict(m) for m in stored.history]
     cut = stored.open_turn
     window = _usable_window(engine, stored, bus)
