@@ -43,9 +43,20 @@ class PythonAdapter:
         return f"{python} -m pytest -q"
 
     def protected_paths(self, workspace: Path) -> list[str]:
-        """What measures the detected pytest gate: the tests. Surfaced when written, and a green
-        check earned by editing them is re-run against the originals (done/original.py)."""
-        return ["tests/**", "test_*.py", "*_test.py", "conftest.py"]
+        """What measures the detected pytest gate: the tests, and the files that change what
+        `python3 -m pytest` runs (the workspace is first on sys.path, so a `pytest.py` written
+        there IS the check). Surfaced when written, and a green check earned by editing them is
+        re-run against the originals (done/original.py)."""
+        return [
+            "tests/**",
+            "test_*.py",
+            "*_test.py",
+            "conftest.py",
+            "pytest.ini",
+            "pytest.py",
+            "sitecustomize.py",
+            "usercustomize.py",
+        ]
 
     def autofix(
         self, workspace: Path, run: RunCommand, paths: list[str] | None = None

@@ -138,8 +138,9 @@ class GateHook(Hook):
         self.ages = ErrorAges()
         self.near: NearGreen | None = None
         # The measurement as it was before this turn, kept so a green check earned by editing it
-        # can be re-run against the original (done/original.py).
-        self._originals: dict[str, str | None] = {}
+        # can be re-run against the original (done/original.py). None: not known (no store, or
+        # the snapshot failed); {} is known too: no protected file existed.
+        self._originals: dict[str, str | None] | None = None
         self.polish.reset()
         self._read_only_round = None
         self._narrow = None
@@ -209,13 +210,13 @@ class GateHook(Hook):
         self._new_turn_state(task)
         if not self.done.criteria:
             return None  # no gate (yet): the seal alone speaks for this turn
-        if self.store is not None and self.seal.protected:
+        if self.store is not None:
             try:
                 self._originals = self.store(ctx.workspace).snapshot_files(
                     sorted(self.seal.protected)
                 )
             except OSError:
-                self._originals = {}
+                self._originals = None
         self._adapter = self.adapters(ctx.workspace)
         if self.store is not None:
             self.near = NearGreen(self.store(ctx.workspace), ctx.workspace)

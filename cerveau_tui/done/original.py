@@ -56,7 +56,10 @@ def check_against_originals(
 ) -> Report | None:
     """Run the criteria with the touched protected files restored to `originals` (rel -> blob
     digest, None = did not exist). None when it cannot be done (no snapshot, workspace too big)."""
-    restore = {rel: originals.get(rel) for rel in touched if rel in originals}
+    # A touched path the snapshot does not name did not exist when the turn began: the model
+    # created it (a conftest.py that skips everything, a pytest.py that IS the check), and the
+    # original measurement is the one without it.
+    restore = {rel: originals.get(rel) for rel in touched}
     if not restore or workspace_size(workspace, MAX_COPY_BYTES) > MAX_COPY_BYTES:
         return None
     scratch = workspace / SCRATCH
@@ -100,14 +103,14 @@ def against_originals(
     done: DoneSet,
     run: RunCommand,
     store: Any,
-    originals: Mapping[str, str | None],
+    originals: Mapping[str, str | None] | None,
     seal: Any,
 ) -> Report:
     """All met, but protected files were written this turn: does the ORIGINAL measurement
     agree? If not, the criteria it fails are unmet (recorded in the seal's state, `seal`), and
     the model is told why."""
     touched = seal.touched
-    if not (report.all_met and touched and originals):
+    if not (report.all_met and touched) or originals is None:
         return report
     original = check_against_originals(ctx.workspace, done, run, store, originals, touched)
     if original is None or original.all_met:

@@ -98,3 +98,17 @@ def test_doctor_json_names_the_detected_check_and_whether_it_is_in_use(tmp_path:
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     gate = json.loads(proc.stdout)["gate"]
     assert gate["in_use"] is True and "pytest" in gate["command"]
+
+
+def test_a_pytest_module_planted_in_the_workspace_does_not_pass_the_detected_gate(
+    tmp_path: Path,
+) -> None:
+    # `python3 -m pytest` imports the workspace's own pytest.py first: written, it is the check.
+    ws = bare_project(tmp_path / "ws")
+    fake = "import sys\nprint('1 passed')\nsys.exit(0)\n"
+    script = [write("pytest.py", fake), {"content": "Tests pass."}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass", "--gate", "auto")
+    end = ended(events)
+    assert end["touched_protected"] == ["pytest.py"]
+    assert end["verification"] == "failed" and end["reason"] != "completed"
