@@ -4,6 +4,8 @@ are the product's one constant, and its limits come from settings.delegation."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +142,33 @@ def test_the_child_is_spawned_with_the_parents_remainder_as_its_ceiling():
     spawn = _Spy()
     delegate("q", parent_bus=Emitter(), spawn=spawn, max_identical_calls=3, parent_left=700)
     assert spawn.limits[0].max_turn_tokens == 700
+
+
+def test_the_parents_interrupt_cuts_the_childs_model_call_mid_stream(tmp_path):
+    # The child's reply never comes (pings only): without the link it would wait out the timeout.
+    script = [EXPLORE, {"keepalive": 0.05}, {"content": "never"}]
+    with ScriptedServer({"responses": script}) as srv:
+        settings = load_settings(
+            tmp_path,
+            flags={"delegate": True, "request_timeout_s": 30},
+            environ={},
+            user_config=tmp_path / "n",
+        )
+        s = build_session(settings, provider=LlamaProvider(srv.url))
+
+        def interrupt_when_the_child_calls() -> None:
+            while len(srv.requests) < 2:
+                time.sleep(0.01)
+            s.engine.interrupt()
+
+        threading.Thread(target=interrupt_when_the_child_calls, daemon=True).start()
+        outcome: list[Any] = []
+        turn = threading.Thread(target=lambda: outcome.append(s.engine.run("use explore")))
+        turn.start()
+        turn.join(60)  # a bound on a hang, not a timing: unlinked, the child never returns
+        n_requests = len(srv.requests)
+        if not turn.is_alive():
+            s.close()
+    assert outcome, "the child kept waiting for its reply after the parent was interrupted"
+    out = outcome[0]
+    assert out.reason == "interrupted" and n_requests == 2
