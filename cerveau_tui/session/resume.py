@@ -108,7 +108,7 @@ def _restore(
         task=stored.turns[-1].input if stored.turns else "",
     )
     journal.mark_restored(len(history))
-    repaired = answer_unfinished_calls(engine.loop_state.history)
+    repaired = answer_unfinished_calls(engine.loop_state.history, stored.last_results)
     if cut is not None:
         engine.loop_state.history.append({"role": "user", "content": CUT_TURN_MESSAGE})
         # The message and the record closing the turn in one write: a kill now must leave the
@@ -177,9 +177,14 @@ def _usable_window(engine: Any, stored: StoredSession, bus: Emitter) -> dict[str
     return stored.window
 
 
-def answer_unfinished_calls(history: list[dict[str, Any]]) -> int:
-    """The last reply's tool calls that have no result (the app died while they ran) get one
-    saying so: a history with a call left unanswered is refused by the server's template."""
+def answer_unfinished_calls(
+    history: list[dict[str, Any]], results: dict[str, str] | None = None
+) -> int:
+    """The last reply's tool calls without a result message get one: a history with a call left
+    unanswered is refused by the server's template. The logged result when the call finished
+    (killed between its event and its message: `results`, what the model was to read), else
+    one saying it never did. Returns how many had none at all."""
+    results = results or {}
     for i in range(len(history) - 1, -1, -1):
         m = history[i]
         if m.get("role") == "tool":
@@ -193,8 +198,9 @@ def answer_unfinished_calls(history: list[dict[str, Any]]) -> int:
             if isinstance(c, dict) and c.get("id") not in answered
         ]
         for call_id in missing:
-            history.append({"role": "tool", "tool_call_id": call_id, "content": UNFINISHED_CALL})
-        return len(missing)
+            content = results.get(call_id, UNFINISHED_CALL)
+            history.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        return sum(1 for c in missing if c not in results)
     return 0
 
 

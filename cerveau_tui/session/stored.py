@@ -97,6 +97,9 @@ class StoredSession:
     turns: list[TurnStatus] = field(default_factory=list)
     last_seq: int = 0
     torn: int = 0  # lines skipped: not JSON, or a record that did not validate
+    #: The last turn's tool results as the model was to read them (call id -> output): a kill
+    #: between a result's event and its history message leaves the message to be rebuilt.
+    last_results: dict[str, str] = field(default_factory=dict)
     # The last turns' redraw events, kept as read and validated only when asked for: validating
     # every event of a long log was most of what resuming it cost.
     _recent: deque[list[dict[str, Any]]] = field(
@@ -191,6 +194,11 @@ class Reader:
         if not isinstance(kind, str) or not isinstance(seq, int) or isinstance(seq, bool):
             raise ValueError("not an event")
         s.last_seq = max(s.last_seq, seq)
+        if kind == EventType.TOOL_RESULT:
+            p = raw.get("payload")
+            if isinstance(p, dict) and isinstance(p.get("call_id"), str):
+                if isinstance(p.get("output"), str):
+                    s.last_results[p["call_id"]] = p["output"]
         if kind not in FOLDED:
             if self.full and kind in TRANSCRIPT_TYPES and s._recent:
                 s._recent[-1].append(raw)
@@ -200,6 +208,7 @@ class Reader:
             if s.turns and s.turns[-1].reason is None:
                 s.turns[-1].reason = "interrupted"  # a later turn began: this one was cut
             s.turns.append(TurnStatus(ev.turn_id, str(ev.payload.get("input", ""))))
+            s.last_results.clear()
             if self.full:
                 s._recent.append([])
         elif ev.type == EventType.TURN_ENDED:

@@ -176,3 +176,26 @@ def test_a_line_longer_than_any_the_harness_writes_is_skipped_not_loaded(
     stored = read_session(tmp_path, log.stem)
     assert stored.torn == 1
     assert stored.history == [*whole.history, {"role": "user", "content": "after"}]
+
+
+def test_a_result_logged_before_its_message_is_what_the_resumed_model_reads(
+    tmp_path: Path,
+) -> None:
+    log = _stored_session(tmp_path)
+    lines = log.read_text().splitlines(keepends=True)
+    at = next(
+        i
+        for i, line in enumerate(lines)
+        if '"type":"tool_result"' in line and '"wrote":["b.txt"]' in line
+    )
+    log.write_text("".join(lines[: at + 1]))  # killed before the result's history message
+    with ScriptedServer({"responses": [{"content": "checked"}]}) as srv:
+        code, events, err = run_cli(tmp_path, srv.url, "go on", "--resume", "last")
+        messages = srv.requests[0]["messages"]
+    assert code == 0, err
+    assert [m["content"] for m in messages if m["role"] == "tool"] == [
+        "created a.txt (1 lines, 2 bytes)",
+        "created b.txt (1 lines, 2 bytes)",
+    ]
+    resumed = next(e["payload"] for e in events if e["type"] == "session_resumed")
+    assert resumed["unfinished_calls"] == 0
