@@ -228,3 +228,34 @@ def _result(outcome: Outcome, rec: Recorder, lim: DelegateLimits) -> DelegateRes
         sorted(unwritten),
         usage,
     )
+
+
+class Delegation:
+    """The parent's side of delegating (Engine.delegator): the limits from settings.delegation,
+    the parent's cancel flag, and its spend, so the child's tokens are bounded by what the
+    parent turn has left and debited to it. Called as the explore tool's `ctx.delegate`."""
+
+    def __init__(
+        self,
+        bus: Emitter,
+        cancel: threading.Event,
+        spawn: ChildFactory,
+        limits: Limits,
+        cfg: DelegationConfig,
+    ) -> None:
+        self.bus, self.cancel, self.spawn, self.limits, self.cfg = bus, cancel, spawn, limits, cfg
+        self.spend = Spend(bus)
+
+    def __call__(self, task: str, path: str = ".") -> DelegateResult:
+        result = delegate(
+            task,
+            path,
+            parent_bus=self.bus,
+            spawn=self.spawn,
+            max_identical_calls=self.limits.max_identical_calls,
+            lim=DelegateLimits.of(self.cfg),
+            parent_cancel=self.cancel,
+            parent_left=self.spend.left(self.limits.max_turn_tokens),
+        )
+        self.spend.debit(result.usage)
+        return result

@@ -31,14 +31,7 @@ from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog, UndoResult
 from .approver import Approver, DenyAll
-from .delegate import (
-    READ_TOOLS,
-    DelegateLimits,
-    DelegateResult,
-    LinkedCancel,
-    Spend,
-    delegate,
-)
+from .delegate import READ_TOOLS, Delegation, LinkedCancel
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .model_call import ModelCall, resume_brief
@@ -359,25 +352,14 @@ class Engine:
         return child
 
     def delegator(self) -> Delegator:
-        """What the explore tool calls (ToolContext.delegate): limits from settings.delegation,
-        the child's tokens bounded by what this engine's turn has left and debited to it."""
-        spend = Spend(self.bus)
-
-        def run(task: str, path: str = ".") -> DelegateResult:
-            result = delegate(
-                task,
-                path,
-                parent_bus=self.bus,
-                spawn=self.read_only_child,
-                max_identical_calls=self.limits.max_identical_calls,
-                lim=DelegateLimits.of(self.settings.delegation),
-                parent_cancel=self.loop_state.cancel,
-                parent_left=spend.left(self.limits.max_turn_tokens),
-            )
-            spend.debit(result.usage)
-            return result
-
-        return run
+        """What the explore tool calls (ToolContext.delegate): see loop.delegate.Delegation."""
+        return Delegation(
+            self.bus,
+            self.loop_state.cancel,
+            self.read_only_child,
+            self.limits,
+            self.settings.delegation,
+        )
 
     # --- parts -----------------------------------------------------------------------------------
 
