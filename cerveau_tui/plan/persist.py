@@ -161,10 +161,21 @@ class SessionLog:
             if event.type in DURABLE:
                 os.fsync(self._fd)
 
-    def append(self, records: list[dict[str, Any]], *, durable: bool = False) -> None:
-        """Write records (not events) now; fsync'd when they record a decision (a grant)."""
+    def append(
+        self,
+        records: list[dict[str, Any]],
+        *,
+        durable: bool = False,
+        pending: Callable[[], list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """Write records (not events) now, after what `pending` returns (taken under the same
+        lock as the prelude, so the two never both take the same messages); fsync'd when they
+        record a decision (a grant)."""
         with self._lock:
-            if self._fd is None or not records:
+            if self._fd is None:
+                return
+            records = [*(pending() if pending is not None else []), *records]
+            if not records:
                 return
             self._write(records)
             if durable:

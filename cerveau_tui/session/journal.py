@@ -74,7 +74,7 @@ class Journal:
     def flush(self, then: list[dict[str, Any]] | None = None) -> None:
         """History appended with no event after it (a `!cmd` at the end): written now, in one
         write with the records `then` (a kill cannot keep one without the other)."""
-        self.log.append([*self._messages(), *(then or [])], durable=True)
+        self.log.append(list(then or []), durable=True, pending=self._messages)
 
     # -- the undo log's listener ------------------------------------------------------------------
 
