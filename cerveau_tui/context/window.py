@@ -53,6 +53,8 @@ class WindowState:
     upto: int = 0  # history[:upto] is represented by `frozen`
     frozen: list[Message] = field(default_factory=list)
     compactions: int = 0
+    # What the server counted beside the messages at the last reply (tools, template), if known.
+    overhead: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the persistence helper stores this at each compaction."""
@@ -61,6 +63,7 @@ class WindowState:
             "upto": self.upto,
             "frozen": copy.deepcopy(self.frozen),
             "compactions": self.compactions,
+            "overhead": self.overhead,
         }
 
     @classmethod
@@ -74,6 +77,7 @@ class WindowState:
             upto=stored.upto,
             frozen=[m.model_dump(exclude_none=True) for m in stored.frozen],
             compactions=stored.compactions,
+            overhead=stored.overhead,
         )
 
 
@@ -91,6 +95,7 @@ class _Stored(BaseModel):
     upto: int = Field(0, ge=0)
     frozen: list[_StoredMessage] = Field(default_factory=list)
     compactions: int = Field(0, ge=0)
+    overhead: int | None = Field(None, ge=0)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ..bus import Emitter
 from ..config_sections import ContextConfig
 from ..context.brief import BriefFacts, build_resume_brief
 from ..context.budget import fit_result, result_room, shrink_largest
+from ..context.pack import message_tokens
 from ..context.window import Compaction, Summariser, Window
 from ..hooks import Hook
 from ..protocol import EventType
@@ -71,13 +72,21 @@ class ModelCall:
         )
         self.progress = ProgressEvents(bus)
         self.fixed = 0  # the tool schemas' tokens, beside the messages in every request
+        self.sent = 0  # our count of the messages of the last request sent
         self.used = 0  # tokens in the window after the last reply, by the server's count
         self.pending = 0  # tokens of the results added since that reply
 
     def budget(self, max_tokens: int, schemas: list[dict[str, Any]]) -> int:
         """What the prompt may take: n_ctx minus the reply cap, the tool schemas, the framing."""
         self.fixed = self.count_tokens(json.dumps(schemas)) if schemas else 0
-        return max(256, self.n_ctx - max_tokens - self.fixed - TEMPLATE_MARGIN)
+        return max(256, self.n_ctx - max_tokens - self.overhead())
+
+    def overhead(self) -> int:
+        """What a request costs beside its messages (the tools as the server renders them, the
+        template's framing): the server's count of the last request minus ours, once there was
+        one; before, the schemas' size and a margin. Ours alone misread a 4k window by ~1k."""
+        measured = self.state.window.overhead
+        return measured if measured is not None else self.fixed + TEMPLATE_MARGIN
 
     def compact(
         self,
@@ -101,12 +110,14 @@ class ModelCall:
             summary_room=max(256, self.n_ctx - self.context.summary_max_tokens - SUMMARY_FRAME),
         )
         if done is not None:
-            # The figures are what the window holds: the messages and the schemas sent beside.
+            # The figures are what the window holds: the messages and what is sent beside them
+            # (already in the server's count when it gave one).
+            beside = 0 if measured else self.overhead()
             self.bus.emit(
                 EventType.COMPACTED,
                 P.Compacted(
-                    tokens_before=done.tokens_before + self.fixed,
-                    tokens_after=done.tokens_after + self.fixed,
+                    tokens_before=done.tokens_before + beside,
+                    tokens_after=done.tokens_after + beside,
                     dropped_rounds=done.dropped_rounds,
                     summary_source=done.summary_source,
                     pruned=done.pruned,
@@ -156,6 +167,7 @@ class ModelCall:
                     ErrorClass.CONTEXT_OVERFLOW,
                 )
         self.progress.reset()
+        self.sent = sum(message_tokens(m, self.count_tokens) for m in messages)
         try:
             # `extra` only when there is some: scripted providers in tests need not know it.
             done = self.provider.complete(
@@ -211,6 +223,8 @@ class ModelCall:
         ctx_tokens = c.usage.prompt_tokens or (t.prompt_n + t.cache_n if t is not None else 0)
         # What the next prompt holds at least: this one and the reply (the room for results).
         self.used = ctx_tokens + (c.usage.completion_tokens or (t.predicted_n if t else 0))
+        if ctx_tokens and self.sent:
+            self.state.window.overhead = max(0, ctx_tokens - self.sent)
         self.bus.emit(
             EventType.USAGE,
             P.UsagePayload(

@@ -330,3 +330,14 @@ def test_a_state_that_does_not_match_the_history_is_dropped():
         low_water=0.5,
     )
     assert w.messages(SYSTEM, history)[1:] == history
+
+
+def test_a_constrained_action_kept_beside_its_calls_is_counted_once():
+    from cerveau_tui.context.pack import message_tokens
+
+    args = json.dumps({"path": "a.txt", "content": "y" * 300})
+    call = {"id": "c", "type": "function", "function": {"name": "write_file", "arguments": args}}
+    action = json.dumps({"tool": "write_file", "arguments": json.loads(args)})
+    constrained = {"role": "assistant", "content": action, "tool_calls": [call]}
+    native = {"role": "assistant", "content": "", "tool_calls": [call]}
+    assert message_tokens(constrained, chars) - message_tokens(native, chars) < 40

@@ -35,6 +35,8 @@ def run(tmp_path: Any, script: list[dict[str, Any]], n_ctx: int) -> tuple[Any, R
         s = build_session(settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(srv.url))
         out = s.engine.run(TASK)
         s.close()
+    # What the server counts beside the messages was measured at the first reply.
+    assert s.engine.loop_state.window.overhead is not None
     return out, rec, srv
 
 
