@@ -1,11 +1,16 @@
-"""GateHook: the opt-in half of the definition of done, present only when criteria are set.
+"""GateHook: the half of the definition of done that runs checks. Always in a session, inert
+until a definition of done is in force: written criteria, or the gate resolved for the run (the
+detected stack's check with `[done] gate = "auto"`, or a command; detected.py, wire.py).
 
 Before the turn: the red precheck (does the gate already pass?). When the model stops calling
-tools: autofix, check, re-check against the original protected files, then accept, re-enter with
-the report, climb the escalation ladder, roll back to near-green, or park with a handoff. Every
-check is recorded in the SealState it shares with the always-on SealHook (seal.py), which
-surfaces protected writes and reports the seal. What a check MEANS is decided in gate.py; what
-each outcome does is in outcomes.py; this file runs the checks and picks the outcome.
+tools: autofix, check, re-check against the original protected files, then accept (and polish
+once on green, polish.py), re-enter with the report, climb the escalation ladder, roll back to
+near-green, or park with a handoff. The rungs change what the model can do: R1's round offers
+only the read tools and refuses any other call, R2 turns the server's reasoning on (or raises
+the cap), R3's round holds the file tools to one file. Every check is recorded in the SealState
+it shares with the always-on SealHook (seal.py), which surfaces protected writes and reports the
+seal. What a check MEANS is decided in gate.py; what each outcome does is in outcomes.py; this
+file runs the checks and picks the outcome.
 """
 
 from __future__ import annotations
