@@ -28,12 +28,18 @@ from .errors import ErrorAges, errors_of
 from .expert import Expert
 from .gate import Gate
 from .ladder import READ_ONLY_TOOLS, build_handoff, rung_max_tokens, rung_refusal, steer_message
-from .messages import focus_file, gate_section, reenter_message, tried_calls
+from .messages import (
+    focus_file,
+    gate_section,
+    reenter_message,
+    tried_calls,
+    undecided_notice,
+)
 from .near_green import NearGreen, Store
 from .original import against_originals
 from .outcomes import accept, autofix, park, roll_back
 from .polish import Polish, begin_polish, emit_polish, finish_polish, why_no_polish
-from .protected import protected_state
+from .protected import protected_state, written_files
 from .seal import SealState
 
 AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
@@ -65,9 +71,9 @@ class GateHook(Hook):
         self.polish = Polish(polish, polish_max_iterations)
         self.reasoning = reasoning
         self._announce = False  # the gate changed mid-session: say so in the next reminder
-        self._read_only_round: int | None = None  # R1's iteration, when it is this turn
-        self._narrow: tuple[int, str] | None = None  # R3's iteration and its one file
-        self._reasoning_extra: dict[str, Any] = {}
+        # The detected check while the gate is undecided: said once, so "done" without a check
+        # is never a silent default (the failure issue 14 began with).
+        self.offer: str | None = None
         self.run = run
         self.adapters = adapters
         self.seal = seal if seal is not None else SealState()
@@ -134,6 +140,7 @@ class GateHook(Hook):
         the cache prefix and stays as it was; the next reminder says what changed instead."""
         self.done = done
         self._announce = bool(done.criteria)
+        self.offer = None
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -147,19 +154,12 @@ class GateHook(Hook):
         # the snapshot failed); {} is known too: no protected file existed.
         self._originals: dict[str, str | None] | None = None
         self.polish.reset()
-        self._read_only_round = None
-        self._narrow = None
-        self._reasoning_extra = {}
-        self._turn_seq: int | None = None
+        self._read_only_round: int | None = None  # R1's iteration, when it is this turn
+        self._narrow: tuple[int, str] | None = None  # R3's iteration and its one file
+        self._reasoning_extra: dict[str, Any] = {}  # R2's switch, once it is on
 
     def _written(self, ctx: TurnContext) -> list[str]:
-        out = []
-        for p in list(ctx.state.written):
-            p = Path(p)
-            full = p if p.is_absolute() else ctx.workspace / p
-            if full.is_file() and full.is_relative_to(ctx.workspace):
-                out.append(full.relative_to(ctx.workspace).as_posix())
-        return out
+        return written_files(ctx.workspace, ctx.state.written)
 
     def _check(
         self, ctx: TurnContext, precheck: bool = False, force: bool = False
@@ -214,6 +214,9 @@ class GateHook(Hook):
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         self._new_turn_state(task)
         if not self.done.criteria:
+            if self.offer:
+                ctx.emit(EventType.NOTICE, {"text": undecided_notice(self.offer)})
+                self.offer = None
             return None  # no gate (yet): the seal alone speaks for this turn
         if self.store is not None:
             try:

@@ -83,3 +83,10 @@ def gate_section(done: DoneSet) -> str:
             "the code, not the tests. Any edit to them is reported to the person."
         )
     return text
+
+
+def undecided_notice(command: str) -> str:
+    return (
+        f"no done gate: the detected check `{command}` is not in use until it is chosen "
+        '([done] gate = "auto", or `cerveau run --gate auto`)'
+    )

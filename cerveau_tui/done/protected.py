@@ -9,6 +9,7 @@ re-hashed and compared with what they were.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..workspace.beneath import read_bytes_beneath
@@ -34,3 +35,14 @@ def protected_state(workspace: Path, done: DoneSet) -> dict[str, str]:
 def changed_paths(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """Protected paths created, modified or deleted between two states, sorted."""
     return sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+
+
+def written_files(workspace: Path, written: Iterable[Path | str]) -> list[str]:
+    """The session's written paths that are still files in the workspace, workspace-relative."""
+    out = []
+    for raw in list(written):
+        p = Path(raw)
+        full = p if p.is_absolute() else workspace / p
+        if full.is_file() and full.is_relative_to(workspace):
+            out.append(full.relative_to(workspace).as_posix())
+    return out

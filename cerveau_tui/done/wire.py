@@ -43,6 +43,8 @@ def done_hooks(
     gate = GateHook.from_settings(
         settings, sandbox, seal=state, store=store, done=done, reasoning=switch
     )
+    if stack is not None and stack.undecided and not done.criteria:
+        gate.offer = stack.detected
     return [seal, gate]
 
 

@@ -49,6 +49,9 @@ def test_without_the_flag_an_undecided_gate_runs_no_check_as_before(tmp_path: Pa
         _, events = run_cli(ws, srv.url, "make the tests pass")
     assert of(events, "check") == []
     assert ended(events)["reason"] == "completed"
+    # Not a silent default: the person is told a check exists and how to use it.
+    said = [n["text"] for n in of(events, "notice") if "no done gate" in n["text"]]
+    assert len(said) == 1 and "python3 -m pytest -q" in said[0] and "--gate auto" in said[0]
 
 
 def test_gate_off_runs_no_check(tmp_path: Path) -> None:
