@@ -365,7 +365,7 @@ class GateHook(Hook):
         if why is not None or self.near is None:
             emit_polish(ctx, "skipped", why or "no checkpoint store to undo a polish with")
             return None
-        return begin_polish(ctx, self.polish, self.near, self.seal.seq(ctx), answer)
+        return begin_polish(ctx, self.polish, self.near, answer)
 
     def _finish_polish(self, ctx: TurnContext, ended: str | None = None) -> Stop:
         def recheck() -> Report:

@@ -47,16 +47,15 @@ class Polish:
     active: bool = False
     finished: bool = False  # this turn's polish happened (kept or reverted): never twice
     started_at: int = 0  # the iteration whose answer was green
-    seq: int = 0  # the write count at the green check
     answer: str = ""  # the green answer: the turn's result whatever the polish does
 
     def reset(self) -> None:
         self.active = self.finished = False
-        self.started_at = self.seq = 0
+        self.started_at = 0
         self.answer = ""
 
-    def begin(self, iteration: int, seq: int, answer: str) -> None:
-        self.active, self.started_at, self.seq, self.answer = True, iteration, seq, answer
+    def begin(self, iteration: int, answer: str) -> None:
+        self.active, self.started_at, self.answer = True, iteration, answer
 
     def end(self) -> None:
         self.active, self.finished = False, True
@@ -86,11 +85,9 @@ def why_no_polish(polish: Polish, report: Report, calls: Sequence[CallRecord]) -
     return None
 
 
-def begin_polish(
-    ctx: TurnContext, polish: Polish, near: NearGreen, seq: int, answer: str
-) -> Reenter:
+def begin_polish(ctx: TurnContext, polish: Polish, near: NearGreen, answer: str) -> Reenter:
     near.capture()  # the green state: where a red polish comes back to
-    polish.begin(ctx.iteration, seq, answer)
+    polish.begin(ctx.iteration, answer)
     written = sorted({p for c in ctx.calls for p in c.wrote})
     ctx.emit(EventType.NOTICE, {"text": "the gate passes; one polish round, then the gate again"})
     return Reenter(polish_message(written, polish.max_iterations))
