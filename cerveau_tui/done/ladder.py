@@ -10,7 +10,9 @@ Structural where the seed implies it, because a message alone did not change wha
 did: at R1 the next request offers only the read tools (and the gate refuses any other call in
 that round), so "diagnose before editing" is not a request it can ignore; at R2 the server's own
 reasoning switch is turned on when its chat template has one (`reasoning_switch`), else the
-token cap is raised, and the model is told which.
+token cap is raised, and the model is told which; at R3 the round after it holds the file tools
+to the one file named. R1's diagnosis, given as an answer, is judged like any answer and counts
+as one of the rung's cycles: one cycle to diagnose, another to fix, as the rung intends.
 """
 
 from __future__ import annotations
