@@ -163,6 +163,22 @@ class Session:
         hook = next((h for h in self.engine.hooks if isinstance(h, TurnCloseHook)), None)
         return hook.store if hook is not None else None
 
+    def lessons(self) -> list[Any]:
+        """The stored lessons (memory.lessons.Lesson: id, kind, trigger, fix, text, seen) a later
+        session is reminded of when relevant; the palette lists them."""
+        hook = self._lessons()
+        return hook.lessons() if hook is not None else []
+
+    def forget_lesson(self, lesson_id: int) -> bool:
+        """Forget one lesson for good. False if there was none."""
+        hook = self._lessons()
+        return hook.forget(lesson_id) if hook is not None else False
+
+    def _lessons(self) -> Any:
+        from ..memory.lessons_hook import LessonsHook
+
+        return next((h for h in self.engine.hooks if isinstance(h, LessonsHook)), None)
+
     def skills(self) -> list[tuple[str, str]]:
         """(name, description) of each skill the session read at its creation (the palette)."""
         book = skill_book(self.engine.hooks)

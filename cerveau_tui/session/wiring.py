@@ -72,6 +72,11 @@ def hooks(
     from ..reminders import reminder_hooks
 
     hooks += reminder_hooks(settings, fp)
+    # Lessons first: the gate's red precheck (its on_turn_start) must reach a listening miner.
+    from ..adapters.registry import AdapterRegistry
+    from ..memory.lessons_hook import LessonsHook
+
+    hooks.insert(0, LessonsHook(settings.workspace, stack=lambda ws: AdapterRegistry()(ws).name))
     return hooks
 
 
