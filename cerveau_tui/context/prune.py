@@ -57,12 +57,16 @@ def placeholder(name: str, target: str) -> str:
     return f"[old result of {what} cleared to save room; call it again if you need it]"
 
 
-def prune_message(msg: Message, calls: Mapping[str, tuple[str, str]]) -> Message:
+def prune_message(
+    msg: Message, calls: Mapping[str, tuple[str, str]], *, results: bool = True
+) -> Message:
     """A pruned copy of one old message (the message itself when there is nothing to prune):
-    a tool result becomes a placeholder naming its call; a call's long arguments are cleared
-    (its path and command kept, cut). The history is never touched."""
+    a tool result becomes a placeholder naming its call (unless `results` is False); a call's
+    long arguments are cleared (its path and command kept, cut). The history is never touched."""
     role = msg.get("role")
     if role == "tool":
+        if not results:
+            return msg
         name, target = calls.get(str(msg.get("tool_call_id", "")), ("tool", ""))
         text = placeholder(name, target)
         content = msg.get("content")

@@ -36,7 +36,7 @@ from .prune import calls_by_id, prune_message
 Message = dict[str, Any]
 Summariser = Callable[[list[Message]], "str | None"]
 
-#: Rounds kept verbatim by a prune: the model's latest results are what it is working from.
+#: Rounds whose results a prune keeps whole: the model's latest results are what it works from.
 PRUNE_KEEP_ROUNDS = 2
 
 SummarySource = Literal["model", "brief", "none"]
@@ -129,6 +129,7 @@ class Window:
         self.low_water = low_water
         self.summarise = summarise
         self.brief = brief or (lambda n: f"[harness] {n} earlier rounds were compacted.")
+        self._sys: Message | None = None
 
     # --- the request -----------------------------------------------------------------------------
 
@@ -140,7 +141,10 @@ class Window:
         return sum(message_tokens(m, self.count) for m in self.messages(system, history))
 
     def _system(self, system: str) -> Message:
-        return {"role": "system", "content": system}
+        # One object per prompt text: token counts are memoised per message object.
+        if self._sys is None or self._sys["content"] != system:
+            self._sys = {"role": "system", "content": system}
+        return self._sys
 
     def _check(self, history: Sequence[Message]) -> None:
         """A state that does not match this history (restored against another one) is dropped
@@ -204,16 +208,20 @@ class Window:
         system: str,
     ) -> tuple[list[Message], int, int]:
         """(frozen extended by pruned copies of the older tail rounds, how many were pruned, the
-        new `upto`). Keeps PRUNE_KEEP_ROUNDS verbatim, or one when that does not reach `target`."""
-        best: tuple[list[Message], int, int] = (list(self.state.frozen), 0, self.state.upto)
-        for keep in (PRUNE_KEEP_ROUNDS, 1):
-            cut = _cut_keeping(spans, history, keep)
-            if cut <= self.state.upto:
-                continue
-            calls = calls_by_id(history[:cut])
+        new `upto`). Only the newest round stays in the verbatim tail; the results of the newest
+        PRUNE_KEEP_ROUNDS stay whole too (their calls' long arguments go: the model wrote those,
+        and they are on disk), unless that does not reach `target`. Each message left verbatim
+        after a pruned one is evaluated again by the server, so the tail kept is one round."""
+        up = self.state.upto
+        best: tuple[list[Message], int, int] = (list(self.state.frozen), 0, up)
+        cut = _cut_keeping(spans, history, 1)
+        if cut <= up:
+            return best
+        calls = calls_by_id(history[:cut])
+        for whole_from in (_cut_keeping(spans, history, PRUNE_KEEP_ROUNDS), cut):
             copies, n = [], 0
-            for m in history[self.state.upto : cut]:
-                p = prune_message(m, calls)
+            for i, m in enumerate(history[up:cut], start=up):
+                p = prune_message(m, calls, results=i < whole_from)
                 if p is not m and message_tokens(p, self.count) < message_tokens(m, self.count):
                     copies.append(p)
                     n += 1

@@ -104,15 +104,15 @@ class ModelCall:
             budget=budget,
             request=self.state.task,
             reason=reason,
-            measured=measured,
+            # The window weighs messages: the server's count less what it adds beside them.
+            measured=max(1, measured - self.overhead()) if measured else None,
             full=full,
             keep_rounds=keep_rounds,
             summary_room=max(256, self.n_ctx - self.context.summary_max_tokens - SUMMARY_FRAME),
         )
         if done is not None:
-            # The figures are what the window holds: the messages and what is sent beside them
-            # (already in the server's count when it gave one).
-            beside = 0 if measured else self.overhead()
+            # The figures are what the window holds: the messages and what is sent beside them.
+            beside = self.overhead()
             self.bus.emit(
                 EventType.COMPACTED,
                 P.Compacted(

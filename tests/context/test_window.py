@@ -341,3 +341,20 @@ def test_a_constrained_action_kept_beside_its_calls_is_counted_once():
     constrained = {"role": "assistant", "content": action, "tool_calls": [call]}
     native = {"role": "assistant", "content": "", "tool_calls": [call]}
     assert message_tokens(constrained, chars) - message_tokens(native, chars) < 40
+
+
+def test_a_prune_keeps_the_recent_results_whole_and_slims_their_calls():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(5):
+        history += read_round(i, f"r{i}.txt", 300)
+    recent = write_round(9, 800)
+    recent[1]["content"] = "checked: " + "ok " * 200  # a long result the model works from
+    history += [*recent, *write_round(10, 50)]
+    w = window()
+    fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
+    sent = w.messages(SYSTEM, history)
+    assert sent[-2:] == history[-2:]  # the newest round: verbatim
+    call, result = sent[-4], sent[-3]  # the round before it
+    assert result["content"] == recent[1]["content"]  # its result whole
+    assert "800 characters cleared" in call["tool_calls"][0]["function"]["arguments"]
+    assert "cleared to save room" in sent[3]["content"]  # an older result: a placeholder
