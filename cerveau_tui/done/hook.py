@@ -195,6 +195,8 @@ class GateHook(Hook):
                 "states": {k: str(v) for k, v in report.states.items()},
                 "unmet": report.unmet(),
                 "errors": len(errors),
+                # The keys themselves (bounded): lessons pair an error with the edit that cleared it.
+                "error_lines": errors[:20],
                 "touched_protected": report.touched_protected,
             },
         )

@@ -133,6 +133,8 @@ def test_a_gate_lesson_is_recalled_when_the_same_check_fails_again(ws: Path) -> 
     (said,) = of(events, "lessons")
     (stored,) = said["stored"]
     assert stored["kind"] == "gate" and stored["text"].endswith("went away after editing index.js")
+    # keyed on the test that failed (the check event's error lines), not on "tests: unmet"
+    assert "adds" in stored["text"] and "unmet" not in stored["text"], stored["text"]
     (ws / "index.js").write_text(BROKEN)  # the person breaks it again
     _, requests = run_cli(ws, [FIX, {"content": "Fixed."}], "the build is red")
     assert stored["text"] in first_request_text(requests)
