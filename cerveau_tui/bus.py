@@ -75,6 +75,12 @@ class Emitter:
     def seq(self) -> int:
         return self._seq
 
+    def continue_from(self, seq: int) -> None:
+        """Number the next event after `seq`: a resumed session goes on with its log's numbering
+        (two events with one seq in one log would make the report's order ambiguous)."""
+        with self._lock:
+            self._seq = max(self._seq, seq)
+
 
 class Recorder:
     """A subscriber that keeps every event; handy for tests and for the session log."""

@@ -89,9 +89,24 @@ def parse_chunk(data: str) -> dict[str, Any]:
         raise MalformedChunk(f"not JSON: {data[:200]!r}") from exc
     if not isinstance(chunk, dict):
         raise MalformedChunk(f"not a JSON object: {data[:200]!r}")
+    if "\\ud" in data.lower():  # cheap: only a JSON escape can carry a surrogate into a str
+        chunk = _whole_characters(chunk)
     if "error" in chunk:
         raise StreamErrorEvent(chunk["error"])
     return chunk
+
+
+def _whole_characters(value: Any) -> Any:
+    """Lone UTF-16 surrogates (`"\\ud83d"` without its pair) replaced by U+FFFD, pairs joined:
+    JSON allows them, Python keeps them, and the first `.encode("utf-8")` downstream (counting
+    the reply's bytes, writing a file, the next request) raised, ending the turn."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {k: _whole_characters(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_characters(v) for v in value]
+    return value
 
 
 @dataclass

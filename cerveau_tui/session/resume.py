@@ -60,7 +60,7 @@ def open_session_log(
         bus.session_id = sid
         # The sequence goes on where the log stopped: the report orders writes and checkpoints
         # by seq, and the plan state keys its events by (session, seq). Emitter has no setter.
-        bus._seq = max(bus.seq, stored.last_seq)  # noqa: SLF001
+        bus.continue_from(stored.last_seq)
     else:
         log = SessionLog(settings.workspace, bus.session_id)
     bus.subscribe(log)

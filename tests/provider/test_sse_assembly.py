@@ -144,3 +144,11 @@ def test_a_non_streaming_body_assembles_the_same_way() -> None:
     done = completion_from_body(body)
     assert done.tool_calls[0].name == "bash" and done.tool_calls[0].parsed() == {"command": "ls"}
     assert done.reasoning == "hm" and done.usage.completion_tokens == 4
+
+
+def test_a_lone_surrogate_in_a_chunk_becomes_a_replacement_character_not_a_crash() -> None:
+    # JSON may escape half a surrogate pair; Python keeps it, and the first UTF-8 encode raised.
+    chunk = parse_chunk('{"choices":[{"delta":{"content":"a\\ud83d b \\ud83d\\ude00"}}]}')
+    text = chunk["choices"][0]["delta"]["content"]
+    assert text == "a\ufffd b \U0001f600"
+    text.encode("utf-8")
