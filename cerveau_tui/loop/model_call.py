@@ -189,6 +189,13 @@ class ModelCall:
                     P.UsagePayload(context_tokens=exc.prompt_tokens, n_ctx=self.n_ctx),
                 )
             if exc.error_class == ErrorClass.CONTEXT_OVERFLOW and attempt < MAX_OVERFLOW_RETRIES:
+                # Said even when only the largest message can be cut (no `compacted` event then).
+                self.bus.emit(
+                    EventType.NOTICE,
+                    {
+                        "text": "the prompt did not fit the server's context; compacting and retrying"
+                    },
+                )
                 ours = sum(self.count_tokens(str(m.get("content") or "")) for m in messages)
                 return self(
                     max_tokens,
