@@ -13,9 +13,17 @@ def types(events):
     return [e["type"] for e in events]
 
 
+#: What a turn's after_turn work may say once turn_ended is out (issue 13: distilling and mining
+#: run after the answer): nothing else may follow the turn's end.
+AFTER_TURN = {"lessons", "notice", "error"}
+
+
 def ended(events):
-    assert events and events[-1]["type"] == "turn_ended", types(events)[-5:]
-    return events[-1]["payload"]
+    ends = [i for i, e in enumerate(events) if e["type"] == "turn_ended"]
+    assert ends, types(events)[-5:]
+    after = types(events[ends[-1] + 1 :])
+    assert set(after) <= AFTER_TURN, after
+    return events[ends[-1]]["payload"]
 
 
 def test_a_tool_call_changes_the_workspace_then_a_plain_answer_ends_the_turn(cli, tmp_path):
