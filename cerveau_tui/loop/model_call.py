@@ -196,7 +196,7 @@ class ModelCall:
                         "text": "the prompt did not fit the server's context; compacting and retrying"
                     },
                 )
-                ours = sum(self.count_tokens(str(m.get("content") or "")) for m in messages)
+                ours = self.sent + self.overhead()
                 return self(
                     max_tokens,
                     attempt + 1,
