@@ -58,7 +58,8 @@ def budget_line(p: BudgetNotice) -> Line:
 def reminder_line(p: ReminderPayload) -> Line:
     """One line: the model reads the whole text; the person sees that it was told, and by whom."""
     body = [ln for ln in p.text.splitlines()[1:] if ln.strip()]
-    first = body[0][:100] if body else ""
+    first = body[0] if body else ""
+    first = first if len(first) <= 100 else first[:99] + "…"
     more = f" (+{len(body) - 1} lines)" if len(body) > 1 else ""
     who = ", ".join(p.sources) or "harness"
     return f"reminder to the model ({who}): {first}{more}", "info"
