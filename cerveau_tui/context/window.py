@@ -340,7 +340,7 @@ def summary_block(
     )
     if summary:
         body = (
-            f"The person's request, verbatim:\n{request}\n\n"
+            f"The person's request, verbatim:\n{request.strip() and request or '(none)'}\n\n"
             f"Handoff written from the compacted rounds:\n{summary.strip()}"
         )
     else:
