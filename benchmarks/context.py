@@ -107,7 +107,10 @@ def report_turn(r: dict[str, Any]) -> None:
         f"{len(refused)} refused by the server"
     )
     print("    request  messages  prompt_n  cache_n  appended")
-    appended = r["appended"]
+    appended = list(r["appended"])
+    if appended and chats:
+        # Everything in the first request is new to the server (the system prompt, the tools).
+        appended[0] = chats[0].prompt_n + chats[0].cache_n
     for i, x in enumerate(chats):
         a = appended[i] if i < len(appended) else 0
         print(f"    {i + 1:7d}  {x.messages:8d}  {x.prompt_n:8,d}  {x.cache_n:7,d}  {a:8,d}")
