@@ -17,11 +17,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..workspace.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
+from ..workspace.beneath import lstat_beneath
 from .lessons import Lesson, LessonDraft
-from .store import DB
+from .store import DB, memory_dir
 
-_SIDE_FILES = (DB, f"{DB}-journal", f"{DB}-wal", f"{DB}-shm")
 #: Beyond this many lessons the least confirmed, oldest ones go: recall reads them all.
 MAX_LESSONS = 200
 
@@ -44,7 +43,7 @@ _COLUMNS = "id, kind, trigger, fix, stack, seen, created, updated"
 
 class LessonStore:
     def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
-        self._dir_fd, self.moved_aside = _state_dir(Path(workspace))
+        self._dir_fd, self.moved_aside = memory_dir(Path(workspace))
         self._clock = clock
         self._lock = threading.Lock()
         proc = f"/proc/self/fd/{self._dir_fd}"
@@ -130,16 +129,3 @@ def _lesson(row: tuple) -> Lesson:
         created=created,
         updated=updated,
     )
-
-
-def _state_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
-    fd, moved = open_state_dir(workspace, ".cerveau")
-    try:
-        for name in _SIDE_FILES:
-            st = lstat_beneath(fd, name)
-            if st is not None and not stat.S_ISREG(st.st_mode):
-                moved.append(move_aside(fd, name, [".cerveau"]))
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, moved

@@ -56,7 +56,7 @@ def normalise(text: str) -> str:
 class MemoryStore:
     def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(workspace) / ".cerveau" / DB
-        self._dir_fd, self.moved_aside = _state_dir(Path(workspace))
+        self._dir_fd, self.moved_aside = memory_dir(Path(workspace))
         self._clock = clock
         self._lock = threading.Lock()
         proc = f"/proc/self/fd/{self._dir_fd}"
@@ -118,7 +118,9 @@ class MemoryStore:
                 self._dir_fd = -1
 
 
-def _state_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
+def memory_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
+    """`.cerveau/` opened beneath the workspace, with any non-file planted where the database
+    or its journal go moved aside: the one opening every table of memory.sqlite shares."""
     fd, moved = open_state_dir(workspace, ".cerveau")
     try:
         for name in _SIDE_FILES:
