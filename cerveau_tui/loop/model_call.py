@@ -263,6 +263,7 @@ def resume_brief(
     plan: list[str] = []
     decisions: list[str] = []
     unmet: list[str] = []
+    failed: list[str] = [*state.failures, *denied_calls(state.history)]
     notes: list[str] = []
     for h in hooks:
         try:
@@ -272,6 +273,8 @@ def resume_brief(
         for line in lines:
             if line.startswith(DECISION):
                 decisions.append(line[len(DECISION) :].strip())
+            elif line.startswith(FAILED):
+                failed.append(line[len(FAILED) :].strip())
             elif line.startswith(UNMET):
                 unmet.extend(x.strip() for x in line[len(UNMET) :].split(",") if x.strip())
             elif h.name == "plan":
@@ -282,7 +285,7 @@ def resume_brief(
         request=state.task,
         plan=plan,
         decisions=decisions,
-        failed=[*state.failures, *denied_calls(state.history)],
+        failed=failed,
         unmet=unmet,
         written=written,
         notes=notes,
@@ -290,8 +293,10 @@ def resume_brief(
     return build_resume_brief(facts)
 
 
-#: How hooks' brief lines say which section they belong to (PlanHook, SealHook).
+#: How hooks' brief lines say which section they belong to (PlanHook, SealHook; a breaker's
+#: shapes would be "Failed: ..."); other lines go to the brief's notes.
 DECISION = "Decision:"
+FAILED = "Failed:"
 UNMET = "Done criteria still unmet:"
 #: What a denied call's result starts with (loop/dispatch.py words them).
 _DENIED = ("denied", "the person denied this call")

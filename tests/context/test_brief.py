@@ -128,6 +128,13 @@ class _Unmet(Hook):
         return ["Done criteria still unmet: tests, lint"]
 
 
+class _Breaker(Hook):
+    name = "breaker"
+
+    def resume_brief(self) -> list[str]:
+        return ["Failed: `pytest` not found (3 times)"]
+
+
 class _Broken(Hook):
     name = "broken"
 
@@ -139,9 +146,11 @@ def test_unmet_criteria_failures_and_writes_come_from_the_session(tmp_path: Path
     state = EngineState(task="t")
     state.note_failure("bash pytest: exit 1")
     state.tools.written.append(tmp_path / "a.py")
-    text = resume_brief(0, state=state, workspace=tmp_path, hooks=[_Unmet(), _Broken()])
+    hooks = [_Unmet(), _Breaker(), _Broken()]
+    text = resume_brief(0, state=state, workspace=tmp_path, hooks=hooks)
     assert section(text, SECTIONS[4]) == ["- tests", "- lint"]
-    assert section(text, SECTIONS[3]) == ["- bash pytest: exit 1"]
+    failed = section(text, SECTIONS[3])
+    assert failed == ["- bash pytest: exit 1", "- `pytest` not found (3 times)"]
     assert section(text, SECTIONS[5]) == ["a.py"]
 
 
