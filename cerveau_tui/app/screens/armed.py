@@ -165,3 +165,16 @@ class ArmedModal(ModalScreen[T]):
         self.show_keys()
         if self._sink is not None:
             self._sink.replay_paste(event.text)
+
+
+class ArmedQuestion(ArmedModal[T]):
+    """One question at start-up (trust a config, use a done check): its keys drawn at mount,
+    armed by the tick, and answered with `dismiss(value)` only once armed."""
+
+    def on_mount(self) -> None:
+        self.show_keys()
+        self.set_interval(TICK_S, self.tick_arming)
+
+    def answer(self, value: T) -> None:
+        if self.armed:
+            self.dismiss(value)

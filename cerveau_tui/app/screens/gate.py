@@ -18,10 +18,10 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from .armed import QUIET_S, TICK_S, ArmedModal, KeySink
+from .armed import QUIET_S, ArmedQuestion, KeySink
 
 
-class GateScreen(ArmedModal[str | None]):
+class GateScreen(ArmedQuestion[str | None]):
     """Dismissed with "auto", "off", or None (not now)."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
@@ -60,13 +60,6 @@ class GateScreen(ArmedModal[str | None]):
             )
             yield Static(id="keys")
 
-    def on_mount(self) -> None:
-        self.show_keys()
-        self.set_interval(TICK_S, self.tick)
-
-    def tick(self) -> None:
-        self.tick_arming()
-
     def keys_content(self) -> Content:
         return Content.assemble(
             ("y", "bold $text-accent"),
@@ -78,5 +71,4 @@ class GateScreen(ArmedModal[str | None]):
         )
 
     def action_answer(self, value: str) -> None:
-        if self.armed:
-            self.dismiss(value or None)
+        self.answer(value or None)

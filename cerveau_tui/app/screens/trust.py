@@ -20,10 +20,10 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from .armed import QUIET_S, TICK_S, ArmedModal, KeySink
+from .armed import QUIET_S, ArmedQuestion, KeySink
 
 
-class TrustScreen(ArmedModal[bool]):
+class TrustScreen(ArmedQuestion[bool]):
     """Dismissed with True (trust the file) or False (ignore what it lowers)."""
 
     CSS_PATH = Path(__file__).with_suffix(".tcss")
@@ -64,13 +64,6 @@ class TrustScreen(ArmedModal[bool]):
             )
             yield Static(id="keys")
 
-    def on_mount(self) -> None:
-        self.show_keys()
-        self.set_interval(TICK_S, self.tick)
-
-    def tick(self) -> None:
-        self.tick_arming()
-
     def keys_content(self) -> Content:
         return Content.assemble(
             ("t", "bold $text-accent"),
@@ -82,5 +75,4 @@ class TrustScreen(ArmedModal[bool]):
         )
 
     def action_answer(self, trusted: bool) -> None:
-        if self.armed:
-            self.dismiss(trusted)
+        self.answer(trusted)
