@@ -41,7 +41,7 @@ def compacted_line(p: Compacted) -> Line:
     }[p.summary_source]
     parts = [f"{p.dropped_rounds} rounds folded into {how}"] if p.dropped_rounds else [how]
     if p.pruned:
-        parts.append(f"{p.pruned} old tool outputs cleared")
+        parts.append(f"{p.pruned} old calls and results cleared")
     by = " (you asked)" if p.reason == "person" else ""
     return (
         f"context compacted{by}: {p.tokens_before:,} → {p.tokens_after:,} tokens{of}; "

@@ -140,3 +140,18 @@ def test_port_hook_puts_the_live_stack_in_the_system_prompt() -> None:
 
 def test_port_hook_without_services_adds_no_section() -> None:
     assert PortHook({}).system_sections() == []
+
+
+def test_a_tripped_shape_reaches_the_resume_brief_as_what_failed(tmp_path: Path) -> None:
+    from cerveau_tui.loop.model_call import resume_brief
+    from cerveau_tui.loop.state import EngineState
+
+    ctx, _ = _ctx(tmp_path)
+    hook = BreakerHook(threshold=3)
+    assert hook.resume_brief() == []
+    for i in range(1, 4):
+        hook.on_tool_result(ctx, _bash(i, "pip install leftpadx", 1, "No matching distribution"))
+    state = EngineState(task="add leftpad")
+    brief = resume_brief(4, state=state, workspace=tmp_path, hooks=[hook])
+    failed = brief.split("What already failed", 1)[1].split("\n\n", 1)[0]
+    assert "pip install" in failed and "kept failing the same way" in failed, brief

@@ -40,11 +40,20 @@ class BreakerHook(Hook):
 
     def __init__(self, threshold: int = 3) -> None:
         self.breaker = Breaker(threshold)
+        self.tripped: list[str] = []  # shapes that tripped, for the resume brief (bounded)
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         # A new instruction from the person is new information: streaks start again.
         self.breaker.reset()
         return None
+
+    def resume_brief(self) -> list[str]:
+        """What failed by shape survives a compaction: the summary of dropped rounds must not
+        invite the model to try the same failing command again."""
+        return [
+            f"Failed: {shape} kept failing the same way (the breaker stopped it)"
+            for shape in self.tripped
+        ]
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         if record.command is None or record.status in ("denied", "refused"):
@@ -53,6 +62,8 @@ class BreakerHook(Hook):
         if trip is None:
             return None
         _emit(ctx, "breaker", trip.shape, record.iteration, trip.question)
+        if trip.shape not in self.tripped:
+            self.tripped = [*self.tripped[-4:], trip.shape]
         return trip.question
 
 
