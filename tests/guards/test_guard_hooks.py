@@ -154,4 +154,4 @@ def test_a_tripped_shape_reaches_the_resume_brief_as_what_failed(tmp_path: Path)
     state = EngineState(task="add leftpad")
     brief = resume_brief(4, state=state, workspace=tmp_path, hooks=[hook])
     failed = brief.split("What already failed", 1)[1].split("\n\n", 1)[0]
-    assert "pip install" in failed and "kept failing the same way" in failed, brief
+    assert "pip" in failed and "kept failing the same way" in failed, brief
