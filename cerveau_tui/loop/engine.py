@@ -136,10 +136,6 @@ class Engine:
         return self.loop_state.turn_changes
 
     @property
-    def squeeze(self) -> float:
-        return self.loop_state.squeeze
-
-    @property
     def system(self) -> str:
         return self._system
 
@@ -220,18 +216,7 @@ class Engine:
             state=self.loop_state,
             hooks=self.hooks,
             registry=registry,
-            model=ModelCall(
-                provider=self.provider,
-                registry=registry,
-                bus=self.bus,
-                state=self.loop_state,
-                system=self._system,
-                n_ctx=self.n_ctx,
-                count_tokens=self.count_tokens,
-                brief=self._brief,
-                context=self.settings.context,
-                summarise=summariser(self.provider, self.settings),
-            ),
+            model=self._model_call(registry),
             dispatcher=self._dispatcher(registry),
             events=self.events,
             approver=self.approver,
@@ -310,18 +295,7 @@ class Engine:
         newest `keep_rounds` rounds stay verbatim, the rest becomes one summary block. The history
         is not rewritten (it keeps everything; persistence relies on that). Returns how many
         rounds went into the block."""
-        model = ModelCall(
-            provider=self.provider,
-            registry=self.registry,
-            bus=self.bus,
-            state=self.loop_state,
-            system=self._system,
-            n_ctx=self.n_ctx,
-            count_tokens=self.count_tokens,
-            brief=self._brief,
-            context=self.settings.context,
-            summarise=summariser(self.provider, self.settings),
-        )
+        model = self._model_call(self.registry)
         reply = reply_cap(self.n_ctx, self.settings.max_tokens)
         budget = model.budget(reply, self.registry.schemas())
         done = model.compact(budget, reason="person", full=True, keep_rounds=keep_rounds)
@@ -366,6 +340,20 @@ class Engine:
     def _brief(self, dropped: int) -> str:
         return resume_brief(
             dropped, state=self.loop_state, workspace=self.workspace, hooks=self.hooks
+        )
+
+    def _model_call(self, registry: Registry) -> ModelCall:
+        return ModelCall(
+            provider=self.provider,
+            registry=registry,
+            bus=self.bus,
+            state=self.loop_state,
+            system=self._system,
+            n_ctx=self.n_ctx,
+            count_tokens=self.count_tokens,
+            brief=self._brief,
+            context=self.settings.context,
+            summarise=summariser(self.provider, self.settings),
         )
 
     def _dispatcher(self, registry: Registry) -> Dispatcher:
