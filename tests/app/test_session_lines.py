@@ -26,7 +26,9 @@ def test_a_compaction_line_gives_the_figures_and_the_summary_source() -> None:
         )
     )
     assert "3,100 → 1,500 tokens of 4,096" in text
-    assert "6 rounds" in text and "resume brief" in text and "4 old calls and results cleared" in text
+    assert (
+        "6 rounds" in text and "resume brief" in text and "4 old calls and results cleared" in text
+    )
 
 
 def test_a_budget_notice_at_ninety_percent_is_a_warning() -> None:
