@@ -353,7 +353,7 @@ class Engine:
             count_tokens=self.count_tokens,
             brief=self._brief,
             context=self.settings.context,
-            summarise=summariser(self.provider, self.settings),
+            summarise=summariser(self.provider, self.settings, self._system),
         )
 
     def _dispatcher(self, registry: Registry) -> Dispatcher:

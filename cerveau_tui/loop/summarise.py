@@ -31,16 +31,21 @@ MESSAGE_CHARS = 2000
 Summariser = Callable[[list[dict[str, Any]]], "str | None"]
 
 
-def summariser(provider: Provider, settings: Settings) -> Summariser | None:
-    """The session's summariser, or None when `settings.context.summarise` is off."""
+def summariser(provider: Provider, settings: Settings, system: str = "") -> Summariser | None:
+    """The session's summariser, or None when `settings.context.summarise` is off.
+
+    `system`: the session's own system message, sent first as in every other request of the
+    session (one system message per session: the server's cached prefix holds, and a reader of
+    the requests sees one session); the handoff's own instructions travel in the user message."""
     if not settings.context.summarise:
         return None
     cap = settings.context.summary_max_tokens
 
     def summarise(messages: list[dict[str, Any]]) -> str | None:
+        ask = "\n\n".join([HANDOFF_SYSTEM, transcript(messages), HANDOFF_PROMPT])
         request = [
-            {"role": "system", "content": HANDOFF_SYSTEM},
-            {"role": "user", "content": transcript(messages) + "\n\n" + HANDOFF_PROMPT},
+            {"role": "system", "content": system or HANDOFF_SYSTEM},
+            {"role": "user", "content": ask},
         ]
         try:
             done = provider.complete(request, [], max_tokens=cap)

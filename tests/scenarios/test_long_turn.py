@@ -89,3 +89,17 @@ def test_a_server_refusal_compacts_with_its_count_and_retries_once(tmp_path):
     requests = chat_requests(srv)
     refused, retried = requests[5], requests[6]
     assert retried != refused and len(json.dumps(retried)) < len(json.dumps(refused))
+
+
+def test_with_summaries_on_every_request_of_the_session_has_the_same_system_message(tmp_path):
+    # The summary call is a request of the session too: one system message for all of them.
+    env = {"CERVEAU_LIMITS__MAX_ITERATIONS": "60"}
+    settings = load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+    script = [*(write(i) for i in range(30)), {"content": "done"}]
+    with ScriptedServer({"responses": script}, n_ctx=4096) as srv:
+        s = build_session(settings, approver=ApproveAll(), provider=LlamaProvider(srv.url))
+        s.engine.run(TASK)
+        s.close()
+    summaries = [b for b in srv.requests if not b.get("tools")]
+    assert summaries, "the window never asked for a summary"
+    assert len({json.dumps(b["messages"][0]) for b in srv.requests}) == 1
