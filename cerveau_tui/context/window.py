@@ -130,6 +130,8 @@ class Window:
         self.summarise = summarise
         self.brief = brief or (lambda n: f"[harness] {n} earlier rounds were compacted.")
         self._sys: Message | None = None
+        # (frozen, system message, upto, history length, tokens) at the last count: see tokens().
+        self._total: tuple[list[Message], Message, int, int, int] | None = None
 
     # --- the request -----------------------------------------------------------------------------
 
@@ -138,7 +140,21 @@ class Window:
         return [self._system(system), *self.state.frozen, *history[self.state.upto :]]
 
     def tokens(self, system: str, history: Sequence[Message]) -> int:
-        return sum(message_tokens(m, self.count) for m in self.messages(system, history))
+        """What the request costs. Between compactions only the history's end is new, so only
+        that is added: summing every message each call was the window's largest cost per round
+        (the objects, not ids, are compared: a freed list's id can come back)."""
+        self._check(history)
+        s, sys_msg = self.state, self._system(system)
+        last = self._total
+        if last is not None and last[0] is s.frozen and last[1] is sys_msg:
+            _, _, upto, seen, total = last
+            if upto == s.upto and seen <= len(history):
+                total += sum(message_tokens(m, self.count) for m in history[seen:])
+                self._total = (s.frozen, sys_msg, upto, len(history), total)
+                return total
+        total = sum(message_tokens(m, self.count) for m in self.messages(system, history))
+        self._total = (s.frozen, sys_msg, s.upto, len(history), total)
+        return total
 
     def _system(self, system: str) -> Message:
         # One object per prompt text: token counts are memoised per message object.

@@ -358,3 +358,22 @@ def test_a_prune_keeps_the_recent_results_whole_and_slims_their_calls():
     assert result["content"] == recent[1]["content"]  # its result whole
     assert "800 characters cleared" in call["tool_calls"][0]["function"]["arguments"]
     assert "cleared to save room" in sent[3]["content"]  # an older result: a placeholder
+
+
+def test_the_running_count_equals_a_full_recount_as_history_grows_and_compacts() -> None:
+    from cerveau_tui.context.pack import message_tokens
+
+    w = window()
+    history: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+
+    def full() -> int:
+        return sum(message_tokens(m, chars) for m in w.messages(SYSTEM, history))
+
+    compacted = 0
+    for i in range(40):
+        history += write_round(i)
+        assert w.tokens(SYSTEM, history) == full()
+        if w.fit(SYSTEM, history, budget=6000, request=TASK) is not None:
+            compacted += 1
+            assert w.tokens(SYSTEM, history) == full()
+    assert compacted >= 2
