@@ -65,8 +65,13 @@ class UndoLog:
                 elif op == "before":
                     before = r.get("before") or {}
                     for rel, digest in before.items():
-                        if isinstance(rel, str) and (digest is None or isinstance(digest, str)):
-                            tc.before.setdefault(rel, digest)
+                        if not isinstance(rel, str) or not (
+                            digest is None or isinstance(digest, str)
+                        ):
+                            continue
+                        if _harness_or_git_state(self.store.workspace, rel):
+                            continue  # never a file tool's write: a log from elsewhere
+                        tc.before.setdefault(rel, digest)
                     tc.outside.extend(
                         str(p) for p in r.get("outside") or () if str(p) not in tc.outside
                     )
@@ -134,6 +139,21 @@ class UndoLog:
             sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
         )
         return UndoResult(tc.turn_id, sorted(covered), sorted({*others, *tc.outside, *refused}))
+
+
+def _harness_or_git_state(workspace: Path, rel: str) -> bool:
+    """A path the file tools refuse to write (tools/base.refuse_state_write: `.git` at any depth,
+    `.cerveau/` at the top, case-insensitive), so no undo record of ours ever names one. The log
+    sits in the workspace and a cloned repository can plant one: a replayed `.git/config` with
+    `core.fsmonitor` set would run code at the person's next `git status` after an undo."""
+    p = Path(rel)
+    if p.is_absolute():
+        try:
+            p = p.relative_to(workspace)
+        except ValueError:
+            return False  # outside: the restore refuses it (OutsideWorkspace)
+    parts = [x.casefold() for x in p.as_posix().split("/") if x and x != "."]
+    return ".git" in parts or (bool(parts) and parts[0] == ".cerveau")
 
 
 def _is_inside(root: Path, path: Path) -> bool:
