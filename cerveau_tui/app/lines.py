@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..done.polish import NO_GATE
 from ..protocol import (
     TURN_INTERRUPTED,
     TURN_STOPPED,
@@ -65,7 +66,9 @@ def reminder_line(p: ReminderPayload) -> Line:
     return f"reminder to the model ({who}): {first}{more}", "info"
 
 
-def polish_line(p: PolishPayload) -> Line:
+def polish_line(p: PolishPayload) -> Line | None:
+    if p.result == "skipped" and p.reason == NO_GATE:  # no gate, no polish: every turn
+        return None
     text = {
         "kept": "polish kept: the gate stayed green",
         "reverted": "polish reverted: the gate went red, the green result stands",

@@ -214,7 +214,8 @@ class Router:
             case ReminderPayload():
                 chat.notice(*reminder_line(payload))
             case PolishPayload():
-                chat.notice(*polish_line(payload))
+                if (polished := polish_line(payload)) is not None:
+                    chat.notice(*polished)
             case Untyped():
                 self.untyped(payload)
 

@@ -38,7 +38,7 @@ from .messages import (
 from .near_green import NearGreen, Store
 from .original import against_originals
 from .outcomes import accept, autofix, park, roll_back
-from .polish import Polish, begin_polish, emit_polish, finish_polish, why_no_polish
+from .polish import NO_GATE, Polish, begin_polish, emit_polish, finish_polish, why_no_polish
 from .protected import protected_state, written_files
 from .seal import SealState
 
@@ -269,7 +269,7 @@ class GateHook(Hook):
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
         if not self.done.criteria:
             if self.polish.enabled and any(c.wrote for c in ctx.calls):
-                emit_polish(ctx, "skipped", "no done gate in use")
+                emit_polish(ctx, "skipped", NO_GATE)
             return None
         if self.polish.active:
             return self._finish_polish(ctx)

@@ -65,9 +65,12 @@ class Polish:
         return self.active and iteration - self.started_at >= self.max_iterations
 
 
+#: Why polish is skipped on every turn of a session without a gate (the TUI says nothing then).
+NO_GATE = "no done gate in use"
+
+
 def emit_polish(ctx: TurnContext, result: PolishResult, reason: str) -> None:
     ctx.emit(EventType.POLISH, P.PolishPayload(result=result, reason=reason))
-    ctx.emit(EventType.NOTICE, {"text": f"polish {result}: {reason}"})
 
 
 def why_no_polish(polish: Polish, report: Report, calls: Sequence[CallRecord]) -> str | None:

@@ -46,8 +46,16 @@ def test_a_reminder_line_names_its_sources_and_its_first_line() -> None:
 
 
 def test_a_reverted_polish_is_a_warning() -> None:
-    assert polish_line(PolishPayload(result="reverted"))[1] == "warning"
-    assert "kept" in polish_line(PolishPayload(result="kept"))[0]
+    reverted = polish_line(PolishPayload(result="reverted"))
+    kept = polish_line(PolishPayload(result="kept"))
+    assert reverted is not None and reverted[1] == "warning"
+    assert kept is not None and "kept" in kept[0]
+
+
+def test_no_polish_without_a_gate_is_not_said_every_turn() -> None:
+    assert polish_line(PolishPayload(result="skipped", reason="no done gate in use")) is None
+    off = polish_line(PolishPayload(result="skipped", reason="polish is off"))
+    assert off is not None and "skipped" in off[0]
 
 
 async def test_a_compacted_event_shows_a_line_and_moves_the_status_bar(tmp_path: Path) -> None:
