@@ -84,8 +84,21 @@ def age(seconds: float) -> str:
     return "just now"
 
 
+#: What one recalled note may carry: curate keeps 4 to 30 words, so a longer one was not written
+#: by this harness (a memory.sqlite planted in a cloned workspace) and is cut to one short line.
+NOTE_CHARS = 300
+
+
+def _bounded(text: object, limit: int) -> str:
+    s = " ".join(str(text).split())  # one line: a note cannot open a forged paragraph
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def recall_text(notes: list[Note], now: float) -> str:
-    lines = [f"- {age(now - n.updated)}: ({n.kind}) {n.text}" for n in notes]
+    lines = [
+        f"- {age(now - n.updated)}: ({_bounded(n.kind, 20)}) {_bounded(n.text, NOTE_CHARS)}"
+        for n in notes
+    ]
     return "\n".join([RECALL_HEADER, *lines])
 
 
