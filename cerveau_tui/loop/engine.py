@@ -295,6 +295,9 @@ class Engine:
         newest `keep_rounds` rounds stay verbatim, the rest becomes one summary block. The history
         is not rewritten (it keeps everything; persistence relies on that). Returns how many
         rounds went into the block."""
+        # A new request from the person, as a turn's start and `exec` are: an interrupt of the
+        # turn before must not cancel this compaction's summary call before it is sent.
+        self.loop_state.cancel.clear()
         model = self._model_call(self.registry)
         reply = reply_cap(self.n_ctx, self.settings.max_tokens)
         budget = model.budget(reply, self.registry.schemas())
@@ -353,7 +356,9 @@ class Engine:
             count_tokens=self.count_tokens,
             brief=self._brief,
             context=self.settings.context,
-            summarise=summariser(self.provider, self.settings, self._system),
+            summarise=summariser(
+                self.provider, self.settings, self._system, cancel=self.loop_state.cancel
+            ),
         )
 
     def _dispatcher(self, registry: Registry) -> Dispatcher:

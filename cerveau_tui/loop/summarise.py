@@ -11,6 +11,7 @@ complete), or the setting is off; the window then uses the deterministic brief a
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -31,12 +32,19 @@ MESSAGE_CHARS = 2000
 Summariser = Callable[[list[dict[str, Any]]], "str | None"]
 
 
-def summariser(provider: Provider, settings: Settings, system: str = "") -> Summariser | None:
+def summariser(
+    provider: Provider,
+    settings: Settings,
+    system: str = "",
+    cancel: threading.Event | None = None,
+) -> Summariser | None:
     """The session's summariser, or None when `settings.context.summarise` is off.
 
     `system`: the session's own system message, sent first as in every other request of the
     session (one system message per session: the server's cached prefix holds, and a reader of
-    the requests sees one session); the handoff's own instructions travel in the user message."""
+    the requests sees one session); the handoff's own instructions travel in the user message.
+    `cancel`: the session's interrupt flag. Without it the person's Esc waited for the whole
+    handoff (up to summary_max_tokens generated) before the turn saw it."""
     if not settings.context.summarise:
         return None
     cap = settings.context.summary_max_tokens
@@ -48,7 +56,7 @@ def summariser(provider: Provider, settings: Settings, system: str = "") -> Summ
             {"role": "user", "content": ask},
         ]
         try:
-            done = provider.complete(request, [], max_tokens=cap)
+            done = provider.complete(request, [], max_tokens=cap, cancel=cancel)
         except ProviderError:
             return None
         if done.finish_reason == "length" or not done.content.strip():

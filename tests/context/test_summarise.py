@@ -65,3 +65,67 @@ def test_summaries_off_means_no_summariser():
 def test_the_transcript_names_calls_and_results_as_plain_text():
     text = transcript(ROUNDS)
     assert '[agent called write_file] {"path": "p.py"}' in text and "[result] wrote p.py" in text
+
+
+class CancellableProvider:
+    """A server whose handoff is slow: it stops only when the call's cancel flag is set."""
+
+    def __init__(self) -> None:
+        self.cancels: list[Any] = []
+
+    def complete(self, messages: Any, tools: Any, *, max_tokens: int, **kw: Any) -> Completion:
+        cancel = kw.get("cancel")
+        self.cancels.append(cancel)
+        if cancel is not None and cancel.is_set():
+            raise ProviderError("cancelled", ErrorClass.CANCELLED)
+        return Completion(content="Goal: a parser.", finish_reason="stop")
+
+
+def engine_with(history: list[dict[str, Any]], provider: Any, tmp_path: Any) -> Any:
+    from cerveau_tui.bus import Emitter
+    from cerveau_tui.loop.approver import DenyAll
+    from cerveau_tui.loop.engine import Engine
+    from cerveau_tui.tools.registry import Registry
+
+    engine = Engine(
+        provider=provider,
+        registry=Registry([]),
+        bus=Emitter("test"),
+        settings=Settings(workspace=tmp_path),
+        approver=DenyAll(),
+        n_ctx=4096,
+    )
+    engine.loop_state.history[:] = history
+    engine.loop_state.task = "add a parser"
+    return engine
+
+
+def rounds_of(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": "add a parser"}]
+    for i in range(n):
+        out += [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": f"c{i}", "function": {"name": "read_file", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"result {i}"},
+        ]
+    return out
+
+
+def test_the_sessions_interrupt_reaches_the_summary_call(tmp_path: Any) -> None:
+    p = CancellableProvider()
+    engine = engine_with(rounds_of(4), p, tmp_path)
+    engine.compact()
+    assert p.cancels and p.cancels[-1] is engine.loop_state.cancel
+
+
+def test_the_persons_compact_after_an_interrupted_turn_still_gets_a_handoff(tmp_path: Any) -> None:
+    p = CancellableProvider()
+    engine = engine_with(rounds_of(4), p, tmp_path)
+    engine.interrupt()  # the turn before ended on Esc; the flag stays set until something clears it
+    assert engine.compact() > 0
+    assert "Goal: a parser." in engine.loop_state.window.frozen[0]["content"]
