@@ -79,7 +79,10 @@ class PlanHook(Hook):
 
     def _collect(self, ev: Event) -> None:
         if ev.type == EventType.TOOL_RESULT and ev.payload.get("wrote"):
-            self._writes.append(ev)
+            # Only what the report reads (written_paths: ok, wrote, seq): the whole event holds
+            # the write's diff and output, a whole file for a write_file, kept for the session.
+            slim = {"ok": ev.payload.get("ok", True), "wrote": ev.payload["wrote"]}
+            self._writes.append(ev.model_copy(update={"payload": slim}))
 
     def reconciled(self) -> PlanReport:
         """The plan as build_report_at sees it: checkpoint events and the files on disk. The

@@ -171,3 +171,17 @@ def test_a_denied_call_is_named_with_what_it_tried():
     ]
     (line,) = denied_calls(history)
     assert line.startswith("bash ") and "rm -rf build" in line and "denied" in line
+
+
+def test_the_plan_hook_keeps_no_writes_diff_or_output(tmp_path: Path):
+    """It keeps every write of the session for the reconciled report: a write_file's diff is the
+    whole file, and a long session's writes stayed in memory to its end."""
+    bus, hook, _ = plan_session(tmp_path)
+    big = "+x\n" * 100_000
+    bus.emit(
+        EventType.TOOL_RESULT,
+        {"call_id": "c2", "name": "write_file", "ok": True, "output": big, "diff": big,
+         "wrote": ["t.py"]},
+    )  # fmt: skip
+    kept = [e.payload for e in hook._writes]
+    assert kept == [{"ok": True, "wrote": ["p.py"]}, {"ok": True, "wrote": ["t.py"]}]
