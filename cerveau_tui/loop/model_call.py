@@ -75,6 +75,7 @@ class ModelCall:
         self.sent = 0  # our count of the messages of the last request sent
         self.used = 0  # tokens in the window after the last reply, by the server's count
         self.pending = 0  # tokens of the results added since that reply
+        self._system_tokens: int | None = None
 
     def budget(self, max_tokens: int, schemas: list[dict[str, Any]]) -> int:
         """What the prompt may take: n_ctx minus the reply cap, the tool schemas, the framing."""
@@ -108,7 +109,7 @@ class ModelCall:
             measured=max(1, measured - self.overhead()) if measured else None,
             full=full,
             keep_rounds=keep_rounds,
-            summary_room=max(256, self.n_ctx - self.context.summary_max_tokens - SUMMARY_FRAME),
+            summary_room=self.summary_room(),
         )
         if done is not None:
             # The figures are what the window holds: the messages and what is sent beside them.
@@ -126,6 +127,16 @@ class ModelCall:
                 ),
             )
         return done
+
+    def summary_room(self) -> int:
+        """Tokens the summary call's transcript may take: the window less the handoff's cap, its
+        framing, and the session's system message, which the summary request opens with too
+        (uncounted, a 4k window with an AGENTS.md refused the summary and fell back to the brief)."""
+        if self._system_tokens is None:  # asked before every call: counted once
+            msg = {"role": "system", "content": self.system}
+            self._system_tokens = message_tokens(msg, self.count_tokens)
+        cap = self.context.summary_max_tokens
+        return max(256, self.n_ctx - cap - SUMMARY_FRAME - self._system_tokens)
 
     def __call__(
         self,

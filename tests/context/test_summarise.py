@@ -129,3 +129,40 @@ def test_the_persons_compact_after_an_interrupted_turn_still_gets_a_handoff(tmp_
     engine.interrupt()  # the turn before ended on Esc; the flag stays set until something clears it
     assert engine.compact() > 0
     assert "Goal: a parser." in engine.loop_state.window.frozen[0]["content"]
+
+
+def test_the_summary_calls_input_leaves_room_for_the_system_message_it_opens_with() -> None:
+    """The summary request opens with the session's system message (an AGENTS.md makes it
+    large): counted out of the room, the request fits the window instead of being refused."""
+    from cerveau_tui.bus import Emitter
+    from cerveau_tui.context.pack import message_tokens
+    from cerveau_tui.loop.model_call import SUMMARY_FRAME, ModelCall
+    from cerveau_tui.loop.state import EngineState
+    from cerveau_tui.tools.registry import Registry
+
+    given: list[list[dict[str, Any]]] = []
+
+    def fake(msgs: list[dict[str, Any]]) -> str:
+        given.append(msgs)
+        return "handoff"
+
+    history = rounds_of(40)
+    for m in history[2::2]:
+        m["content"] = "r" * 150  # each result ~150 tokens: the dropped rounds exceed the room
+    system = "s" * 1500
+    call = ModelCall(
+        provider=FakeProvider(Completion()),  # type: ignore[arg-type]
+        registry=Registry([]),
+        bus=Emitter("test"),
+        state=EngineState(history=history, task="add a parser"),
+        system=system,
+        n_ctx=4096,
+        count_tokens=len,
+        brief=lambda n: "brief",
+        context=ContextConfig(summary_max_tokens=1024),
+        summarise=fake,
+    )
+    assert call.compact(100_000, full=True, keep_rounds=2) is not None
+    sent = sum(message_tokens(m, len) for m in given[0])
+    sys_tokens = message_tokens({"role": "system", "content": system}, len)
+    assert sys_tokens + sent + SUMMARY_FRAME + 1024 <= 4096
