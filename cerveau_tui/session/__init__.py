@@ -307,7 +307,11 @@ def build_session(
         engine.delegate = engine.delegator()
     # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
     # once the session is announced (below).
-    log, stored = resume_.open_session_log(settings, bus, resume)
+    try:
+        log, stored = resume_.open_session_log(settings, bus, resume)
+    except BaseException:
+        _abandon(engine, managed)
+        raise
     journal = resume_.wire_journal(engine, log)
     keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
     protection = boundary.protection(settings)
@@ -329,7 +333,11 @@ def build_session(
         boundary.boundary_notice(bus, str(moved))
     store.moved_aside.clear()
     if stored is not None:
-        resume_.restore(engine, journal, stored, plan, bus)
+        try:
+            resume_.restore(engine, journal, stored, plan, bus)  # closes the log if it fails
+        except BaseException:
+            _abandon(engine, managed)
+            raise
     return Session(
         settings,
         bus,
@@ -345,3 +353,15 @@ def build_session(
         journal,
         stored,
     )
+
+
+def _abandon(engine: Engine, managed: Any) -> None:
+    """A session that could not open (its log held by another cerveau, a resume that failed):
+    what was started for it goes, or the palette's next pick would find a second llama-server,
+    the memory databases and the HTTP client still held by this one."""
+    engine.close()
+    close_provider = getattr(engine.provider, "close", None)
+    if callable(close_provider):
+        close_provider()
+    if managed is not None:
+        managed.stop()
