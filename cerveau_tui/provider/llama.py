@@ -41,6 +41,7 @@ from .sse import (
     iter_sse_data,
     parse_chunk,
 )
+from .stable_system import StableSystem
 from .types import Completion, Delta, ErrorClass, ProviderError, ReplyLimits, ServerProps
 
 __all__ = ["ACTION_MODES", "LlamaProvider", "props_from"]
@@ -79,6 +80,7 @@ class LlamaProvider:
         if self.deadline_s <= 0:
             raise ValueError(f"deadline_s must be positive, got {self.deadline_s}")
         self.limits = limits or ReplyLimits()
+        self._system = StableSystem()  # one system message on the wire per session
         self.max_retries = max_retries
         self._sleep = sleep
         self._clock = clock
@@ -166,7 +168,7 @@ class LlamaProvider:
         """One non-streamed reply constrained by a JSON schema (turn close's distill). Returns
         the raw text; the caller parses it and degrades on failure."""
         if self.resolved_mode() == "constrained":
-            messages = constrained.rewrite_history(messages)
+            messages = self._system.plain(constrained.rewrite_history(messages), messages)
         body = self.request_body(messages, [], max_tokens=max_tokens, mode="native")
         body.update(
             stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}}
@@ -220,10 +222,11 @@ class LlamaProvider:
         if self.model:
             body["model"] = self.model
         if tools and mode == "constrained":
-            body["messages"] = constrained.rewrite_history(messages, tools)
+            rewritten = constrained.rewrite_history(messages, tools)
+            body["messages"] = self._system.constrained(messages, rewritten, tools)
             body["response_format"] = constrained.response_format(tools)
         else:
-            body["messages"] = messages
+            body["messages"] = self._system.plain(messages)
             if tools:
                 body["tools"] = [{"type": "function", "function": t} for t in tools]
         return body
