@@ -245,8 +245,18 @@ class Delegation:
     ) -> None:
         self.bus, self.cancel, self.spawn, self.limits, self.cfg = bus, cancel, spawn, limits, cfg
         self.spend = Spend(bus)
+        # Reads run in parallel, explore among them: under a ceiling, two children started at
+        # once were each given the whole remainder, and the turn spent it twice over. One child
+        # at a time then (the server answers one request at a time anyway).
+        self._one = threading.Lock()
 
     def __call__(self, task: str, path: str = ".") -> DelegateResult:
+        if not self.limits.max_turn_tokens:
+            return self._delegate(task, path)
+        with self._one:
+            return self._delegate(task, path)
+
+    def _delegate(self, task: str, path: str) -> DelegateResult:
         result = delegate(
             task,
             path,

@@ -19,6 +19,7 @@ from cerveau_tui.loop.delegate import (
 )
 from cerveau_tui.loop.state import Limits, Outcome
 from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.provider.types import Usage
 from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
@@ -172,3 +173,45 @@ def test_the_parents_interrupt_cuts_the_childs_model_call_mid_stream(tmp_path):
     assert outcome, "the child kept waiting for its reply after the parent was interrupted"
     out = outcome[0]
     assert out.reason == "interrupted" and n_requests == 2
+
+
+class _Spender:
+    """A child that spends all it is allowed, and waits (boundedly) for a second child to start,
+    as two explore calls of one reply do when they run side by side."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.both = threading.Event()
+        self.lock = threading.Lock()
+
+    def __call__(self, bus: Emitter, limits: Limits) -> Any:
+        with self.lock:
+            self.started += 1
+            if self.started == 2:
+                self.both.set()
+        return _Spent(self, limits.max_turn_tokens)
+
+
+class _Spent:
+    def __init__(self, spender: _Spender, allowed: int) -> None:
+        self.spender, self.allowed = spender, allowed
+
+    def run(self, task: str) -> Outcome:
+        self.spender.both.wait(0.5)  # a bound on the overlap, not a timing assertion
+        return Outcome("t", "completed", 1, Usage(self.allowed, 0), message="ok")
+
+
+def test_children_started_side_by_side_share_the_parents_remainder():
+    from cerveau_tui.config_sections import DelegationConfig
+    from cerveau_tui.loop.delegate import Delegation
+
+    spender = _Spender()
+    d = Delegation(Emitter(), threading.Event(), spender, Limits(8, 3, 1000), DelegationConfig())
+    results: list[Any] = []
+    threads = [threading.Thread(target=lambda: results.append(d("q"))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    spent = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
+    assert len(results) == 2 and spent <= 1000
