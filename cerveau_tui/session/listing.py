@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 from pydantic import BaseModel
 
@@ -38,17 +39,39 @@ class ResumeError(LookupError):
     """No session to resume, a bad id, or a log that cannot be read: said, never a traceback."""
 
 
+#: Summaries already read, by workspace and id, with the (inode, mtime, size) they were read at:
+#: the palette lists the sessions each time it opens, on the UI thread, and folding every log of
+#: a workspace again (~80 ms for a 500-turn one) froze it for each session kept there.
+_SEEN: dict[tuple[str, str], tuple[tuple[int, int, int], SessionSummary]] = {}
+_SEEN_LOCK = threading.Lock()
+
+
 def summarise(workspace: Path, session_id: str) -> SessionSummary:
-    reader = Reader(session_id, full=False)
     with open_log(workspace, session_id) as f:
-        mtime = os.fstat(f.fileno()).st_mtime_ns
-        for obj in iter_lines(f):
-            reader.line(obj)
+        st = os.fstat(f.fileno())
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = (os.path.realpath(workspace), session_id)
+        with _SEEN_LOCK:
+            seen = _SEEN.get(key)
+        if seen is not None and seen[0] == stamp:
+            summary = seen[1]
+        else:
+            summary = _fold(f, session_id, st.st_mtime_ns)
+            with _SEEN_LOCK:
+                _SEEN[key] = (stamp, summary)
+    # Live, never cached: whether a cerveau holds the log right now.
+    if is_busy(workspace, session_id):
+        return summary.model_copy(update={"status": "active"})
+    return summary
+
+
+def _fold(f: TextIO, session_id: str, mtime: int) -> SessionSummary:
+    reader = Reader(session_id, full=False)
+    for obj in iter_lines(f):
+        reader.line(obj)
     s = reader.s
     last = s.turns[-1] if s.turns else None
     status: Status = "interrupted" if s.open_turn is not None else "ended"
-    if is_busy(workspace, session_id):
-        status = "active"
     return SessionSummary(
         id=session_id,
         started=s.started,
