@@ -146,4 +146,18 @@ class InstructionsHook(Hook):
         for i in range(1, len(parts) + 1):  # the path itself too: list_files names a folder
             if len(self._folders) >= MAX_FOLDERS:
                 return
-            self._folders.setdefault("/".join(parts[:i]), None)
+            folder = "/".join(parts[:i])
+            if folder in self._folders:
+                continue
+            if not self._is_dir(folder):
+                # Every file the model read took a slot: after 256 of them no folder reached
+                # later was watched, and each call looked for "x.py/AGENTS.md" in every one.
+                return
+            self._folders[folder] = None
+
+    def _is_dir(self, rel: str) -> bool:
+        try:
+            st = lstat_beneath(self.root, rel)
+        except (OSError, ValueError):  # a link on the way (UnsafePath), a name no file has
+            return False
+        return st is not None and stat.S_ISDIR(st.st_mode)

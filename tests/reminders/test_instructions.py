@@ -153,3 +153,21 @@ def test_through_the_engine_the_system_message_never_changes_and_the_change_is_o
     assert "Rule two: cite the file you read." in run.last_user(1)
     told = [e.payload["text"] for e in run.rec.of("reminder")]
     assert len(told) == 1 and "Rule two" in told[0]
+
+
+def test_a_folder_reached_after_many_files_were_read_is_still_watched(
+    ws: Path, home: Path, turn: Any
+) -> None:
+    (ws / "src").mkdir()
+    for i in range(300):
+        (ws / "src" / f"m{i}.py").write_text("x = 1\n")
+        turn.ctx.calls.append(
+            CallRecord(1, f"c{i}", "read_file", {"path": f"src/m{i}.py"}, True, "")
+        )
+    hook = InstructionsHook(ws, home, 8192)
+    assert hook.reminders(turn.ctx) == []
+    (ws / "late").mkdir()
+    (ws / "late" / "AGENTS.md").write_text("Rules for late/.\n")
+    turn.ctx.calls.append(CallRecord(1, "l", "list_files", {"path": "late"}, True, ""))
+    (said,) = hook.reminders(turn.ctx)
+    assert "in late/" in said and "Rules for late/." in said
