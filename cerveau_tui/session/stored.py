@@ -57,11 +57,15 @@ FOLDED = frozenset({EventType.TURN_STARTED, EventType.TURN_ENDED, *PLAN_EVENT_TY
 
 
 class _Message(BaseModel):
-    """What a history message must be to be sent back to the server; kept as written."""
+    """What a history message must be to be sent back to the server; kept as written.
+
+    Never `system`: the engine's history holds none (the window puts the session's own system
+    message first), so one in a log was planted, and sent mid-history it would speak with the
+    harness's voice, or make the chat template refuse every request of the resumed session."""
 
     model_config = ConfigDict(extra="allow")
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Literal["user", "assistant", "tool"]
     content: str | list[Any] | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
