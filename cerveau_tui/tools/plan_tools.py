@@ -7,7 +7,6 @@ only checkpointed when the check passes: "done" backed by a failing check is a f
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,8 +64,10 @@ def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | Non
         return {rel: fp.hash_file(rel) for rel in rels}
     out: dict[str, str | None] = {}
     for rel in rels:
-        path = Path(ctx.workspace) / rel
-        out[rel] = hash_path(path) if os.path.isfile(path) else None
+        try:
+            out[rel] = hash_path(Path(ctx.workspace) / rel)
+        except OSError:  # absent, not a regular file, or a link: nothing to checkpoint
+            out[rel] = None
     return out
 
 

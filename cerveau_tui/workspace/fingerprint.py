@@ -11,6 +11,8 @@ can be looked up in the store to restore that version.
 
 from __future__ import annotations
 
+import errno
+import mmap
 import os
 import stat
 import threading
@@ -46,15 +48,31 @@ def hash_bytes(data: bytes) -> str:
 
 
 def hash_path(path: Path, size: int | None = None) -> str:
-    """blake3 of a regular file's bytes; large files are mmapped and hashed on several threads."""
-    if size is None:
-        size = os.stat(path).st_size
-    if size >= LARGE_FILE:
-        h = blake3.blake3(max_threads=blake3.blake3.AUTO)
-        h.update_mmap(path)
+    """blake3 of a regular file's bytes; large files are mmapped and hashed on several threads.
+
+    Opened without blocking and without following a final link, then checked to be a regular
+    file: between the caller's lstat and this open, a command can swap in a FIFO (a plain open
+    blocked the engine thread for good, outside the sandbox) or a link to the person's files.
+    OSError for anything but a regular file; `size` is taken from the open file, not trusted."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if st.st_size >= LARGE_FILE:
+            try:
+                with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+                    h = blake3.blake3(max_threads=blake3.blake3.AUTO)
+                    h.update(mm)
+                    return h.hexdigest()
+            except ValueError:  # emptied since the fstat: read what is there
+                pass
+        h = blake3.blake3()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
         return h.hexdigest()
-    with open(path, "rb") as f:
-        return blake3.blake3(f.read()).hexdigest()
+    finally:
+        os.close(fd)
 
 
 class Snapshot(Mapping[str, str]):

@@ -4,6 +4,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from cerveau_tui.workspace.fingerprint import LARGE_FILE, Fingerprinter, hash_bytes
 
 LATER = 10**12  # a clock far past every mtime: no file counts as racily clean
@@ -146,3 +148,45 @@ def test_repointing_a_symlink_is_a_change(tmp_path: Path) -> None:
     os.unlink(tmp_path / "link")
     os.symlink("y", tmp_path / "link")
     assert fp.changed_since(before) == ["link"]
+
+
+def test_a_fifo_swapped_in_after_the_lstat_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # A command replaces a file the model read with a FIFO between the lstat and the open: a
+    # plain open() blocked the engine thread for good, outside the sandbox.
+    import threading
+
+    from cerveau_tui.workspace.fingerprint import hash_path
+
+    os.mkfifo(tmp_path / "notes.txt")
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            hash_path(tmp_path / "notes.txt", 10)
+        except OSError as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(10)  # a bound on a hang, not a timing assertion
+    assert not t.is_alive(), "hash_path blocked on a FIFO"
+    assert errors
+
+
+def test_a_link_swapped_in_is_not_followed_out_of_the_workspace(tmp_path: Path) -> None:
+    from cerveau_tui.workspace.fingerprint import hash_path
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the person's file")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").symlink_to(outside)
+    with pytest.raises(OSError):
+        hash_path(tmp_path / "ws" / "notes.txt")
+
+
+def test_a_large_file_hashes_the_same_through_the_mapping(tmp_path: Path) -> None:
+    from cerveau_tui.workspace.fingerprint import LARGE_FILE, hash_bytes, hash_path
+
+    data = os.urandom(LARGE_FILE + 12345)
+    (tmp_path / "big.bin").write_bytes(data)
+    assert hash_path(tmp_path / "big.bin") == hash_bytes(data)
