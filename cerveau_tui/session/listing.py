@@ -59,10 +59,11 @@ def summarise(workspace: Path, session_id: str) -> SessionSummary:
             summary = _fold(f, session_id, st.st_mtime_ns)
             with _SEEN_LOCK:
                 _SEEN[key] = (stamp, summary)
-    # Live, never cached: whether a cerveau holds the log right now.
+    # Live, never cached: whether a cerveau holds the log right now. A copy either way: what a
+    # caller does with its summary must not change the next listing's.
     if is_busy(workspace, session_id):
         return summary.model_copy(update={"status": "active"})
-    return summary
+    return summary.model_copy()
 
 
 def _fold(f: TextIO, session_id: str, mtime: int) -> SessionSummary:
