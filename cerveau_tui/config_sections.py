@@ -78,7 +78,9 @@ class ContextConfig(_Model):
     summary_max_tokens: int = Field(1024, ge=64)
     reminders: bool = True  # what changed mid-session, appended before the next model call
     budget_notice: bool = True  # tell the model at 70% and 90% of the window
-    instructions_max_bytes: int = Field(8192, ge=256)  # per AGENTS.md, truncation declared
+    instructions_max_bytes: int = Field(
+        8192, ge=256, le=1_048_576
+    )  # per AGENTS.md, truncation declared
     skills: bool = True
 
     @model_validator(mode="after")

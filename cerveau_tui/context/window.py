@@ -81,11 +81,26 @@ class WindowState:
         )
 
 
+class _StoredFunction(BaseModel):
+    name: str
+    arguments: str = ""
+
+
+class _StoredCall(BaseModel):
+    """A stored call of the shape every reader expects: a planted log with `function` as a
+    string ended every resumed turn with an internal error in the token count."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str = ""
+    type: str = "function"
+    function: _StoredFunction
+
+
 class _StoredMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Literal["user", "assistant", "tool"]
     content: str = ""
-    tool_calls: list[dict[str, Any]] | None = None
+    tool_calls: list[_StoredCall] | None = None
     tool_call_id: str | None = None
 
 

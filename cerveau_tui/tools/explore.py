@@ -6,8 +6,8 @@ from pydantic import BaseModel
 
 from .base import Tool, ToolContext, ToolError, ToolResult
 
-#: ToolResult.meta key of the child's token usage (loop.delegate.CHILD_USAGE says the same): the
-#: turn adds it to its own, so a child's tokens count against the parent's ceiling and usage.
+#: ToolResult.meta key of the child's token usage: the turn (loop/turn.py) adds it to its own, so
+#: a child's tokens count against the parent's ceiling and usage.
 CHILD_USAGE = "child_usage"
 
 

@@ -377,3 +377,15 @@ def test_the_running_count_equals_a_full_recount_as_history_grows_and_compacts()
             compacted += 1
             assert w.tokens(SYSTEM, history) == full()
     assert compacted >= 2
+
+
+def test_a_stored_call_of_the_wrong_shape_is_refused_not_carried_into_the_count() -> None:
+    planted = {
+        "upto": 2,
+        "frozen": [
+            {"role": "user", "content": TASK},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": "rm"}]},
+        ],
+    }
+    with pytest.raises(WindowStateError):
+        WindowState.from_dict(planted)
