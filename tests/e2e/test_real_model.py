@@ -59,7 +59,7 @@ def test_usage_and_timings_come_from_the_real_server(real_stack, tmp_path):
 
 
 #: What a turn's after_turn work may say once turn_ended is out (lessons mined, notes remembered).
-AFTER_TURN = {"lessons", "notice", "error"}
+AFTER_TURN = {"lessons", "notice"}
 
 
 def last_turn_ended(events):

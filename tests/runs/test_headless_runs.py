@@ -15,7 +15,7 @@ def types(events):
 
 #: What a turn's after_turn work may say once turn_ended is out (issue 13: distilling and mining
 #: run after the answer): nothing else may follow the turn's end.
-AFTER_TURN = {"lessons", "notice", "error"}
+AFTER_TURN = {"lessons", "notice"}
 
 
 def ended(events):
