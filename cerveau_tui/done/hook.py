@@ -35,11 +35,12 @@ from .messages import (
     tried_calls,
     undecided_notice,
 )
-from .near_green import NearGreen, Store
+from .near_green import NearGreen, Store, blob_store
 from .original import against_originals
 from .outcomes import accept, autofix, park, roll_back
 from .polish import NO_GATE, Polish, begin_polish, emit_polish, finish_polish, why_no_polish
 from .protected import protected_state, written_files
+from .sandboxed import UNENFORCED, consents
 from .seal import SealState
 
 AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
@@ -66,8 +67,10 @@ class GateHook(Hook):
         polish: bool = False,
         polish_max_iterations: int = 4,
         reasoning: ReasoningSwitch | None = None,
+        enforced: bool = True,  # the sandbox holds the check; else it runs only with a yes
     ) -> None:
         self.done = done
+        self.enforced = enforced
         self.polish = Polish(polish, polish_max_iterations)
         self.reasoning = reasoning
         self._announce = False  # the gate changed mid-session: say so in the next reminder
@@ -128,10 +131,11 @@ class GateHook(Hook):
             autofix=cfg.autofix,
             escalation=getattr(cfg, "escalation", True),
             expert=expert if expert is not None else expert_from_settings(settings),
-            store=(lambda _ws: store) if store is not None else _blob_store,
+            store=(lambda _ws: store) if store is not None else blob_store,
             polish=cfg.polish,
             polish_max_iterations=cfg.polish_max_iterations,
             reasoning=reasoning,
+            enforced=bool(getattr(sandbox, "enforced", True)),
         )
 
     def use(self, done: DoneSet) -> None:
@@ -220,6 +224,11 @@ class GateHook(Hook):
                 ctx.emit(EventType.NOTICE, {"text": undecided_notice(self.offer)})
                 self.offer = None
             return None  # no gate (yet): the seal alone speaks for this turn
+        if not self.enforced and not consents([c.command for c in self.done.criteria], ctx.ask):
+            self.use(DoneSet(protected=self.done.protected))  # refused: no gate this session
+            ctx.emit(EventType.NOTICE, {"text": "done check not run: " + UNENFORCED})
+            return None
+        self.enforced = True  # the person said yes: asked once a session
         if self.store is not None:
             try:
                 self._originals = self.store(ctx.workspace).snapshot_files(
@@ -376,9 +385,7 @@ class GateHook(Hook):
         return finish_polish(ctx, self.polish, self.near, recheck, ended)
 
     def _settle(self, ctx: TurnContext, reason: str) -> None:
-        """Before the seal is read: a turn that ended mid-polish (interrupted, out of rounds)
-        gets the same verdict as one that finished it, so no unchecked tidy-up is left as the
-        turn's result."""
+        """Before the seal is read: a turn cut mid-polish gets the verdict of a finished one."""
         if self.polish.active:
             self._finish_polish(ctx, ended=reason)
 
@@ -391,9 +398,3 @@ class GateHook(Hook):
             self._written(ctx),
             tried_calls(ctx.calls),
         )
-
-
-def _blob_store(workspace: Path) -> Store:
-    from ..workspace.store import BlobStore
-
-    return BlobStore(workspace)

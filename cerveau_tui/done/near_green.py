@@ -122,3 +122,10 @@ class NearGreen:
                 changed.add(rel)
         self.store.restore({rel: mapping[rel] for rel in changed})
         return sorted(changed)
+
+
+def blob_store(workspace: Path) -> Store:
+    """The default Store: the workspace's own blob store."""
+    from ..workspace.store import BlobStore
+
+    return BlobStore(workspace)

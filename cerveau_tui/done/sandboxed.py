@@ -7,6 +7,7 @@ can write.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..adapters.base import RunCommand
@@ -25,3 +26,18 @@ def run_in_sandbox(
         return result.exit_code, result.output
 
     return run
+
+
+#: What the person is told when a done check would run without the sandbox holding it.
+UNENFORCED = (
+    "the sandbox is NOT enforced on this machine, so the done check would run with your full "
+    "rights (it may come from this workspace's .cerveau/config.toml, or a repository's tests)"
+)
+
+
+def consents(commands: list[str], ask: Callable[[str, str], bool | None]) -> bool:
+    """Under a sandbox that is not enforced, a done check runs only with the person's yes, as
+    every model command does then (policy.py): a cloned repository's `[done]` command, or the
+    conftest.py that `pytest` imports, would otherwise run with the person's full rights at the
+    first turn's precheck. Headless (nobody to ask) is a no."""
+    return ask("run the done check: " + "; ".join(commands), UNENFORCED) is True
