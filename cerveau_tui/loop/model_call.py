@@ -28,6 +28,7 @@ from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderEr
 from ..tools.registry import Registry
 from .events import ProgressEvents
 from .state import EngineState
+from .summarise import continuation
 
 #: Retries after the server refused the prompt: one after compacting with its count, one more
 #: after cutting the largest message. More would be the same refusal again.
@@ -99,6 +100,36 @@ class ModelCall:
         keep_rounds: int | None = None,
     ) -> Compaction | None:
         """Compact the window if it must (always for the person's `full` compact), and say so."""
+        plain = self.window.summarise
+        if plain is not None and (full or measured or self._over_high(budget)):
+            # In constrained mode the handoff continues the cached conversation (summarise.py).
+            request = self.window.messages(self.system, self.state.history)
+            room = self.n_ctx - self.window.tokens(self.system, self.state.history)
+            cont = continuation(
+                self.provider,
+                self.context,
+                request,
+                self.registry.schemas(),
+                room - self.overhead() - SUMMARY_FRAME,
+                self.state.cancel,
+            )
+            self.window.summarise = cont or plain
+        try:
+            return self._fit(budget, reason, measured, full, keep_rounds)
+        finally:
+            self.window.summarise = plain
+
+    def _over_high(self, budget: int) -> bool:
+        return self.window.tokens(self.system, self.state.history) > self.window.high_water * budget
+
+    def _fit(
+        self,
+        budget: int,
+        reason: str,
+        measured: int | None,
+        full: bool,
+        keep_rounds: int | None,
+    ) -> Compaction | None:
         done = self.window.fit(
             self.system,
             self.state.history,

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..config import Settings
+from ..config import ContextConfig, Settings
 from ..provider.types import Provider, ProviderError
 
 HANDOFF_SYSTEM = (
@@ -91,3 +91,60 @@ def transcript(messages: list[dict[str, Any]]) -> str:
 
 def _cut(text: str) -> str:
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " …[cut]"
+
+
+#: The reply a continuation summary may take in constrained mode: the answer action, no tool.
+ANSWER_ONLY = {
+    "type": "json_schema",
+    "json_schema": {
+        "schema": {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+        }
+    },
+}
+CONTINUE_PROMPT = f"{HANDOFF_SYSTEM} {HANDOFF_PROMPT} Give it as your answer; call no tool."
+#: Below this many tokens of room a handoff is not worth asking for.
+MIN_SUMMARY_TOKENS = 128
+
+
+def continuation(
+    provider: Provider,
+    context: ContextConfig,
+    request: list[dict[str, Any]],
+    schemas: list[dict[str, Any]],
+    room: int,
+    cancel: threading.Event | None = None,
+) -> Summariser | None:
+    """In constrained mode, the summary as the next message of the conversation the server has
+    cached: the same messages and tools (so the same rendered prompt), one more user message
+    asking for the handoff, the reply held to the answer action. The server reads only what came
+    since its last reply; the transcript way made it read every dropped round again (measured
+    ~1.2k tokens a summary on a 4k window) and lost its cache. None where that does not hold:
+    native mode (the template renders tools, and a tool call could come back), summaries off, no
+    tools, or too little room left in the window for the handoff."""
+    if not context.summarise or not schemas or room < MIN_SUMMARY_TOKENS:
+        return None
+    mode = getattr(provider, "resolved_mode", None)
+    try:
+        constrained = callable(mode) and mode() == "constrained"
+    except Exception:  # noqa: BLE001 - a flaky /props: the transcript way instead
+        constrained = False
+    if not constrained:
+        return None
+    cap = min(context.summary_max_tokens, room)
+    ask = [*request, {"role": "user", "content": CONTINUE_PROMPT}]
+
+    def summarise(_dropped: list[dict[str, Any]]) -> str | None:
+        try:
+            done = provider.complete(
+                ask, schemas, max_tokens=cap, cancel=cancel, extra={"response_format": ANSWER_ONLY}
+            )
+        except ProviderError:
+            return None
+        if done.finish_reason == "length" or done.tool_calls or not done.content.strip():
+            return None
+        return done.content.strip()
+
+    return summarise

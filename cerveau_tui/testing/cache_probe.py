@@ -5,7 +5,8 @@ replayed to a REAL llama-server with `stream=false, max_tokens=1`, and its `timi
 (tokens evaluated) and `timings.cache_n` (tokens reused from the KV cache) are recorded; then the
 request goes to the scripted server, whose answer the harness gets. `/props` and `/tokenize` go to
 the real server, so the harness sees the real window and tokenizer. A request with neither tools
-nor a response format is the harness's own summary call: the real server answers it in full (the
+nor a response format (or, continuing in constrained mode, the answer-only format) is the
+harness's own summary call: the real server answers it in full (the
 script stays in step, and the summary's cost is measured like any other request). A refusal by
 the real server (a prompt over its window) is returned to the harness as is.
 
@@ -25,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from ..loop.summarise import ANSWER_ONLY
 from . import wire
 
 TIMEOUT_S = 600.0
@@ -66,7 +68,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._relay(self.server.real.post(self.path, content=raw))
             return
         body = json.loads(raw or b"{}")
-        if body.get("tools") or body.get("response_format"):
+        # The summary: no tools and no action format, or (constrained mode, continuing the
+        # cached conversation) the answer-only format.
+        if body.get("tools") or body.get("response_format") not in (None, ANSWER_ONLY):
             self._chat(body, raw)
         else:
             self._summary(body)

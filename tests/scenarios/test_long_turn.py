@@ -103,3 +103,27 @@ def test_with_summaries_on_every_request_of_the_session_has_the_same_system_mess
     summaries = [b for b in srv.requests if not b.get("tools")]
     assert summaries, "the window never asked for a summary"
     assert len({json.dumps(b["messages"][0]) for b in srv.requests}) == 1
+
+
+def test_in_constrained_mode_the_summary_continues_the_cached_conversation(tmp_path):
+    # The handoff is asked as one more message after what the server already holds: the same
+    # messages, the same tools, the reply held to the answer action. Before, it sent every
+    # dropped round again as a transcript and the server read ~1.2k tokens for nothing.
+    from cerveau_tui.loop.summarise import ANSWER_ONLY
+
+    env = {"CERVEAU_LIMITS__MAX_ITERATIONS": "60", "CERVEAU_ACTION_MODE": "constrained"}
+    settings = load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+    script = [*(write(i) for i in range(30)), {"content": "done"}]
+    with ScriptedServer({"responses": script}, n_ctx=4096, supports_tools=False) as srv:
+        provider = LlamaProvider(srv.url, action_mode="constrained")
+        s = build_session(settings, approver=ApproveAll(), provider=provider)
+        s.engine.run(TASK)
+        s.close()
+    bodies = srv.requests
+    asks = [i for i, b in enumerate(bodies) if b.get("response_format") == ANSWER_ONLY]
+    assert asks, "no summary was asked for"
+    for i in asks:
+        before, ask = bodies[i - 1]["messages"], bodies[i]["messages"]
+        assert ask[: len(before)] == before  # the cached request, then more
+        assert ask[-1]["role"] == "user" and "handoff" in ask[-1]["content"]
+    assert len({json.dumps(b["messages"][0]) for b in bodies}) == 1
