@@ -110,3 +110,35 @@ def _state(pid: int) -> str:
         return stat.rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "?"
+
+
+class FakeEngine:
+    """The engine side of a fake session: every action a no-op."""
+
+    def run(self, text: str) -> Any: ...
+    def interrupt(self) -> None: ...
+    def steer(self, text: str) -> None: ...
+    def exec(self, command: str) -> str:
+        return ""
+
+    def undo(self) -> Any: ...
+    def compact(self) -> int:
+        return 0
+
+
+class FakeSession:
+    """A session the app can start without a server; tests add what they need."""
+
+    engine = FakeEngine()
+
+    def close(self) -> None: ...
+    def status(self) -> dict[str, Any]:
+        return {"model": "m", "server_url": "http://x"}
+
+    def set_network(self, on: bool) -> None: ...
+    def set_discuss(self, on: bool) -> None: ...
+    def session_grants(self) -> list[tuple[str, str]]:
+        return []
+
+    def revoke(self, scope_key: str) -> bool:
+        return False

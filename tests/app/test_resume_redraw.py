@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from cerveau_tui.app.app import CerveauApp
 from cerveau_tui.app.messages import EngineEvent, StreamText
@@ -14,7 +13,7 @@ from cerveau_tui.bus import Emitter
 from cerveau_tui.config import Settings
 from cerveau_tui.protocol import Event
 
-from .helpers import FakeClock, wait_until
+from .helpers import FakeClock, FakeSession, wait_until
 
 
 def _stored() -> list[Event]:
@@ -47,33 +46,7 @@ def test_old_questions_are_not_asked_again_and_replies_are_drawn_as_text() -> No
     assert text_at < settle_at
 
 
-class _Engine:
-    def run(self, text: str) -> Any: ...
-    def interrupt(self) -> None: ...
-    def steer(self, text: str) -> None: ...
-    def exec(self, command: str) -> str:
-        return ""
-
-    def undo(self) -> Any: ...
-    def compact(self) -> int:
-        return 0
-
-
-class _Resumed:
-    engine = _Engine()
-
-    def close(self) -> None: ...
-    def status(self) -> dict[str, Any]:
-        return {"model": "m", "server_url": "http://x"}
-
-    def set_network(self, on: bool) -> None: ...
-    def set_discuss(self, on: bool) -> None: ...
-    def session_grants(self) -> list[tuple[str, str]]:
-        return []
-
-    def revoke(self, scope_key: str) -> bool:
-        return False
-
+class _Resumed(FakeSession):
     def transcript(self) -> list[Event]:
         return _stored()
 

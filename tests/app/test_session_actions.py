@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from cerveau_tui.app.app import CerveauApp
 from cerveau_tui.app.screens.gate import GateScreen
 from cerveau_tui.config import Settings
 
-from .helpers import FakeClock, arm, wait_until
+from .helpers import FakeClock, FakeSession, arm, wait_until
 
 
 @dataclass
@@ -21,37 +20,12 @@ class _Item:
     seen: int = 1
 
 
-class _Engine:
-    def run(self, text: str) -> Any: ...
-    def interrupt(self) -> None: ...
-    def steer(self, text: str) -> None: ...
-    def exec(self, command: str) -> str:
-        return ""
-
-    def undo(self) -> Any: ...
-    def compact(self) -> int:
-        return 0
-
-
 @dataclass
-class _Session:
+class _Session(FakeSession):
     offer: str | None = "pytest -q"
     gate_set: list[str] = field(default_factory=list)
     skills_loaded: list[str] = field(default_factory=list)
     notes_kept: list[_Item] = field(default_factory=lambda: [_Item(1, "the API key lives in .env")])
-    engine: _Engine = field(default_factory=_Engine)
-
-    def close(self) -> None: ...
-    def status(self) -> dict[str, Any]:
-        return {"model": "m", "server_url": "http://x"}
-
-    def set_network(self, on: bool) -> None: ...
-    def set_discuss(self, on: bool) -> None: ...
-    def session_grants(self) -> list[tuple[str, str]]:
-        return []
-
-    def revoke(self, scope_key: str) -> bool:
-        return False
 
     def gate_offer(self) -> str | None:
         return self.offer
