@@ -81,6 +81,7 @@ class TurnContext:
     max_tokens: int = 512
     # Put a yes/no question to the person: True yes, False no, None nobody there (headless).
     asker: Callable[[str, str], bool | None] | None = None
+    system: str = ""  # the session's system message: a hook's own model call opens with it too
     context_tokens: int = 0  # what the window held at the last reply, by the server's count
     n_ctx: int = 0
     # For the next model call only, then cleared (set from a Reenter): see Reenter.

@@ -95,6 +95,7 @@ class Turn:
             max_tokens=reply_cap(model.n_ctx, settings.max_tokens),
             asker=self._ask_person,
             n_ctx=model.n_ctx,
+            system=model.system,
         )
         self.reply = Reply(registry, events, self.ctx, lambda: tool_context(None))
         self.usage = Usage()

@@ -113,8 +113,10 @@ class TurnCloseHook(Hook):
         self._started = store.now()
         self._recalled = False
 
-    def distill(self, history: list[dict[str, Any]]) -> Distilled:
-        messages = [*history[-12:], {"role": "user", "content": DISTILL_PROMPT}]
+    def distill(self, history: list[dict[str, Any]], system: str = "") -> Distilled:
+        # Opened with the session's system message, as every request of the session is.
+        head = [{"role": "system", "content": system}] if system else []
+        messages = [*head, *history[-12:], {"role": "user", "content": DISTILL_PROMPT}]
         try:
             reply = self.provider.complete_json(
                 messages, TURN_CLOSE_SCHEMA, max_tokens=DISTILL_MAX_TOKENS
@@ -126,7 +128,7 @@ class TurnCloseHook(Hook):
     def after_turn(self, ctx: TurnContext, reason: str) -> None:
         if reason != "completed" or not any(c.wrote for c in ctx.calls):
             return
-        d = self.distill(list(ctx.history))
+        d = self.distill(list(ctx.history), ctx.system)
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
         if added:
