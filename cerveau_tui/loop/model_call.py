@@ -113,11 +113,24 @@ class ModelCall:
                 room - self.overhead() - SUMMARY_FRAME,
                 self.state.cancel,
             )
-            self.window.summarise = cont or plain
+            self.window.summarise = self._said(cont or plain)
         try:
             return self._fit(budget, reason, measured, full, keep_rounds)
         finally:
             self.window.summarise = plain
+
+    def _said(self, summarise: Summariser) -> Summariser:
+        """The summary call streams nothing: without a word the person watched a turn that
+        seemed stuck for as long as the model wrote its handoff."""
+
+        def run(dropped: list[dict[str, Any]]) -> str | None:
+            self.bus.emit(
+                EventType.NOTICE,
+                {"text": "the window is full: the model is writing a summary of earlier rounds…"},
+            )
+            return summarise(dropped)
+
+        return run
 
     def _over_high(self, budget: int) -> bool:
         return self.window.tokens(self.system, self.state.history) > self.window.high_water * budget

@@ -127,3 +127,26 @@ def test_in_constrained_mode_the_summary_continues_the_cached_conversation(tmp_p
         assert ask[: len(before)] == before  # the cached request, then more
         assert ask[-1]["role"] == "user" and "handoff" in ask[-1]["content"]
     assert len({json.dumps(b["messages"][0]) for b in bodies}) == 1
+
+
+def test_the_person_is_told_while_the_summary_is_written(tmp_path):
+    env = {"CERVEAU_LIMITS__MAX_ITERATIONS": "60"}
+    settings = load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+    bus = Emitter()
+    rec = Recorder(bus)
+    script = [*(write(i) for i in range(30)), {"content": "done"}]
+    with ScriptedServer({"responses": script}, n_ctx=4096) as srv:
+        s = build_session(settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(srv.url))
+        s.engine.run(TASK)
+        s.close()
+    kinds = [
+        "said"
+        if e.type == "notice" and "writing a summary" in e.payload.get("text", "")
+        else e.type
+        for e in rec.events
+        if e.type in ("notice", "compacted")
+    ]
+    summaries = [e for e in rec.of("compacted") if e.payload["summary_source"] != "none"]
+    assert summaries and kinds.count("said") == len(summaries)
+    # each one said before its compaction is reported
+    assert all(kinds[i + 1] == "compacted" for i, k in enumerate(kinds) if k == "said")
