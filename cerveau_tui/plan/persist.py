@@ -209,11 +209,6 @@ class SessionLog:
             ]
             return sorted([*self._plan_events, *writes], key=lambda e: e.seq)
 
-    def sync(self) -> None:
-        with self._lock:
-            if self._fd is not None:
-                os.fsync(self._fd)
-
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:

@@ -119,7 +119,3 @@ def track(pgid: int) -> None:
 
 def untrack(pgid: int) -> None:
     _REAPER.untrack(pgid)
-
-
-def reaper_pid() -> int | None:
-    return _REAPER.pid
