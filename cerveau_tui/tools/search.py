@@ -1,18 +1,30 @@
 """Regex search over the workspace, respecting .gitignore. Files are read beneath the workspace
 without following a link (walk.walk_files lists none), so a link planted to a file outside is
-never read with the person's rights."""
+never read with the person's rights.
+
+The pattern is the model's, and it runs in the harness's own process: Python's backtracking `re`
+spent forever on `(a+)+$` over a 35-character line, holding the interpreter lock so that not even
+Esc could stop it. RE2 (`google-re2`) matches in time linear in the text, whatever the pattern;
+the price is no backreferences and no lookaround, said to the model when it uses them. Linear is
+not short: a huge tree still takes long, so one search also stops at a deadline, a count of files
+and of bytes, or the turn's cancel, and says where it stopped. What it did not read (too large,
+binary, a FIFO...) is named in the answer: "no matches" must mean the files were searched.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import re2
 from pydantic import BaseModel
 
-from ..workspace.beneath import lstat_beneath, read_bytes_beneath
+from ..workspace.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
 from .base import (
     Declared,
     Tool,
@@ -20,51 +32,159 @@ from .base import (
     ToolError,
     ToolResult,
     beneath_errors,
+    clean_text,
     locate,
     resolve_path,
 )
-from .walk import walk_files
+from .walk import special_kind, walk_files
 
-MAX_BYTES = 2_000_000
+MAX_BYTES = 2_000_000  # one file
+MAX_TOTAL_BYTES = 64_000_000  # one search
+MAX_FILES = 20_000
+DEADLINE_S = 15.0
+#: How many names of skipped files one reason lists; the rest are counted.
+NAMES_PER_REASON = 3
+
+UNSUPPORTED = (
+    "the search engine is RE2 (linear time): backreferences (\\1), lookahead and lookbehind "
+    "((?=...), (?!...), (?<=...), (?<!...)), atomic groups, possessive quantifiers, (?x) and \\Z "
+    "are not supported (use \\z for the end of the text)"
+)
+
+
+def compile_pattern(pattern: str) -> re2._Regexp:
+    options = re2.Options()
+    options.log_errors = False  # RE2 writes parse errors to stderr: the TUI's terminal
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        why = exc.args[0] if exc.args else exc
+        if isinstance(why, bytes):
+            why = why.decode("utf-8", "replace")
+        raise ToolError(f"invalid regular expression {pattern!r}: {why}; {UNSUPPORTED}") from exc
+
+
+@dataclass
+class Skipped:
+    """What one search did not read, by reason, with a few names each."""
+
+    names: dict[str, list[str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, rel: str, reason: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        names = self.names.setdefault(reason, [])
+        if len(names) < NAMES_PER_REASON:
+            names.append(rel)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def text(self) -> str:
+        """`[not searched (3 files): larger than 2 MB: big.log; binary: a.png, b.png and 4 more]`"""
+        total = sum(self.counts.values())
+        parts = []
+        for reason, n in sorted(self.counts.items(), key=lambda kv: -kv[1]):
+            names = self.names[reason]
+            more = f" and {n - len(names)} more" if n > len(names) else ""
+            parts.append(f"{reason}: {', '.join(names)}{more}")
+        noun = "file" if total == 1 else "files"
+        return f"[not searched ({total} {noun}): " + "; ".join(parts) + "]"
+
+
+@dataclass
+class _Budget:
+    """When one search stops: the turn's cancel, a deadline, a count of files or of bytes."""
+
+    clock: Callable[[], float]
+    cancel: threading.Event | None
+    deadline: float
+    files: int = 0
+    bytes: int = 0
+    stopped: str | None = None
+
+    def keep_going(self) -> bool:
+        if self.stopped is None:
+            if self.cancel is not None and self.cancel.is_set():
+                self.stopped = "cancelled"
+            elif self.clock() > self.deadline:
+                self.stopped = f"stopped after {DEADLINE_S:.0f} s"
+            elif self.files >= MAX_FILES:
+                self.stopped = f"stopped after {MAX_FILES} files"
+            elif self.bytes >= MAX_TOTAL_BYTES:
+                self.stopped = f"stopped after {MAX_TOTAL_BYTES // 1_000_000} MB"
+        return self.stopped is None
 
 
 class Search(Tool):
     name = "search"
-    description = "Search file contents with a regular expression."
+    description = (
+        "Search file contents with a regular expression (RE2 syntax: no backreferences or "
+        "lookaround)."
+    )
 
     class Args(BaseModel):
         pattern: str
         path: str = "."
 
     LIMIT = 100
+    #: Injected so a test can run out the deadline without waiting for it.
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
         return Declared(reads=[resolve_path(ctx.workspace, args.path or ".")])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        try:
-            rx = re.compile(args.pattern)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from exc
+        rx = compile_pattern(args.pattern)
+        budget = _Budget(self.clock, ctx.cancel, self.clock() + DEADLINE_S)
+        skipped = Skipped()
+        ws = Path(os.path.realpath(ctx.workspace))
+
+        def shown(path: Path) -> str:
+            return clean_text(os.path.relpath(path, ws))
+
         t = locate(ctx.workspace, args.path or ".")
         with beneath_errors(t):
             st = lstat_beneath(t.root, t.rel)
             if st is None:
                 raise ToolError(f"{t.shown}: no such file or directory")
-            files: Iterable[Path] = (
-                [t.path] if not stat.S_ISDIR(st.st_mode) else walk_files(t.path, ctx.workspace)
-            )
+            files: Iterable[Path]
+            if stat.S_ISDIR(st.st_mode):
+                files = walk_files(
+                    t.path,
+                    ctx.workspace,
+                    on_skip=lambda p, why: skipped.add(shown(p), why),
+                    keep_going=budget.keep_going,
+                )
+            elif stat.S_ISREG(st.st_mode):
+                files = [t.path]
+            else:
+                files = []
+                skipped.add(t.shown, special_kind(st.st_mode))
         hits: list[str] = []
         for path in files:
+            if not budget.keep_going():
+                break
+            budget.files += 1
+            rel = shown(path)
             try:
-                base = t.root
-                data = read_bytes_beneath(base, path.relative_to(base).as_posix(), MAX_BYTES)
-            except (OSError, ValueError):
-                continue  # too large, a FIFO, gone, or a link swapped in: not read
-            if b"\x00" in data[:4096]:
+                data = read_bytes_beneath(t.root, path.relative_to(t.root).as_posix(), MAX_BYTES)
+            except FileTooLarge:
+                skipped.add(rel, f"larger than {MAX_BYTES // 1_000_000} MB")
                 continue
-            rel = os.path.relpath(path, ctx.workspace)
+            except NotRegularFile:
+                skipped.add(rel, "not a regular file")
+                continue
+            except (OSError, ValueError):
+                skipped.add(rel, "unreadable (gone, or a link swapped in)")
+                continue
+            budget.bytes += len(data)
+            if b"\x00" in data[:4096]:
+                skipped.add(rel, "binary")
+                continue
             for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+                if n % 4096 == 0 and not budget.keep_going():
+                    break  # mid-file: a 2 MB file of short lines is many matches' worth of time
                 if rx.search(line):
                     hits.append(f"{rel}:{n}: {line.strip()[:200]}")
                     if len(hits) >= self.LIMIT:
@@ -72,4 +192,16 @@ class Search(Tool):
                             f"[... stopped at {self.LIMIT} matches; narrow the pattern or path]"
                         )
                         return ToolResult(ok=True, output="\n".join(hits))
-        return ToolResult(ok=True, output="\n".join(hits) if hits else "no matches")
+        return ToolResult(ok=True, output=_answer(hits, skipped, budget))
+
+
+def _answer(hits: list[str], skipped: Skipped, budget: _Budget) -> str:
+    lines = list(hits) if hits else ["no matches" + (" in what was searched" if skipped else "")]
+    if budget.stopped is not None:
+        lines.append(
+            f"[search {budget.stopped} ({budget.files} files read); the rest of the tree was not "
+            "searched: narrow the path or the pattern]"
+        )
+    if skipped:
+        lines.append(skipped.text())
+    return "\n".join(lines)
