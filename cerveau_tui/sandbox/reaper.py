@@ -25,12 +25,23 @@ import sys
 import threading
 
 #: The reaper's whole program (stdlib only, run with -I -S so nothing in the workspace is
-#: imported). It reads "+N" / "-N" lines until end of file, then kills the groups it holds.
+#: imported). It reads "+N START" / "-N" lines until end of file, then kills the groups it holds.
+#: START is the leader's start time (/proc/N/stat field 22, counted after the last ')': the
+#: program name may hold one), "-" when it was already gone: a group whose leader has exited
+#: lives on under its number, which the kernel does not reuse while the group exists; once the
+#: number leads another process, killing "the group N" would kill a stranger's.
 REAPER_SCRIPT = r"""
 import os, signal
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-groups, buf = set(), b""
+def start(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return b"-"
+    return b"-" if fields[0] == b"Z" else fields[19]
+groups, buf = {}, b""
 while True:
     try:
         chunk = os.read(0, 4096)
@@ -40,20 +51,34 @@ while True:
         break
     *lines, buf = (buf + chunk).split(b"\n")
     for line in lines:
+        parts = line[1:].split()
         try:
-            pg = int(line[1:])
-        except ValueError:
+            pg = int(parts[0])
+        except (ValueError, IndexError):
             continue
         if pg > 1 and line[:1] == b"+":
-            groups.add(pg)
+            groups[pg] = parts[1] if len(parts) > 1 else start(pg)
         elif line[:1] == b"-":
-            groups.discard(pg)
-for pg in groups:
+            groups.pop(pg, None)
+for pg, started in groups.items():
+    # The leader's pid names another process now: the group ended and the number was reused.
+    if start(pg) not in (b"-", started):
+        continue
     try:
         os.killpg(pg, signal.SIGKILL)
     except OSError:
         pass
 """
+
+
+def leader_start(pid: int) -> str:
+    """The start time the reaper checks before its kill; "-" when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return "-"
+    return "-" if fields[0] == b"Z" else fields[19].decode("ascii", "replace")
 
 
 class Reaper:
@@ -63,17 +88,17 @@ class Reaper:
         self.python = python
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._groups: set[int] = set()
+        self._groups: dict[int, str] = {}  # pgid -> its leader's start time ("-": gone)
 
     def track(self, pgid: int) -> None:
         with self._lock:
-            self._groups.add(pgid)
-            self._send(f"+{pgid}\n")
+            self._groups[pgid] = leader_start(pgid)
+            self._send(f"+{pgid} {self._groups[pgid]}\n")
 
     def untrack(self, pgid: int) -> None:
         with self._lock:
             if pgid in self._groups:
-                self._groups.discard(pgid)
+                del self._groups[pgid]
                 self._send(f"-{pgid}\n")
 
     @property
@@ -85,7 +110,7 @@ class Reaper:
             # Not started, or it died (killed by hand): a new one is told every group still held.
             if not self._start():
                 return
-            line = "".join(f"+{g}\n" for g in sorted(self._groups))
+            line = "".join(f"+{g} {t}\n" for g, t in sorted(self._groups.items()))
         proc = self._proc
         assert proc is not None and proc.stdin is not None
         try:

@@ -20,7 +20,15 @@ from cerveau_tui.config import ConfigError, Settings, load_settings
 from cerveau_tui.stack.paths import stack_paths
 from cerveau_tui.stack.provision import ProvisionError, StackError, locate, plan, provision
 from cerveau_tui.stack.server import http_get, managed_for, probe
-from cerveau_tui.stack.state import live_records, owner_gone, remove_record, terminate_group
+from cerveau_tui.stack.state import (
+    ServerRecord,
+    is_recorded_process,
+    live_records,
+    owner_gone,
+    remove_record,
+    scan_records,
+    terminate_group,
+)
 
 
 class ConsoleProgress:
@@ -108,8 +116,10 @@ def doctor_info(settings: Settings) -> dict[str, Any]:
         )
     except ProvisionError as exc:
         info.update(ready=False, error=str(exc))
-    servers = live_records(paths.run_dir)
+    scan = scan_records(paths.run_dir)
+    servers = scan.live
     info["servers"] = [r.model_dump() for r in servers]
+    info["unverified_records"] = [r.model_dump() for r in scan.unverified]
     configured = settings.server_url
     info["configured_server_url"] = configured
     if configured:
@@ -169,19 +179,31 @@ def _up(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _unverified_line(rec: ServerRecord) -> str:
+    return (
+        f"not stopped: pid {rec.pid} (record {rec.url}) has no start time or boot id; it may be"
+        " another process that reuses the number. Stop it yourself if it is yours."
+    )
+
+
 def _down(args: argparse.Namespace, settings: Settings) -> int:
     paths = stack_paths(settings.cache_dir)
     stopped = []
-    for rec in live_records(paths.run_dir):
+    scan = scan_records(paths.run_dir)
+    for rec in scan.live:
         # An app's own server is stopped by that app; killing it here would break its turn. One
         # whose app is gone (killed before its watchdog existed, or the watchdog killed too) is
         # nobody's: it only holds the machine's memory.
         if not (rec.detached or args.all or owner_gone(rec)):
             continue
-        if terminate_group(rec.pid):
+        # Verified again at each signal: the record names a process, not a number.
+        alive = lambda _pid, rec=rec: is_recorded_process(rec)  # noqa: E731
+        if terminate_group(rec.pid, started=rec.start, alive=alive):
             remove_record(paths.run_dir, rec.pid)
             stopped.append(rec.pid)
-    _emit(args, {"stopped": stopped}, f"stopped {len(stopped)} server(s)")
+    unverified = [r.pid for r in scan.unverified]
+    text = [f"stopped {len(stopped)} server(s)", *map(_unverified_line, scan.unverified)]
+    _emit(args, {"stopped": stopped, "unverified": unverified}, "\n".join(text))
     return 0
 
 
@@ -192,7 +214,9 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         info.pop("server_url", None)  # present only when a server answers
     text = [f"binary: {info.get('binary')} ({info.get('binary_source')})",
             f"model:  {info.get('model')}",
-            f"server: {info.get('server_url') or 'not running'}"]  # fmt: skip
+            f"server: {info.get('server_url') or 'not running'}",
+            *(_unverified_line(ServerRecord.model_validate(r))
+              for r in info["unverified_records"])]  # fmt: skip
     _emit(args, info, "\n".join(text))
     return 0
 

@@ -23,6 +23,7 @@ from cerveau_tui.stack.paths import StackPaths, stack_paths
 from cerveau_tui.stack.provision import SIGILL_CODES, Progress, StackError, no_progress, provision
 from cerveau_tui.stack.state import (
     ServerRecord,
+    boot_id,
     live_records,
     remove_record,
     start_time,
@@ -242,6 +243,7 @@ class ManagedServer:
             started_at=time.time(), detached=self.detached,
             owner_pid=None if self.detached else os.getpid(),
             owner_start=None if self.detached else start_time(os.getpid()),
+            start=start_time(self.proc.pid), boot_id=boot_id(),
         )  # fmt: skip
 
     def stop(self, grace_s: float = 5.0) -> None:

@@ -2,8 +2,12 @@
 app) can see and stop what this one started. One JSON file per server under <cache>/run/, named by
 pid: two apps each owning a server never overwrite each other's record.
 
-A record is only believed while its pid is alive AND still runs a llama-server: pids get reused,
-and `down` must never SIGTERM some unrelated process that inherited the number after a reboot.
+A record names one process by three facts: its pid, its start time (/proc/PID/stat field 22) and
+the boot it started in (/proc/sys/kernel/random/boot_id). A pid alone is a number the kernel hands
+out again: `down` once killed any process whose program name began with `llama-server`, so a pid
+reused by another server (another person's, a test's) died for a record that was not its own. Only
+a process matching all three is signalled; a record without them (written before they were kept)
+is reported and never acted on.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -34,16 +39,44 @@ class ServerRecord(BaseModel):
     # is gone, which the owner's watchdog should already have done (watchdog.py).
     owner_pid: int | None = None
     owner_start: str | None = None
+    # The server's own identity beside its pid: None in a record written before they were kept.
+    start: str | None = None
+    boot_id: str | None = None
 
 
 def start_time(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (/proc/PID/stat field 22); None when it
-    is gone or a zombie. A pid and its start time name one process: a reused pid differs."""
+    is gone or a zombie. A pid and its start time name one process: a reused pid differs.
+
+    Fields are counted after the LAST ')': the program name (field 2) is the process's own choice
+    and may hold spaces and parentheses (`prctl(PR_SET_NAME, "x) R 1 1")`)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        return None if fields[0] == b"Z" else fields[19].decode("ascii")
+    except (OSError, IndexError, UnicodeDecodeError):
         return None
-    return None if fields[0] == "Z" else fields[19]
+
+
+def boot_id() -> str | None:
+    """This boot's id: start times count from boot, so after a reboot the same pid and start
+    time can name another process."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def verified(rec: ServerRecord) -> bool:
+    """True when the record carries its process's identity (start time and boot id)."""
+    return bool(rec.start and rec.boot_id)
+
+
+def is_recorded_process(rec: ServerRecord) -> bool:
+    """True only while the process the record names runs: same pid, start time and boot, and a
+    llama-server. An unverified record is never its process."""
+    if not verified(rec) or rec.boot_id != boot_id():
+        return False
+    return start_time(rec.pid) == rec.start and pid_runs_llama_server(rec.pid)
 
 
 def owner_gone(rec: ServerRecord) -> bool:
@@ -86,24 +119,40 @@ def pid_runs_llama_server(pid: int) -> bool:
         return False
 
 
-def live_records(run_dir: Path) -> list[ServerRecord]:
-    """Records of servers still running; stale files are removed on the way."""
-    out: list[ServerRecord] = []
+@dataclass
+class RecordScan:
+    live: list[ServerRecord] = field(default_factory=list)
+    #: Records without a start time or boot id whose pid runs a llama-server now: it may be
+    #: theirs or a reused pid; reported, never signalled (the person stops it by hand).
+    unverified: list[ServerRecord] = field(default_factory=list)
+
+
+def scan_records(run_dir: Path) -> RecordScan:
+    """The records whose process still runs, and the unverified ones; stale files (their process
+    gone, or a reused pid) are removed on the way."""
+    scan = RecordScan()
     if not run_dir.is_dir():
-        return out
+        return scan
     for path in sorted(run_dir.glob("server-*.json")):
         try:
             rec = ServerRecord.model_validate(json.loads(path.read_text()))
         except (OSError, ValueError):
             path.unlink(missing_ok=True)
             continue
-        if pid_runs_llama_server(rec.pid):
-            out.append(rec)
+        if is_recorded_process(rec):
+            scan.live.append(rec)
+        elif not verified(rec) and pid_runs_llama_server(rec.pid):
+            scan.unverified.append(rec)
         else:
             path.unlink(missing_ok=True)
     # The `stack up` server first: it is the one a user means by "the running server".
-    out.sort(key=lambda r: (not r.detached, r.started_at))
-    return out
+    scan.live.sort(key=lambda r: (not r.detached, r.started_at))
+    return scan
+
+
+def live_records(run_dir: Path) -> list[ServerRecord]:
+    """Records of servers still running (verified: pid, start time, boot)."""
+    return scan_records(run_dir).live
 
 
 def group_has_live_members(pgid: int) -> bool:
@@ -123,13 +172,21 @@ def terminate_group(
     pid: int,
     grace_s: float = 5.0,
     *,
+    started: str | None = None,
     alive: Callable[[int], bool] = pid_runs_llama_server,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> bool:
     """SIGTERM the server's process group, SIGKILL it after `grace_s`. True when the leader and
-    every member are gone. The server runs in its own session (pgid == pid)."""
+    every member are gone. The server runs in its own session (pgid == pid).
+
+    With `started` (the leader's recorded start time), each signal is sent only while the pid is
+    still that process, or no process at all (the leader gone, its group's members left: the
+    kernel hands out no pid still in use as a group id). A pid now leading another process means
+    the group ended and the number was reused: nothing is sent."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        if started is not None and start_time(pid) not in (None, started):
+            return True  # ours is gone; the pid names someone else now
         try:
             os.killpg(pid, sig)
         except ProcessLookupError:

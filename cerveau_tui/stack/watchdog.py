@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     while os.read(0, 4096):
         pass  # the app never writes; EOF is the app gone (or done with the server)
     if start_time(pid) == started:  # never signal a group that a reused pid now leads
-        terminate_group(pid, alive=lambda p: start_time(p) == started)
+        terminate_group(pid, started=started, alive=lambda p: start_time(p) == started)
     return 0
 
 

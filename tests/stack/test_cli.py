@@ -89,7 +89,7 @@ def test_down_stops_an_app_owned_server_whose_app_is_gone(tmp_path: Path) -> Non
     import shutil
 
     from cerveau_tui.stack.paths import stack_paths
-    from cerveau_tui.stack.state import ServerRecord, start_time, write_record
+    from cerveau_tui.stack.state import ServerRecord, boot_id, start_time, write_record
 
     fake = tmp_path / "llama-server"  # `sleep` under the server's name: what state.py believes
     shutil.copy("/bin/sleep", fake)
@@ -100,8 +100,12 @@ def test_down_stops_an_app_owned_server_whose_app_is_gone(tmp_path: Path) -> Non
     common = dict(port=1, url="http://127.0.0.1:1", model="m", binary=str(fake), n_ctx=1, log="l",
                   started_at=0.0)  # fmt: skip
     write_record(
-        run_dir, ServerRecord(pid=orphan.pid, owner_pid=2**22 + 1, owner_start="1", **common)
-    )
+        run_dir,
+        ServerRecord(
+            pid=orphan.pid, owner_pid=2**22 + 1, owner_start="1", **common,
+            start=start_time(orphan.pid), boot_id=boot_id(),
+        ),
+    )  # fmt: skip
     write_record(
         run_dir,
         ServerRecord(
@@ -109,6 +113,8 @@ def test_down_stops_an_app_owned_server_whose_app_is_gone(tmp_path: Path) -> Non
             owner_pid=alive_owner.pid,
             owner_start=start_time(alive_owner.pid),
             **common,
+            start=start_time(owned.pid),
+            boot_id=boot_id(),
         ),
     )
     try:
