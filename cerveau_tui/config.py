@@ -15,7 +15,7 @@ import platformdirs
 import tomli_w
 from pydantic import BaseModel, Field, ValidationError
 
-from . import trust
+from . import state_file, trust
 from .config_sections import (
     ContextConfig,
     CriterionConfig,
@@ -125,14 +125,23 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("cerveau")) / "config.toml"
 
 
+#: A config bigger than this is not a config (and must not fill memory).
+CONFIG_MAX_BYTES = 1_000_000
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The person's own config (links followed: a dotfiles checkout). Opened without blocking and
+    refused unless a regular file: a FIFO there hung start-up, a directory was a traceback."""
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        body = state_file.read_regular(path, CONFIG_MAX_BYTES)
+    except state_file.NotARegularFile as exc:
+        raise ConfigError(str(exc)) from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    try:
+        return tomllib.loads(body.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -264,17 +273,19 @@ def trust_workspace_config(workspace: Path, digest: str, user_config: Path | Non
 
 def _read_workspace_config(path: Path) -> tuple[dict[str, Any], bytes] | None:
     """The workspace config's table and exact bytes, or None when there is none. Opened without
-    following a final symlink: a link planted there points at a file the model controls."""
+    following a final symlink (a link planted there points at a file the model controls) and
+    without blocking: whoever wrote the repository chose what this path is, and a FIFO here hung
+    start-up forever."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except FileNotFoundError:
+        body = state_file.read_regular(path, CONFIG_MAX_BYTES, follow_links=False)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except state_file.NotARegularFile as exc:
+        raise ConfigError(str(exc)) from exc
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc} (a symbolic link here is refused)") from exc
-    with os.fdopen(fd, "rb") as f:
-        raw = f.read(1_000_000)
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
     try:
-        return tomllib.loads(raw.decode("utf-8")), raw
+        return tomllib.loads(body.decode("utf-8")), body
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 

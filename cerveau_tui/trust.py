@@ -14,6 +14,8 @@ import os
 import time
 from pathlib import Path
 
+from .state_file import read_regular
+
 
 def store_beside(user_config: Path) -> Path:
     return user_config.parent / "trusted-workspaces.json"
@@ -23,9 +25,15 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: The store holds one line per trusted workspace; a bigger one is not ours.
+STORE_MAX_BYTES = 4_000_000
+
+
 def _load(store: Path) -> dict[str, object]:
+    """What the person trusted; nothing when the store is absent, unreadable, or not a regular
+    file (opened without blocking: a FIFO planted here hung start-up), which trusts nothing."""
     try:
-        data = json.loads(store.read_text())
+        data = json.loads(read_regular(store, STORE_MAX_BYTES))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

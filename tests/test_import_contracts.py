@@ -76,6 +76,7 @@ TOP_MODULES = (
     "config_sections",
     "trust",
     "deny_read",
+    "state_file",
 )
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import re2
 from pydantic import BaseModel
 
+from ..state_file import kind_of
 from ..workspace.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
 from .base import (
     Declared,
@@ -36,7 +37,7 @@ from .base import (
     locate,
     resolve_path,
 )
-from .walk import special_kind, walk_files
+from .walk import walk_files
 
 MAX_BYTES = 2_000_000  # one file
 MAX_TOTAL_BYTES = 64_000_000  # one search
@@ -160,7 +161,7 @@ class Search(Tool):
                 files = [t.path]
             else:
                 files = []
-                skipped.add(t.shown, special_kind(st.st_mode))
+                skipped.add(t.shown, kind_of(st.st_mode))
         hits: list[str] = []
         for path in files:
             if not budget.keep_going():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pathspec
 
+from ..state_file import kind_of
 from ..workspace.beneath import is_torn_temp, open_dir_beneath, read_bytes_beneath
 
 SKIP_DIRS = {
@@ -90,23 +91,6 @@ def _ignore(path: Path, reason: str) -> None:
 
 def _always() -> bool:
     return True
-
-
-def special_kind(mode: int) -> str:
-    """What a non-regular, non-directory entry is, in words a person reads."""
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a regular file"
 
 
 def _walk(
@@ -188,4 +172,4 @@ def _files_of(
         elif stat.S_ISREG(mode):
             yield here / e.name
         else:
-            on_skip(here / e.name, special_kind(mode))
+            on_skip(here / e.name, kind_of(mode))

@@ -9,8 +9,10 @@ bounds are generous; nothing here asserts how fast anything is.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from collections.abc import Callable
@@ -156,20 +158,48 @@ def test_many_skipped_files_are_counted_with_a_few_names(tmp_path: Path) -> None
     assert "[not searched (10 files): binary: b0.bin, b1.bin, b2.bin and 7 more]" in out
 
 
-def test_a_tree_deeper_than_the_walk_goes_is_named_not_a_crash(tmp_path: Path) -> None:
-    # Built with dir fds: the path is longer than PATH_MAX, as a shell loop of `cd a; mkdir a` makes.
-    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(MAX_DEPTH + 900):
+def _deep_tree(root: Path, depth: int) -> None:
+    """`a/a/a/...` `depth` deep, built with dir fds: longer than PATH_MAX, as a shell loop of
+    `cd a; mkdir a` makes it."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
         os.mkdir("a", dir_fd=fd)
         sub = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         os.close(fd)
         fd = sub
     os.close(fd)
-    (tmp_path / "top.txt").write_text("needle\n")
-    out = search(tmp_path, "needle")
+
+
+def _remove_deep_tree(root: Path) -> None:
+    # shutil.rmtree (and so pytest's tmp_path cleanup) recurses, and dies on this tree too.
+    fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    while True:
+        try:
+            fds.append(os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        except FileNotFoundError:
+            break
+    os.close(fds.pop())
+    while fds:
+        fd = fds.pop()
+        os.rmdir("a", dir_fd=fd)
+        os.close(fd)
+
+
+def test_a_tree_deeper_than_the_walk_goes_is_named_not_a_crash() -> None:
+    # Deeper than Python's recursion limit (the old walk's RecursionError). Not under tmp_path:
+    # pytest's own cleanup recurses too and would die on it, in whichever session ran next.
+    root = Path(tempfile.mkdtemp(prefix="cerveau-deep-tree-"))
+    try:
+        _deep_tree(root, 1100)
+        (root / "top.txt").write_text("needle\n")
+        out = search(root, "needle")
+        listed = returns(lambda: list(walk_files(root, root)))
+    finally:
+        _remove_deep_tree(root)
+        shutil.rmtree(root)
     assert out.splitlines()[0] == "top.txt:1: needle"
     assert f"deeper than {MAX_DEPTH} folders" in out
-    assert [p.name for p in returns(lambda: list(walk_files(tmp_path, tmp_path)))] == ["top.txt"]
+    assert [p.name for p in listed] == ["top.txt"]
 
 
 def test_a_file_name_that_is_not_utf8_does_not_break_the_answer(tmp_path: Path) -> None:
@@ -179,3 +209,90 @@ def test_a_file_name_that_is_not_utf8_does_not_break_the_answer(tmp_path: Path) 
     out = search(tmp_path, "needle")
     out.encode("utf-8")  # what the model is sent must encode
     assert ".txt:1: needle" in out
+
+
+# --- config and state files that are not regular files -------------------------------------------
+
+
+def _plant(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "socket":
+        import socket
+
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(path))
+        s.close()
+
+
+@pytest.mark.parametrize(
+    "kind,said",
+    [("fifo", "a named pipe"), ("directory", "a directory"), ("socket", "a socket")],
+)
+def test_a_workspace_config_that_is_not_a_file_is_a_clear_error(
+    tmp_path: Path, kind: str, said: str
+) -> None:
+    from cerveau_tui.config import ConfigError, load_settings
+
+    ws = tmp_path / "ws"
+    _plant(ws / ".cerveau" / "config.toml", kind)
+    with pytest.raises(ConfigError, match=f"config.toml is {said}.*, not a regular file"):
+        returns(lambda: load_settings(ws, environ={}, user_config=tmp_path / "none.toml"))
+
+
+def test_the_cli_exits_2_with_one_line_on_a_fifo_config(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _plant(ws / ".cerveau" / "config.toml", "fifo")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "CERVEAU_CONFIG": str(tmp_path / "home" / "config.toml"),
+    }
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "cerveau_tui", "run", "hi", "--json"],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("start-up hung on a FIFO .cerveau/config.toml")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"cerveau: {ws / '.cerveau' / 'config.toml'} is a named pipe (FIFO), not a regular file; "
+        "not read"
+    ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_user_config_that_is_not_a_file_is_a_clear_error(tmp_path: Path, kind: str) -> None:
+    from cerveau_tui.config import ConfigError, _read_toml
+
+    ucp = tmp_path / "config.toml"
+    _plant(ucp, kind)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        returns(lambda: _read_toml(ucp))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_trust_store_that_is_not_a_file_trusts_nothing_and_returns(
+    tmp_path: Path, kind: str
+) -> None:
+    from cerveau_tui import trust
+
+    store = tmp_path / "trusted-workspaces.json"
+    _plant(store, kind)
+    assert returns(lambda: trust.is_trusted(tmp_path, "0" * 64, store)) is False
+
+
+def test_a_prompt_history_that_is_a_fifo_is_a_problem_not_a_hang(tmp_path: Path) -> None:
+    from cerveau_tui.app.widgets.prompt import HISTORY_REL, PromptHistory
+
+    _plant(tmp_path / HISTORY_REL, "fifo")
+    history = returns(lambda: PromptHistory.load(tmp_path))
+    assert history.entries == [] and "not read" in history.problem
