@@ -110,6 +110,13 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     print(f"sandbox:   {sb.get('backend')} ({enforced})")
     for note in sb.get("notes", []) + sb.get("gaps", []):
         print(f"  - {note}")
+    if sb.get("privileged") is False:
+        print("  - privileged: no (a sandboxed write of a host kernel setting was refused)")
+    home = sb.get("home_visible") or []
+    print(
+        "  - home: an empty private folder"
+        + (", plus read-only: " + ", ".join(home) if home else "")
+    )
     g = info["gate"]
     detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
     in_force = g["command"] or ", ".join(g["criteria"]) or "none"

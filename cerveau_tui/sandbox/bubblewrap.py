@@ -28,6 +28,7 @@ from .base import CommandResult, EnforcingRunner, Grant
 from .process import minimal_env, run_process
 from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
+from .view import MachineView, bwrap_args, machine_view, view_home_args
 
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~ vanish with it
@@ -70,11 +71,14 @@ class BubblewrapRunner(EnforcingRunner):
         deny_read: Sequence[Path] | None = None,
         tmp_mb: int = 512,
         max_procs: int = 512,
+        read_allow: Sequence[Path] = (),
     ) -> None:
         found = bwrap or find_bwrap()
         if found is None:
             raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
         self.bwrap = found
+        self.read_allow = tuple(read_allow)
+        self._view: MachineView | None = None
         super().__init__(env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs)
         self.gaps: list[str] = [
             "no memory limit beyond the /tmp and /dev/shm caps",
@@ -82,6 +86,12 @@ class BubblewrapRunner(EnforcingRunner):
         ]
         if self.cap.gap:
             self.gaps.append(self.cap.gap)
+        if os.getuid() == 0:
+            self.notes = [
+                *self.notes,
+                "run as root: a command's uid is the host's 0 with no capability in any namespace; "
+                "/proc and /sys are read-only, so no kernel setting is its to change",
+            ]
 
     def argv(
         self,
@@ -116,12 +126,22 @@ class BubblewrapRunner(EnforcingRunner):
         for key, value in sorted(self.command_env(ws, env).items()):
             a += ["--setenv", key, value]
         size = str(self.tmp_mb * 1024 * 1024)
+        view = self.view()
+        # bwrap's root is an empty tmpfs: only what the view names exists inside (view.py).
+        a += bwrap_args(view, size)
         # /tmp and /dev/shm are RAM: uncapped, each could take half the machine. bwrap's /dev is a
         # tmpfs too (uncapped), so it is remounted read-only once /dev/shm sits on it; writing to
         # the device nodes in it still works (a read-only mount does not stop that).
-        a += ["--ro-bind", "/", "/", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
-        a += ["--remount-ro", "/dev", "--proc", "/proc", "--size", size, "--tmpfs", "/tmp"]
-        a += ["--dir", SANDBOX_HOME]
+        a += ["--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+        # /proc read-only whole: run as root, the command's uid is the host's 0 (without any
+        # capability), and /proc/sys checks the uid, not a capability: writable, it set
+        # kernel.core_pattern and the kernel ran the model's program as host root. bwrap covers
+        # /proc/sys only when access(W_OK) succeeds, so it is not left to bwrap. /sys likewise.
+        a += ["--proc", "/proc", "--remount-ro", "/proc", "--ro-bind", "/sys", "/sys"]
+        a += ["--size", size, "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+        a += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
+        # The homes: an empty private folder each, and the toolchain folders read-only on top.
+        a += view_home_args(view, size)
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
         # the private /tmp (pytest's tmp_path is).
         a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
@@ -143,24 +163,38 @@ class BubblewrapRunner(EnforcingRunner):
             for p in protected:
                 if p != e and _is_under(p, e) and p not in in_protected:
                     a += ["--ro-bind-try", str(p), str(p)]
-        # The interpreter this app runs on (a venv, perhaps a clone under /tmp) stays visible,
-        # read-only: a done criterion `python -m pytest` must find the same Python inside.
-        for rt in _runtime_dirs_under_tmp():
-            if not _is_under(ws, Path(rt)):
-                a += ["--ro-bind-try", rt, rt]
-        a += self.mask_args(ws)
-        a += ["--chdir", str(ws)]
+        # The interpreter and package this app runs on stay visible, read-only, last: a done
+        # criterion `python -m pytest` must find the same Python inside, and an editable checkout
+        # inside the workspace (cerveau on itself) must not be the model's to change: the next
+        # start would run it on the host. The control files inside the workspace go the same way.
+        for rt in view.runtime:
+            a += ["--ro-bind-try", str(rt), str(rt)]
+        for ctl in view.control:
+            if _is_under(ctl, ws):
+                a += ["--ro-bind-try", str(ctl), str(ctl)]
+        a += self.mask_args(ws, extras)
+        a += ["--remount-ro", "/", "--chdir", str(ws)]
         if seccomp_fd is not None:
             a += ["--seccomp", str(seccomp_fd)]
         a += ["--", "/bin/sh", "-c", command]
         return a
 
-    def mask_args(self, ws: Path) -> list[str]:
+    def view(self) -> MachineView:
+        """The machine as commands see it; taken once per runner (homes and toolchains do not
+        move during a session), so a command costs no extra walk."""
+        if self._view is None:
+            self._view = machine_view(self.read_allow)
+        return self._view
+
+    def mask_args(self, ws: Path, granted: Sequence[Path] = ()) -> list[str]:
         """Hide each existing denied path: a folder under an empty read-only tmpfs (its names
         vanish too), a file under /dev/null (unreadable: binds are nodev). Last, so a grant or a
         bind above cannot uncover one: the person's deny list wins over a per-command grant."""
         out: list[str] = []
+        view = self.view()
         for p in maskable(self.deny_read, ws, keep=runtime_dirs(), hidden=(Path("/tmp"),)):
+            if not view.visible(p) and not any(_is_under(p, g) for g in granted):
+                continue  # not in the view at all: absent, nothing to mask
             if p.is_dir():
                 out += ["--size", "4096", "--tmpfs", str(p), "--remount-ro", str(p)]
             else:
@@ -171,6 +205,8 @@ class BubblewrapRunner(EnforcingRunner):
         out = minimal_env(ws, self.env_allow, env)
         out["HOME"] = SANDBOX_HOME
         out["TMPDIR"] = "/tmp"
+        for key, value in self.view().env:  # toolchains that find themselves from $HOME
+            out.setdefault(key, value)
         return out
 
     def _run_enforced(
@@ -229,19 +265,3 @@ def bwrap_version(bwrap: str) -> str:
         return out.stdout.strip() or out.stderr.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-
-
-def _runtime_dirs_under_tmp() -> list[str]:
-    """sys.prefix / sys.base_prefix when they live under /tmp, which the private /tmp hides."""
-    import sys
-
-    out: list[str] = []
-    for p in {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}:
-        if p == "/tmp" or p.startswith("/tmp/"):
-            out.append(p)
-    # A venv's python is a symlink into its base; its project (an editable install) may sit
-    # beside the venv under /tmp too.
-    project = os.path.dirname(os.path.realpath(sys.prefix))
-    if project.startswith("/tmp/") and os.path.isfile(os.path.join(project, "pyproject.toml")):
-        out.append(project)
-    return sorted(set(out))

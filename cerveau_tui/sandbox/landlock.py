@@ -24,6 +24,10 @@ from .limits import CommandGroup
 from .process import kill_group, minimal_env, run_process
 from .protect import maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
+from .view import MachineView, machine_view
+
+#: Read under Landlock besides the machine view: the kernel's files and the devices.
+LANDLOCK_READ = (Path("/dev"), Path("/proc"), Path("/sys"))
 
 HELPER = Path(__file__).with_name("landlock_exec.py")
 
@@ -38,18 +42,20 @@ def landlock_gaps(abi: int) -> list[str]:
     gaps = [
         "commands can modify .cerveau/ and .git/ under Landlock (rules only add access: no "
         "read-only folder inside the writable workspace): the harness must treat both as hostile",
-        "no PID namespace: background processes can outlive the command (not the session: their "
-        "process group is killed when it ends, kill -9 included; one that leaves its group with "
-        "setsid is killed through its cgroup at a clean close only)",
+        "no PID namespace: a background process is killed when its command ends (its process "
+        "group and its cgroup); without a pids cgroup, one that leaves its group with setsid "
+        "survives until the session ends",
+        "an editable checkout of cerveau inside the workspace stays writable to commands "
+        "(Landlock cannot make a folder inside the workspace read-only)",
+        "other processes' command lines are readable in /proc (no PID namespace)",
         "no /tmp size limit: each command's temp folder is on the host's /tmp",
         "no memory limit",
-        "deny-read: a denied folder's file names stay listable (contents do not); paths inside "
-        "the workspace cannot be masked",
+        "deny-read inside an allowed folder: a denied folder's file names stay listable "
+        "(contents do not); paths inside the workspace cannot be masked",
     ]
     if abi < 4:
         gaps.append("network not restricted (Landlock ABI < 4)")
-    elif abi < 10:
-        gaps.append("only TCP is restricted: UDP is not (Landlock ABI < 10)")
+
     if abi < 6:
         gaps.append("signals and abstract sockets not scoped (Landlock ABI < 6)")
     return gaps
@@ -67,8 +73,11 @@ class LandlockRunner(EnforcingRunner):
         deny_read: Sequence[Path] | None = None,
         tmp_mb: int = 512,
         max_procs: int = 512,
+        read_allow: Sequence[Path] = (),
     ) -> None:
         self.abi = landlock_abi()
+        self.read_allow = tuple(read_allow)
+        self._view: MachineView | None = None
         if self.abi < 1:
             raise OSError("Landlock is not available in this kernel")
         super().__init__(env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs)
@@ -101,9 +110,18 @@ class LandlockRunner(EnforcingRunner):
             a += ["--writable", str(p)]
         for p in maskable(self.deny_read, workspace, keep=runtime_dirs()):
             a += ["--deny", str(p)]
+        # Reads by allow list: the same machine view bubblewrap shows (view.py), plus the
+        # kernel's own files and the command's temp folder.
+        for p in [*self.view().readable_roots(), *LANDLOCK_READ, tmp]:
+            a += ["--read", str(p)]
         if grant.network:
             a.append("--network")
         return [*a, "--", "/bin/sh", "-c", command]
+
+    def view(self) -> MachineView:
+        if self._view is None:
+            self._view = machine_view(self.read_allow)
+        return self._view
 
     def _run_enforced(
         self,
@@ -122,10 +140,17 @@ class LandlockRunner(EnforcingRunner):
             msg = f"cerveau: could not create the command's process-count cgroup: {exc}"
             return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
         tmp = Path(tempfile.mkdtemp(prefix="cerveau-cmd-"))
-        fd = bpf_fd()
+        # No network namespace here: without a grant, no IPv4/IPv6 socket at all (Landlock
+        # restricts only TCP; UDP, SCTP and MPTCP would leave).
+        fd = bpf_fd(inet=bool(grant and grant.network))
         try:
             cmd_env = minimal_env(ws, self.env_allow, env)
             cmd_env["TMPDIR"] = str(tmp)
+            home = tmp / "home"  # an empty private home, gone with the command
+            home.mkdir()
+            cmd_env["HOME"] = str(home)
+            for key, value in self.view().env:
+                cmd_env.setdefault(key, value)
             argv = self.argv(command, workspace=ws, mode=mode, grant=grant, tmp=tmp, seccomp_fd=fd)
             result = run_process(
                 [*group.wrapper, *argv],
@@ -139,14 +164,15 @@ class LandlockRunner(EnforcingRunner):
         finally:
             os.close(fd)
             shutil.rmtree(tmp, ignore_errors=True)
-        with self._lock:
-            if result.background_pgid is not None:
-                self._groups.append(result.background_pgid)
-            # Still holding processes (a `setsid` one escapes the process group, not the
-            # cgroup): kept, so kill_background reaches them too. Kept ones emptied since go.
-            self._cgroups = [
-                g for g in [*self._cgroups, group] if not g.remove(kill=False, attempts=1)
-            ]
+        # Nothing outlives its command, as under bubblewrap's PID namespace: a process left running
+        # changed git settings after the guard's after-check, and the next command's "before"
+        # already held the change. The process group first, then the cgroup (a `setsid` process
+        # leaves the group, not the cgroup).
+        if result.background_pgid is not None:
+            kill_group(result.background_pgid)
+        if not group.remove(kill=True):
+            with self._lock:
+                self._cgroups.append(group)
         return result
 
     def kill_background(self) -> None:

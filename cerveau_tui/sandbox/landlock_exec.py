@@ -141,7 +141,29 @@ def _allow(ruleset_fd: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def read_everything_but(deny: list[str], allow: Callable[[str, int], None]) -> None:
+def _under(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def read_only_these(reads: list[str], deny: list[str], allow: Callable[[str, int], None]) -> None:
+    """Read on the allowed paths only (the machine view: the system, the parts of /etc toolchains
+    read, toolchain folders, the interpreter), each minus the denied paths inside it. Landlock is
+    an allow list by nature; granting read on / and carving secrets out was the deny-list
+    construction whose holes reached the model."""
+    for root in sorted({os.path.normpath(r) for r in reads if os.path.exists(r)}):
+        inside = [d for d in deny if _under(d, root) and d != root]
+        if any(_under(root, d) for d in deny):
+            continue  # the root itself is denied
+        if inside:
+            read_everything_but(inside, allow, top=root)
+        else:
+            try:
+                allow(root, READ if os.path.isdir(root) else READ_FILE | EXECUTE)
+            except OSError:
+                continue
+
+
+def read_everything_but(deny: list[str], allow: Callable[[str, int], None], top: str = "/") -> None:
     """Read on / except the denied paths. Landlock rules only add access, so a denied path cannot
     be carved out of a rule on /: instead, read is granted on every sibling along the way down to
     each denied path, and only READ_DIR on the folders on the way (their names stay listable,
@@ -152,14 +174,14 @@ def read_everything_but(deny: list[str], allow: Callable[[str, int], None]) -> N
     at is reached through its real place, which this walk covers."""
     denied = {os.path.normpath(d) for d in deny if d != "/" and os.path.lexists(d)}
     if not denied:
-        allow("/", READ)
+        allow(top, READ)
         return
     on_the_way: set[str] = set()
     for d in denied:
         parent = os.path.dirname(d)
         while True:
             on_the_way.add(parent)
-            if parent == "/":
+            if parent in (top, "/"):
                 break
             parent = os.path.dirname(parent)
     on_the_way -= denied  # a denied folder that holds another is denied whole
@@ -182,7 +204,12 @@ def read_everything_but(deny: list[str], allow: Callable[[str, int], None]) -> N
 
 
 def apply_landlock(
-    workspace: str, mode: str, writable: list[str], network: bool, deny: list[str] | None = None
+    workspace: str,
+    mode: str,
+    writable: list[str],
+    network: bool,
+    deny: list[str] | None = None,
+    reads: list[str] | None = None,
 ) -> None:
     abi = abi_version()
     if abi < 1:
@@ -198,7 +225,11 @@ def apply_landlock(
         "landlock_create_ruleset",
     )
     try:
-        read_everything_but(deny, lambda path, rights: _allow(ruleset, path, rights))
+        add = lambda path, rights: _allow(ruleset, path, rights)  # noqa: E731
+        if reads is None:
+            read_everything_but(deny, add)
+        else:
+            read_only_these([*reads, workspace], deny, add)
         for dev in DEV_WRITABLE:
             if os.path.exists(dev):
                 _allow(ruleset, dev, file_rights)
@@ -239,6 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--writable", action="append", default=[])
     parser.add_argument("--network", action="store_true")
     parser.add_argument("--deny", action="append", default=[])
+    parser.add_argument("--read", action="append", default=None)
     parser.add_argument("--seccomp-fd", type=int, default=-1)
     parser.add_argument("--parent-pid", type=int, default=0)
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -260,6 +292,7 @@ def main(argv: list[str] | None = None) -> None:
             [os.path.realpath(p) for p in args.writable],
             args.network,
             [os.path.realpath(p) for p in args.deny],
+            None if args.read is None else [os.path.realpath(p) for p in args.read],
         )
         if args.seccomp_fd < 0:
             raise OSError("no seccomp filter was passed")

@@ -29,13 +29,27 @@ class SeccompUnavailable(RuntimeError):
     pass
 
 
-def _build():  # type: ignore[no-untyped-def]
+#: Socket families a command may open: by allow list, since a new family is a new way out. IPv4
+#: and IPv6 only where the network is the sandbox's to decide (bubblewrap's network namespace, or
+#: a network grant): under Landlock, which restricts only TCP, a UDP datagram left the machine
+#: with no grant. Netlink stays (getifaddrs, `ip addr`); AF_UNIX is refused above. AF_VSOCK is
+#: the one that matters most: it ignores network namespaces and reaches a VM's host.
+_FAMILY_MAX = 64
+_INET = (socket.AF_INET, socket.AF_INET6)
+_ALWAYS = (socket.AF_NETLINK,)
+
+
+def _build(inet: bool = True):  # type: ignore[no-untyped-def]
     try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:  # libseccomp.so missing
         raise SeccompUnavailable(f"pyseccomp/libseccomp unavailable: {exc}") from exc
     f = sc.SyscallFilter(sc.ALLOW)
     f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, socket.AF_UNIX))
+    allowed = {*_ALWAYS, *(_INET if inet else ()), socket.AF_UNIX}
+    for family in range(_FAMILY_MAX):
+        if family not in allowed:
+            f.add_rule(sc.ERRNO(errno.EAFNOSUPPORT), "socket", sc.Arg(0, sc.EQ, family))
     for name in _DENY_ENOSYS:
         f.add_rule(sc.ERRNO(errno.ENOSYS), name)
     for name in _DENY_EPERM:
@@ -47,19 +61,20 @@ def _build():  # type: ignore[no-untyped-def]
     return f
 
 
-@lru_cache(maxsize=1)
-def filter_bpf() -> bytes:
-    """The filter as classic BPF bytes, for `bwrap --seccomp FD`."""
+@lru_cache(maxsize=2)
+def filter_bpf(inet: bool = True) -> bytes:
+    """The filter as classic BPF bytes, for `bwrap --seccomp FD`; `inet=False` also refuses IPv4
+    and IPv6 sockets (a backend with no network namespace and no network grant)."""
     with tempfile.TemporaryFile() as tmp:
-        _build().export_bpf(tmp)
+        _build(inet).export_bpf(tmp)
         tmp.seek(0)
         return tmp.read()
 
 
-def bpf_fd() -> int:
+def bpf_fd(inet: bool = True) -> int:
     """A fresh readable fd holding the filter, positioned at 0 (bwrap reads it to EOF). Caller
     closes it after the child has started."""
-    data = filter_bpf()
+    data = filter_bpf(inet)
     fd = os.memfd_create("cerveau-seccomp", os.MFD_CLOEXEC)
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)

@@ -30,6 +30,8 @@ from .landlock import LandlockRunner, landlock_abi
 from .none import NoSandbox
 from .protect import STATE_DIR
 
+#: Host-global kernel settings the self-check tries to write (their own value, back).
+SYSCTL_PROBES = ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness")
 CACHE_NAME = "sandbox-check.json"  # no longer read or written; kept so old files are known
 CHECK_VERSION = 2
 BACKENDS: tuple[str, ...] = ("bubblewrap", "landlock")
@@ -41,6 +43,11 @@ class SandboxStatus:
     enforced: bool
     notes: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
+    # False when the self-check proved a sandboxed process cannot write host kernel settings;
+    # None when no backend ran (nothing was proved).
+    privileged: bool | None = None
+    # What of the person's home a command sees (the toolchain folders, read-only).
+    home_visible: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -122,6 +129,23 @@ def run_probe(backend: str, scratch: Path) -> ProbeResult:
         return ProbeResult("a write outside the workspace reported success")
     if os.path.lexists(state) and not any(".cerveau" in g for g in gaps):
         gaps.append("the read-only .cerveau/ did not hold in the self-check")
+    # Root inside must not be root outside: /proc/sys checks the uid, not a capability, so a
+    # command of a root session could set kernel.core_pattern and have the kernel run its
+    # program as host root. Each setting's own value is written back: harmless if it lands.
+    priv = runner.run(
+        "for f in " + " ".join(SYSCTL_PROBES) + '; do [ -e "$f" ] || continue; '
+        'v=$(cat "$f" 2>/dev/null) || continue; '
+        '(printf "%s\\n" "$v" > "$f") 2>/dev/null && echo "WROTE $f"; done; exit 0',
+        workspace=ws,
+        timeout=20,
+        output_cap=2000,
+    )
+    wrote = [line[6:] for line in priv.output.splitlines() if line.startswith("WROTE ")]
+    if wrote:
+        return ProbeResult(
+            "a sandboxed process could write host kernel settings (" + ", ".join(wrote) + "): "
+            "root inside is root outside, NOT a boundary"
+        )
     inside = runner.run("echo ok > probe.txt", workspace=ws, timeout=20, output_cap=2000)
     if inside.exit_code != 0 or not (ws / "probe.txt").exists():
         return ProbeResult(f"a write inside the workspace failed: {inside.output.strip()[:200]}")
@@ -151,7 +175,8 @@ def self_check(
         ms = (time.monotonic() - started) * 1000
         if result.problem is None:
             notes.append(f"{backend}: self-check passed (live, {ms:.0f} ms)")
-            status = SandboxStatus(backend, True, notes, result.gaps)
+            status = SandboxStatus(backend, True, notes, result.gaps, privileged=False)
+            status.home_visible = _home_visible()
             break
         notes.append(f"{backend}: {result.problem}")
     if status is None:
@@ -165,6 +190,15 @@ def self_check(
             list(NoSandbox.gaps),
         )
     return status
+
+
+def _home_visible() -> list[str]:
+    """What of the person's home a command sees: the toolchain folders (read-only); the rest
+    of the home is an empty private folder."""
+    from .view import machine_view
+
+    view = machine_view()
+    return [str(p) for p in view.toolchains if any(h in p.parents for h in view.homes)]
 
 
 def backends_for(settings: Any) -> tuple[str, ...]:

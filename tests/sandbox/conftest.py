@@ -115,7 +115,14 @@ def masked_runner(
 ) -> BubblewrapRunner | LandlockRunner | NoSandbox:
     """An enforcing runner built the way select_runner builds one: with resolved deny paths and
     small bounds, so the caps are cheap to hit."""
-    limits = {"deny_read": fake_home.denied, "tmp_mb": 16, "max_procs": 32}
+    # The fake home is not the person's: allowed by name, as a person allows a folder in their
+    # config, so the deny list inside it is tested as the second line it now is.
+    limits = {
+        "deny_read": fake_home.denied,
+        "tmp_mb": 16,
+        "max_procs": 32,
+        "read_allow": [fake_home.home],
+    }
     if request.param == "none":
         return NoSandbox()
     if request.param == "bubblewrap":

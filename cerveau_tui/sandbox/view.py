@@ -1,0 +1,294 @@
+"""What a sandboxed process sees of the machine: an allow list, never "everything minus a list".
+
+The failure that motivated it: `/` was bound read-only whole and a deny list masked the secrets
+we had thought of. Probed from the host, 24 other kinds of credentials in a home folder reached
+the model with no prompt (`.pgpass`, `.my.cnf`, registry `auth.json`, Maven and Gradle settings,
+`hub`/`glab` tokens, shell histories, a browser profile, `/etc/ssl/private`, `/etc/wireguard`).
+A list ends; the formats do not. So a command sees:
+
+- the system (`/usr` and the merged-usr links, `/opt`), read-only;
+- of `/etc`, only what toolchains read (the name service, the loader, certificates, locale,
+  timezone, the system-wide git and Python configs): shadow, sudoers, private keys, wireguard,
+  ssh host keys are simply not there;
+- of every home folder, nothing: `HOME` is an empty private folder, and only the usual toolchain
+  folders of the person's home appear, read-only, at their real paths (cargo and rustup, nvm,
+  pyenv, uv, `~/.local/bin`, go) so `cargo test` or a pyenv Python keep working; the credential
+  files inside them stay masked;
+- the harness's own interpreter and package, read-only (a done check `python -m pytest` must find
+  the same Python), and nothing of its control files (config, trust store, grant key, cache);
+- the workspace, and what the person grants.
+
+The same view decides what the harness's own file tools may read outside the workspace without
+asking (`visible`), so the tools are never the way around it.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Top-level system folders, read-only (each bound if it exists; a link is recreated as a link).
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
+
+#: The parts of /etc a toolchain reads. Not here, so absent: shadow, gshadow, sudoers(.d),
+#: ssl/private, wireguard, ssh (host keys), security, pam.d, the package manager's credentials
+#: (apt/auth.conf.d), npmrc and pip.conf (they can hold index tokens).
+ETC = (
+    "passwd",
+    "group",
+    "hosts",
+    "hostname",
+    "resolv.conf",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "protocols",
+    "services",
+    "networks",
+    "ethertypes",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki/tls/certs",
+    "alternatives",
+    "localtime",
+    "timezone",
+    "locale.alias",
+    "locale.gen",
+    "locale.conf",
+    "default/locale",
+    "mime.types",
+    "magic",
+    "magic.mime",
+    "os-release",
+    "debian_version",
+    "lsb-release",
+    "issue",
+    "shells",
+    "login.defs",
+    "environment",
+    "profile",
+    "profile.d",
+    "bash.bashrc",
+    "inputrc",
+    "terminfo",
+    "gitconfig",
+    "python3",
+    "python3.11",
+    "python3.12",
+    "python3.13",
+    "perl",
+    "java-17-openjdk",
+    "java-21-openjdk",
+    "maven",
+    "fonts",
+    "xdg",
+    "vim",
+    "nanorc",
+    "manpath.config",
+    "mke2fs.conf",
+    "subuid",
+    "subgid",
+)
+
+#: Toolchain folders of a home, read-only at their real path; each with the credential files
+#: inside it that stay masked.
+HOME_TOOLCHAINS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (".cargo/bin", ()),
+    (".rustup", ()),
+    (".nvm", ()),
+    (".pyenv", ()),
+    (".local/bin", ()),
+    (".local/share/uv", ()),
+    (".volta", ()),
+    ("go/bin", ()),
+    (".go", ()),
+)
+
+#: Environment a toolchain needs to find itself once HOME is the private one.
+TOOLCHAIN_ENV = (("RUSTUP_HOME", ".rustup"), ("NVM_DIR", ".nvm"), ("PYENV_ROOT", ".pyenv"))
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def person_homes() -> list[Path]:
+    """The homes a toolchain folder is taken from: `$HOME` and the running uid's own (they differ
+    under `sudo -E` or a test's HOME), realpath'd, never `/`."""
+    out: list[Path] = []
+    cands = [os.environ.get("HOME", "")]
+    try:
+        cands.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    for raw in cands:
+        if raw and os.path.isabs(raw):
+            real = Path(os.path.realpath(raw))
+            if real != Path("/") and real not in out:
+                out.append(real)
+    return out
+
+
+def control_paths() -> list[Path]:
+    """The harness's own control files: what decides how the NEXT session is bounded. Never
+    visible inside the sandbox, never written (nor, but the cache, read) by the file tools."""
+    from ..config import user_config_path
+
+    out = [Path(os.path.realpath(user_config_path().parent))]
+    cache = os.environ.get("CERVEAU_CACHE_DIR")
+    out.append(Path(os.path.realpath(cache)) if cache else _default_cache())
+    return sorted(set(out))
+
+
+def _default_cache() -> Path:
+    import platformdirs
+
+    return Path(os.path.realpath(platformdirs.user_cache_dir("cerveau")))
+
+
+def runtime_paths() -> list[Path]:
+    """The running harness's interpreter and package (found from the process, not a name): bound
+    read-only inside, refused to the file tools' writes. An editable checkout's package source is
+    here too: the next start would run what a command wrote there."""
+    pkg = Path(os.path.realpath(__file__)).parents[1]
+    dirs = {Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix)), pkg}
+    return sorted(dirs)
+
+
+def refuse_workspace(ws: Path) -> str | None:
+    """Why `ws` cannot be a workspace, or None. `/` would put the whole disk in the model's
+    hands (and `.cerveau/` at the root); a home folder, or any folder holding the person's config,
+    puts the harness's own control files (config, trust store, grant key) inside the workspace."""
+    real = Path(os.path.realpath(ws))
+    if real == Path("/"):
+        return (
+            "refusing the workspace /: the whole disk would be the model's to change; "
+            "start cerveau in a project folder (or pass --workspace PROJECT)"
+        )
+    for home in person_homes():
+        if real == home:
+            return (
+                f"refusing the workspace {real}: it is your home folder, which holds your "
+                "credentials and cerveau's own config; start cerveau in a project folder inside it"
+            )
+    for ctl in control_paths()[:1]:  # the user config folder: trust store and grant key beside
+        if _under(ctl, real):
+            return (
+                f"refusing the workspace {real}: it holds cerveau's own config ({ctl}), which "
+                "decides how the next session is bounded; start cerveau in a project folder"
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class Bind:
+    src: Path
+    dest: Path
+    link: str | None = None  # recreate as a symbolic link to this target instead of binding
+
+
+@dataclass(frozen=True)
+class MachineView:
+    system: tuple[Bind, ...]
+    etc: tuple[Bind, ...]
+    homes: tuple[Path, ...]  # each an empty private folder inside
+    toolchains: tuple[Path, ...]
+    masked: tuple[Path, ...]  # files inside a toolchain folder that stay hidden
+    runtime: tuple[Path, ...]
+    control: tuple[Path, ...]
+    env: tuple[tuple[str, str], ...]
+
+    def readable_roots(self) -> list[Path]:
+        """Folders (and files) a sandboxed process can read outside the workspace."""
+        out = [b.dest for b in (*self.system, *self.etc)]
+        out += [*self.toolchains, *self.runtime]
+        return out
+
+    def visible(self, path: Path) -> bool:
+        """Whether a sandboxed command could read `path` (a realpath): what the file tools may read
+        outside the workspace without it being a crossing."""
+        if any(_under(path, c) for c in self.control) or path in self.masked:
+            return False
+        return any(_under(path, r) for r in self.readable_roots())
+
+
+def _bind(path: Path) -> Bind | None:
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink():
+        target = os.readlink(path)
+        real = Path(os.path.realpath(path))
+        if not real.exists():
+            return None
+        # A top-level link (merged /usr: /bin -> usr/bin) is recreated as a link; one in /etc that
+        # points elsewhere (resolv.conf -> /run/...) is bound at its target's content.
+        if path.parent == Path("/"):
+            return Bind(path, path, link=target)
+        return Bind(real, path)
+    return Bind(path, path)
+
+
+def machine_view(extra_read: Iterable[Path] = ()) -> MachineView:
+    system = tuple(b for p in SYSTEM if (b := _bind(Path(p))) is not None)
+    etc = tuple(b for name in ETC if (b := _bind(Path("/etc") / name)) is not None)
+    homes = tuple(person_homes())
+    tools: list[Path] = []
+    masked: list[Path] = []
+    env: list[tuple[str, str]] = []
+    for home in homes:
+        for rel, secrets in HOME_TOOLCHAINS:
+            p = home / rel
+            if os.path.isdir(p) and not p.is_symlink():
+                tools.append(p)
+                masked += [p / s for s in secrets if os.path.lexists(p / s)]
+        for key, rel in TOOLCHAIN_ENV:
+            if os.path.isdir(home / rel) and key not in dict(env):
+                env.append((key, str(home / rel)))
+    for extra in extra_read:
+        real = Path(os.path.realpath(extra))
+        if real.exists() and real != Path("/"):
+            tools.append(real)
+    control = tuple(control_paths())
+    runtime = tuple(p for p in runtime_paths() if not any(_under(p, c) for c in control))
+    return MachineView(
+        system, etc, homes, tuple(dict.fromkeys(tools)), tuple(masked), runtime, control, tuple(env)
+    )
+
+
+def bwrap_args(view: MachineView, size: str) -> list[str]:
+    """The allow-listed system part of a bubblewrap command line (bwrap's root is an empty tmpfs,
+    so what is not named here does not exist inside)."""
+    del size
+    a: list[str] = []
+    for b in view.system:
+        a += (
+            ["--symlink", b.link, str(b.dest)] if b.link else ["--ro-bind", str(b.src), str(b.dest)]
+        )
+    a += ["--dir", "/etc"]
+    for b in view.etc:
+        a += ["--ro-bind", str(b.src), str(b.dest)]
+    a += ["--symlink", "../proc/self/mounts", "/etc/mtab"]
+    return a
+
+
+def view_home_args(view: MachineView, size: str) -> list[str]:
+    """Each home an empty private folder (size-capped RAM), the toolchain folders read-only on
+    top at their real paths, their credential files masked. After the private /tmp: a home
+    under /tmp (a test's) must not be hidden by it."""
+    a: list[str] = []
+    for home in view.homes:
+        a += ["--size", size, "--tmpfs", str(home)]
+    for p in view.toolchains:
+        a += ["--ro-bind", str(p), str(p)]
+    for p in view.masked:
+        a += ["--ro-bind", "/dev/null", str(p)]
+    return a
