@@ -8,6 +8,10 @@ sandbox whatever mode the command ran in), is bracketed by a git_guard snapshot 
 what it finds is undone (git_quarantine) before the result goes back to the model, which is told
 in the output, so it does not retry blindly. `on_findings` lets the wiring raise a warning.
 
+The file tools, undo and the polish rollback go through the same workspace guard
+(workspace/git_change.guard_for): its lock serialises this check with theirs, and the snapshot
+this check takes after each command is its index of the workspace's repositories.
+
 Known limit: a process the command leaves running (NoSandbox, full-access; bubblewrap kills the
 command's whole PID namespace) can write after the check. The next command's check catches it.
 """
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..workspace import git_guard, git_quarantine
+from ..workspace.git_change import guard_for
 from ..workspace.git_config_rules import GitConfigParser, ParseConfig
 from .base import CommandResult, Grant, Runner
 
@@ -36,12 +41,16 @@ class GuardedRunner:
         on_findings: OnFindings | None = None,
         quarantine_dir: Path | None = None,
         parse: ParseConfig | None = None,
+        workspace: Path | None = None,
     ) -> None:
+        """`workspace`: the session's; its file tools, undo and rollback then tell their
+        findings to `on_findings` too."""
         self.inner = inner
         self.on_findings = on_findings
         self.quarantine_dir = quarantine_dir
         self.parse = parse or GitConfigParser()
-        self._lock = threading.Lock()
+        if workspace is not None:
+            guard_for(workspace).on_findings = on_findings
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names this object does not have: backend, enforced, status, gaps, ...
@@ -75,12 +84,15 @@ class GuardedRunner:
             try:
                 # One check at a time: commands of one reply run in parallel threads, and two
                 # checks undoing the same file at once would race each other.
-                with self._lock:
-                    findings = git_guard.check(workspace, before, parse=self.parse)
+                guard = guard_for(workspace)
+                with guard.lock:
+                    findings, after = git_guard.check_state(workspace, before, parse=self.parse)
                     if findings:
                         actions = git_quarantine.neutralize(
                             workspace, findings, self.quarantine_dir
                         )
+                        after = git_guard.snapshot(workspace, parse=self.parse)
+                    guard.known = after
             except OSError as exc:
                 before, failure = None, exc
         if before is None:

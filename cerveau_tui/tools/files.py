@@ -4,7 +4,11 @@ exact and the policy alone decides them.
 They run in the harness's process with the person's rights, so run() opens what declare() named
 through workspace.beneath: no symbolic link is followed at open time, and one swapped in after
 the verdict makes the call fail instead of taking it elsewhere. Writes into `.git` or the
-workspace's `.cerveau/` are refused here whatever the policy says (base.refuse_state_write).
+workspace's `.cerveau/` are refused here whatever the policy says (base.refuse_state_write),
+and every write goes through the workspace's git guard (workspace/git_change): a `.git` check by
+name let `write_file` plant a bare repository, an in-tree hook under core.hooksPath or an
+included config, which the person's next `git status` ran. A write after which git would find
+another repository, run another program or hook is undone, and the model told.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..workspace.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from ..workspace.fingerprint import hash_bytes
+from ..workspace.git_change import guard_for
 from .base import (
     Declared,
     Target,
@@ -75,10 +80,18 @@ def _current_text(ctx: ToolContext, path: str) -> tuple[Target, str | None]:
         return target, None
 
 
-def _write(t: Target, text: str) -> None:
+def _write(ctx: ToolContext, t: Target, text: str) -> None:
+    """Write through the git guard; a write it undid is the call's failure, said to the model."""
     refuse_state_write(t)
     with beneath_errors(t):
-        atomic_write_beneath(t.root, t.rel, text)
+        if not t.inside:  # an approved write outside: no repository of this workspace
+            atomic_write_beneath(t.root, t.rel, text)
+            return
+        _, verdict = guard_for(ctx.workspace).change(
+            [t.path], lambda: atomic_write_beneath(t.root, t.rel, text)
+        )
+    if verdict:
+        raise ToolError(verdict.note(ctx.workspace, f"writing {t.shown}"))
 
 
 def _note_own_write(ctx: ToolContext, t: Target, text: str, before: bytes | None = None) -> None:
@@ -140,7 +153,7 @@ class WriteFile(Tool):
             raise ToolError(f"{rel} is a directory")
         existed = st is not None and stat.S_ISREG(st.st_mode)
         old = _read_text(t) if existed else ""
-        _write(t, args.content)
+        _write(ctx, t, args.content)
         path = t.path
         ctx.state.record_write(path)
         _note_own_write(ctx, t, args.content)
@@ -199,7 +212,7 @@ class EditFile(Tool):
                 f"`old` text occurs {count} times in {rel}; include more surrounding lines so it is unique"
             )
         new_text = text.replace(args.old, args.new, 1)
-        _write(t, new_text)
+        _write(ctx, t, new_text)
         ctx.state.record_write(path)
         _note_own_write(ctx, t, new_text, before=data)
         return ToolResult(

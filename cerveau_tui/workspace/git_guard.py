@@ -53,6 +53,7 @@ __all__ = [
     "GitState",
     "Repo",
     "check",
+    "check_state",
     "read_control",
     "snapshot",
 ]
@@ -75,6 +76,10 @@ class Finding:
         return f"{self.what} in {rel_to(str(workspace), self.path)}"
 
 
+def _runs(c: Control) -> bool:
+    return c.kind == "file" and bool(c.mode & 0o111)
+
+
 def _inside(ws: str, path: str | None) -> bool:
     return path is not None and (path == ws or path.startswith(ws + os.sep))
 
@@ -83,6 +88,13 @@ def check(
     workspace: Path | str, before: GitState, *, parse: ParseConfig | None = None
 ) -> list[Finding]:
     """What the command left, compared with `before`, that the person's next git would run."""
+    return check_state(workspace, before, parse=parse)[0]
+
+
+def check_state(
+    workspace: Path | str, before: GitState, *, parse: ParseConfig | None = None
+) -> tuple[list[Finding], GitState]:
+    """`check`, and the snapshot it compared `before` with."""
     parse = parse or default_parser
     after = snapshot(workspace, parse=parse)
     found: dict[tuple[str, str, str], Finding] = {}
@@ -95,7 +107,7 @@ def check(
         found[(rel, path, "unscannable")] = Finding(
             "unscannable", rel, "dir", True, path, why, "unlistable folder"
         )
-    return list(found.values())
+    return list(found.values()), after
 
 
 @dataclass
@@ -119,9 +131,17 @@ class _RepoCheck:
             self._config(cfg, self.after.files[cfg], self.before.files.get(cfg))
         for hook in repo.hooks:
             now, was = self.after.files[hook], self.before.files.get(hook)
-            if was is None or was.digest != now.digest:
+            # The mode counts as much as the bytes: git runs a hook only when it is executable,
+            # so `chmod +x` on a hook the person had disabled is a new hook.
+            enabled = _runs(now) and (was is None or not _runs(was))
+            if was is None or was.digest != now.digest or enabled:
                 name = os.path.basename(hook)
-                self.add("hook", hook, f"hook {name}", f"hook {name} ({now.kind})")
+                how = (
+                    "made executable"
+                    if enabled and was is not None and was.digest == now.digest
+                    else now.kind
+                )
+                self.add("hook", hook, f"hook {name}", f"hook {name} ({how})")
         prev = self.before.repos.get(repo.entry)
         moved = prev is None or (prev.git_dir, prev.common_dir) != (repo.git_dir, repo.common_dir)
         if not (repo.indirection and moved and repo.git_dir is not None):

@@ -56,6 +56,7 @@ class Repo:
     indirection: str | None  # the gitfile / link / commondir that points elsewhere
     configs: tuple[str, ...] = ()  # every config in effect, includes resolved
     hooks: tuple[str, ...] = ()  # every non-sample entry of the hooks folder in effect
+    hooks_dir: str | None = None  # the hooks folder in effect (core.hooksPath counted)
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,9 @@ def _add_repo(
     own = os.path.join(git_dir, "hooks")
     if os.path.realpath(own) != os.path.realpath(hooks_dir):
         hooks += [h for h in _hooks(walk, own) if h not in hooks]
-    walk.repos[rel] = Repo(rel, kind, git_dir, common, indirection, tuple(configs), tuple(hooks))
+    walk.repos[rel] = Repo(
+        rel, kind, git_dir, common, indirection, tuple(configs), tuple(hooks), hooks_dir
+    )
 
 
 def _add_config(
@@ -252,9 +255,10 @@ def _hooks(walk: _Walk, hooks_dir: str) -> list[str]:
     return out
 
 
-def read_control(path: str, *, follow: bool = False) -> Control:
+def read_control(path: str, *, follow: bool = False, keep: int = KEEP_BYTES) -> Control:
     """The file at `path`, never through a link unless `follow` (a gitfile reached through a `.git`
-    link, which git follows), never blocking on a FIFO, never reading more than it keeps."""
+    link, which git follows), never blocking on a FIFO, never reading more than it keeps (`keep`
+    bytes; beyond that only the digest)."""
     try:
         st = os.stat(path, follow_symlinks=follow)
     except FileNotFoundError:
@@ -281,11 +285,11 @@ def read_control(path: str, *, follow: bool = False) -> Control:
         kept = bytearray()
         while chunk := os.read(fd, 1 << 16):
             h.update(chunk)
-            if len(kept) <= KEEP_BYTES:
+            if len(kept) <= keep:
                 kept += chunk
     finally:
         os.close(fd)
-    data = bytes(kept) if len(kept) <= KEEP_BYTES else None
+    data = bytes(kept) if len(kept) <= keep else None
     return Control("file", h.hexdigest(), data, stat.S_IMODE(fst.st_mode))
 
 

@@ -1,0 +1,240 @@
+"""Git's own view of a few folders: the repository it would discover from each, the settings in
+effect there that run programs, and the hooks it would run.
+
+Probed: with no command at all, `write_file` planted a bare repository as plain files (`HEAD`,
+`config` with `core.fsmonitor`, `objects/x`, `refs/x`) in a subfolder; an in-tree hook under the
+repository's `core.hooksPath` (`.husky/pre-commit`); the file an `include.path` names; the config
+of a `--separate-git-dir`. None of these paths has a `.git` component, so a check by name passed
+them, and the person's next `git status` ran the model's program. A list of names leaks where the
+list ends; git's answer does not. So this module asks git, as the person's git would see it:
+
+- `git rev-parse` from each folder: which repository its upward search finds (`-c
+  safe.bareRepository=all`, so a bare repository the person's settings would refuse today is
+  still seen: the setting is theirs to change, the planted files stay);
+- `git config --list --show-origin --includes`: every setting in effect there, from every file,
+  kept when git_config_rules.danger says it runs a program; an `includeIf` target is read too
+  whatever its condition (a branch the person checks out tomorrow satisfies it);
+- the hooks folder git would use (`--git-path hooks`, so core.hooksPath counts): each hook's
+  bytes AND whether it is executable, as git decides whether to run it.
+
+Git itself never runs a program here: `rev-parse` and `config --list` read files only, stdout is
+not a terminal (no pager), `core.fsmonitor=false` on the command line, no `GIT_DIR`-style variable
+from the harness's environment, git from system paths only. The person's own system and global
+config are read (they are in effect for the person's git), identically before and after.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .git_config_rules import ConfigItems, ParseConfig, danger, find_git, split_key
+from .git_snapshot import default_parser, read_control
+
+_FLAGS = (
+    "--no-pager",
+    "-c", "core.fsmonitor=false",
+    "-c", "safe.bareRepository=all",
+    "-c", "safe.directory=*",
+)  # fmt: skip
+# Where git looks is the person's; how it is told to look by the harness's environment is not.
+_KEEP_ENV = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+
+RunGit = Callable[[list[str], str], "tuple[int, bytes]"]
+
+
+@dataclass(frozen=True)
+class Hook:
+    digest: str
+    executable: bool  # git runs a hook only when it is
+
+
+@dataclass(frozen=True)
+class RepoView:
+    git_dir: str
+    programs: frozenset[tuple[str, str]]  # (key, value) pairs that run something
+    origins: dict[tuple[str, str], str]  # where each came from (for the messages)
+    hooks_dir: str
+    hooks: dict[str, Hook]
+
+
+@dataclass(frozen=True)
+class View:
+    """`found`: folder -> the git dir git discovers from it (None: no repository); `repos`: git
+    dir -> what is in effect there (None: git could not read it)."""
+
+    found: dict[str, str | None] = field(default_factory=dict)
+    repos: dict[str, RepoView | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Difference:
+    kind: str  # "repository" | "config" | "hook"
+    git_dir: str
+    path: str  # the file that carries it (or the folder a new repository was found from)
+    what: str  # short: "core.fsmonitor", "hook pre-commit", "repository"
+    detail: str
+
+
+def git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
+    env.update(PATH="/usr/bin:/bin", LC_ALL="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def run_git(args: list[str], cwd: str) -> tuple[int, bytes]:
+    git = find_git()
+    if git is None:
+        return 127, b""
+    try:
+        out = subprocess.run(
+            [git, *_FLAGS, *args], cwd=cwd, env=git_env(), capture_output=True,
+            stdin=subprocess.DEVNULL, timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return 127, b""
+    return out.returncode, out.stdout
+
+
+def chain(workspace: str, paths: Iterable[str]) -> list[str]:
+    """Every folder above each path, up to and including the workspace, deepest first."""
+    out: list[str] = []
+    for p in paths:
+        d = os.path.dirname(os.path.normpath(p))
+        while d == workspace or d.startswith(workspace + os.sep):
+            if d not in out:
+                out.append(d)
+            if d == workspace:
+                break
+            d = os.path.dirname(d)
+    return sorted(out, key=lambda d: -d.count(os.sep))
+
+
+def view(
+    folders: Iterable[str], *, run: RunGit = run_git, parse: ParseConfig | None = None
+) -> View:
+    """Git's view from each existing folder (one rev-parse each, one config listing per repository
+    found); a folder that does not exist is left out (compare uses its nearest existing parent)."""
+    parse = parse or default_parser
+    found: dict[str, str | None] = {}
+    repos: dict[str, RepoView | None] = {}
+    for folder in folders:
+        if not os.path.isdir(folder) or os.path.islink(folder):
+            continue
+        code, out = run(
+            ["rev-parse", "--path-format=absolute", "--git-dir", "--git-path", "hooks"], folder
+        )
+        lines = out.decode("utf-8", "replace").splitlines()
+        if code != 0 or len(lines) < 2:
+            found[folder] = None
+            continue
+        git_dir, hooks_dir = os.path.realpath(lines[0]), lines[1]
+        found[folder] = git_dir
+        if git_dir not in repos:
+            repos[git_dir] = _repo(git_dir, hooks_dir, folder, run, parse)
+    return View(found, repos)
+
+
+def _repo(
+    git_dir: str, hooks_dir: str, cwd: str, run: RunGit, parse: ParseConfig
+) -> RepoView | None:
+    code, out = run(["config", "--list", "--show-origin", "--includes", "--null"], cwd)
+    if code != 0:
+        return None
+    programs: set[tuple[str, str]] = set()
+    origins: dict[tuple[str, str], str] = {}
+    fields = out.split(b"\0")
+    for origin_b, record in zip(fields[0::2], fields[1::2], strict=False):
+        origin = origin_b.decode("utf-8", "replace")
+        if not origin.startswith("file:"):
+            continue  # "command line:" is the guard's own -c
+        where = os.path.normpath(os.path.join(cwd, origin[len("file:") :]))
+        key, _, value = record.decode("utf-8", "replace").partition("\n")
+        if danger(key, value) is not None:
+            programs.add((key, value))
+            origins.setdefault((key, value), where)
+        section, sub, var = split_key(key)
+        if section == "includeif" and sub is not None and var == "path":
+            target = os.path.join(os.path.dirname(where), os.path.expanduser(value))
+            for item in _conditional(target, parse):
+                programs.add(item)
+                origins.setdefault(item, os.path.normpath(target))
+    return RepoView(git_dir, frozenset(programs), origins, hooks_dir, _hooks(hooks_dir))
+
+
+def _conditional(path: str, parse: ParseConfig) -> ConfigItems:
+    """What an includeIf target says (its condition may hold tomorrow), dangerous keys only."""
+    control = read_control(path, follow=True)
+    if control.data is None:
+        return frozenset()
+    items = parse(control.data) or frozenset()
+    return frozenset((k, v) for k, v in items if danger(k, v) is not None)
+
+
+def _hooks(hooks_dir: str) -> dict[str, Hook]:
+    try:
+        with os.scandir(hooks_dir) as it:
+            names = sorted(e.name for e in it if not e.name.endswith(".sample"))
+    except OSError:
+        return {}
+    out = {}
+    for name in names:
+        path = os.path.join(hooks_dir, name)
+        c = read_control(path, follow=True)  # git follows a hook that is a link, and runs it
+        out[name] = Hook(c.digest, c.kind == "file" and bool(c.mode & 0o111))
+    return out
+
+
+def compare(before: View, after: View, workspace: str | None = None) -> list[Difference]:
+    """What git would do after that it would not before: a repository found where another (or
+    none) was, a setting that runs a program, a hook that would run and did not or ran other
+    bytes. What was there before is the person's, and so is a setting from a file outside
+    `workspace` (their global config, which a new repository inherits)."""
+    out: list[Difference] = []
+    new: dict[str, str] = {}
+    for folder, git_dir in after.found.items():
+        was = _nearest(before.found, folder)
+        if git_dir is not None and git_dir != was:
+            new.setdefault(git_dir, folder)
+    for git_dir, folder in new.items():
+        detail = f"git would now find the repository {git_dir} from {folder}"
+        out.append(Difference("repository", git_dir, git_dir, "repository", detail))
+    for git_dir, now in after.repos.items():
+        if now is None:
+            continue
+        old = before.repos.get(git_dir)
+        for key, value in sorted(now.programs - (old.programs if old else frozenset())):
+            path = now.origins.get((key, value), git_dir)
+            if workspace is not None and not _inside(workspace, path):
+                continue  # the person's own config (a new repository inherits it)
+            why = danger(key, value) or "runs a program"
+            out.append(Difference("config", git_dir, path, key, f"{key} = {value!r} ({why})"))
+        old_hooks = old.hooks if old and old.hooks_dir == now.hooks_dir else {}
+        for name, hook in sorted(now.hooks.items()):
+            prev = old_hooks.get(name)
+            if hook.executable and (prev is None or not prev.executable or prev != hook):
+                how = "made executable" if prev and prev.digest == hook.digest else "written"
+                out.append(
+                    Difference(
+                        "hook", git_dir, os.path.join(now.hooks_dir, name), f"hook {name}",
+                        f"hook {name} {how}: git would run it",
+                    )
+                )  # fmt: skip
+    return out
+
+
+def _inside(root: str, path: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
+def _nearest(found: dict[str, str | None], folder: str) -> str | None:
+    d = folder
+    while True:
+        if d in found:
+            return found[d]
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
