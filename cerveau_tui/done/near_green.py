@@ -9,6 +9,7 @@ state is stored in the content store (blake3-keyed), so restoring it is exact an
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,21 +46,40 @@ class Store(Protocol):
     def restore(self, mapping: Mapping[str, str | None]) -> None: ...
 
 
+#: Deeper folders are not walked: a model's `cd a; mkdir a` loop made os.walk (recursive on
+#: Python 3.11) die of RecursionError, which ended the gated turn as an internal error.
+MAX_DEPTH = 64
+
+
 def workspace_files(workspace: Path, limit: int = MAX_FILES) -> list[str]:
-    """The workspace's own files (relative, sorted), bounded so a huge tree cannot stall a turn."""
+    """The workspace's own regular files (relative, in walk order), bounded so a huge tree cannot
+    stall a turn. Only regular files: a FIFO has no bytes to snapshot, and reading one blocks
+    (one in the workspace ended a gated turn as "internal error"); links are not followed."""
     out: list[str] = []
-    for root, dirs, files in os.walk(workspace):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        for name in sorted(files):
-            full = Path(root) / name
+    stack = [""]  # folders still to read, relative; the next one on top
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(workspace / rel_dir if rel_dir else workspace) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[str] = []
+        for e in entries:
+            rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
             try:
-                if full.is_symlink() or full.stat().st_size > MAX_BYTES:
-                    continue
+                st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
-            out.append(full.relative_to(workspace).as_posix())
-            if len(out) >= limit:
-                return out
+            if stat.S_ISDIR(st.st_mode):
+                if e.name not in SKIP_DIRS and not e.name.endswith(".egg-info"):
+                    if rel.count("/") < MAX_DEPTH:
+                        subdirs.append(rel)
+            elif stat.S_ISREG(st.st_mode) and st.st_size <= MAX_BYTES:
+                out.append(rel)
+                if len(out) >= limit:
+                    return out
+        stack.extend(reversed(subdirs))
     return out
 
 
@@ -120,8 +140,14 @@ class NearGreen:
             if rel not in mapping and (self.workspace / rel).is_file():
                 mapping[rel] = None
                 changed.add(rel)
-        self.store.restore({rel: mapping[rel] for rel in changed})
-        return sorted(changed)
+        # Through the workspace's git guard, like every write (workspace/git_change.py): a
+        # rollback it undid restored nothing, and the guard has told the person.
+        from ..workspace.git_change import guard_for
+
+        _, verdict = guard_for(self.workspace).change(
+            sorted(changed), lambda: self.store.restore({rel: mapping[rel] for rel in changed})
+        )
+        return [] if verdict else sorted(changed)
 
 
 def blob_store(workspace: Path) -> Store:

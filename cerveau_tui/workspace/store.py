@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .beneath import (
     MovedAside,
+    NotRegularFile,
     UnsafePath,
     atomic_write_beneath,
     lstat_beneath,
@@ -138,6 +139,8 @@ class BlobStore:
 
         The realpath names the file; it is then read beneath the workspace without following a
         link, so one swapped in meanwhile raises UnsafePath instead of copying what it points at.
+        A FIFO, socket or device is left out of the mapping: it has no bytes to keep, and None
+        would have a restore delete it (raising NotRegularFile ended a gated turn as "internal").
         """
         out: dict[str, str | None] = {}
         for raw in paths:
@@ -146,6 +149,8 @@ class BlobStore:
                 data = read_bytes_beneath(self.workspace, rel)
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 out[rel] = None
+                continue
+            except NotRegularFile:
                 continue
             out[rel] = self.put(data)
         return out

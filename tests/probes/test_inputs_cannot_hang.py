@@ -296,3 +296,54 @@ def test_a_prompt_history_that_is_a_fifo_is_a_problem_not_a_hang(tmp_path: Path)
     _plant(tmp_path / HISTORY_REL, "fifo")
     history = returns(lambda: PromptHistory.load(tmp_path))
     assert history.entries == [] and "not read" in history.problem
+
+
+# --- a gated turn's snapshots over a workspace holding special files ----------------------------
+
+
+def _special_workspace(ws: Path) -> None:
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.py").write_text("x = 1\n")
+    _plant(ws / "pipe", "fifo")
+    _plant(ws / "src" / "sock", "socket")
+
+
+def test_the_near_green_listing_holds_only_regular_files(tmp_path: Path) -> None:
+    from cerveau_tui.done.near_green import workspace_files
+
+    _special_workspace(tmp_path)
+    assert returns(lambda: workspace_files(tmp_path)) == ["src/a.py"]
+
+
+def test_a_snapshot_leaves_a_fifo_out_instead_of_raising(tmp_path: Path) -> None:
+    from cerveau_tui.workspace.store import BlobStore
+
+    _special_workspace(tmp_path)
+    snap = returns(lambda: BlobStore(tmp_path).snapshot_files(["pipe", "src/a.py"]))
+    assert list(snap) == ["src/a.py"]
+    assert (tmp_path / "pipe").is_fifo()  # and a restore of it would not delete the FIFO
+
+
+def test_the_green_checkpoint_is_taken_in_a_workspace_with_a_fifo(tmp_path: Path) -> None:
+    # The polish round's capture() read the FIFO and ended the gated turn as "internal error".
+    from cerveau_tui.done.near_green import NearGreen
+    from cerveau_tui.workspace.store import BlobStore
+
+    _special_workspace(tmp_path)
+    near = NearGreen(BlobStore(tmp_path), tmp_path)
+    returns(near.capture)
+    assert near.snapshot is not None and set(near.snapshot) == {"src/a.py"}
+
+
+def test_the_near_green_listing_survives_a_tree_deeper_than_the_recursion_limit() -> None:
+    from cerveau_tui.done.near_green import workspace_files
+
+    root = Path(tempfile.mkdtemp(prefix="cerveau-deep-tree-"))
+    try:
+        _deep_tree(root, 1100)
+        (root / "top.py").write_text("x\n")
+        listed = returns(lambda: workspace_files(root))
+    finally:
+        _remove_deep_tree(root)
+        shutil.rmtree(root)
+    assert listed == ["top.py"]
