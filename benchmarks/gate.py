@@ -129,6 +129,7 @@ def run(script: list[dict[str, Any]], mode: str) -> dict[str, Any]:
                     str(ws),
                     "--server",
                     srv.url,
+                    "--trust-workspace-config",  # the criteria are commands (config_tighten.py)
                     *flags,
                     "make the tests pass",
                 ],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
 import tomli_w
@@ -26,6 +26,20 @@ from .config_sections import (
     RuleConfig,
     ServiceConfig,
     _Model,
+)
+from .config_tighten import (
+    ALLOW_LIST,
+    DENY_LIST,
+    NEUTRAL,
+    RULES,
+    SMALLER,
+    Bound,
+    Flag,
+    Held,
+    Ordered,
+    plain,
+    review,
+    withhold,
 )
 from .deny_read import DEFAULT_DENY_READ
 
@@ -56,36 +70,64 @@ class ConfigError(Exception):
     pass
 
 
+#: Sandbox modes and approval policies by strictness (policy/policy.py): `never` denies every
+#: crossing without asking, `untrusted` asks before anything but known-safe reads, `on-request`
+#: asks for crossings, `on-failure` runs them sandboxed first. `never` and `untrusted` are not
+#: comparable (each lets through something the other stops), so neither may replace the other.
+SANDBOX_ORDER = Ordered.chain("read-only", "workspace-write", "full-access")
+APPROVAL_ORDER = Ordered(
+    {
+        "never": frozenset({"never"}),
+        "untrusted": frozenset({"untrusted"}),
+        "on-request": frozenset({"never", "untrusted", "on-request"}),
+        "on-failure": frozenset({"never", "untrusted", "on-request", "on-failure"}),
+    }
+)
+#: No `max_tokens`: derived from n_ctx, between context/budget.py's REPLY_MIN and REPLY_MAX.
+DERIVED_REPLY_CAP = Bound(None, 512, 4096)
+
+
 class Settings(_Model):
+    """Every field's Annotated rule says which way a workspace config may move it without the
+    person's trust (config_tighten.py). No rule: held back whenever the workspace changes it;
+    that is the case for whatever names a program the harness runs on the host or a place the
+    conversation is sent (server_url, model_path, model_name, cache_dir, services, expert,
+    keymap, sandbox_backend), with no list of them to keep up to date."""
+
     workspace: Path = Field(default_factory=Path.cwd)
     server_url: str | None = None
     model_path: str | None = None  # a GGUF for the managed server; default: SmolLM2-135M
     model_name: str = ""  # the "model" field sent to the server
-    n_ctx: int = Field(8192, ge=512)
+    n_ctx: Annotated[int, SMALLER] = Field(8192, ge=512)
     # The per-request token cap, always sent; None (not set): derived from n_ctx (context/budget.py).
-    max_tokens: int | None = Field(None, ge=16)
-    temperature: float = Field(0.2, ge=0.0, le=2.0)
-    action_mode: ActionMode = "auto"
-    request_timeout_s: float = Field(300.0, gt=0)
-    sandbox: SandboxMode = "workspace-write"
-    approval: ApprovalPolicy = "on-request"
-    approval_timeout_s: float = Field(120.0, gt=0)
-    network: bool = False
-    rules: list[RuleConfig] = Field(default_factory=list)
-    env_allow: list[str] = Field(default_factory=list)
+    max_tokens: Annotated[int | None, DERIVED_REPLY_CAP] = Field(None, ge=16)
+    temperature: Annotated[float, NEUTRAL] = Field(0.2, ge=0.0, le=2.0)
+    action_mode: Annotated[ActionMode, NEUTRAL] = "auto"  # how tool calls are parsed
+    request_timeout_s: Annotated[float, SMALLER] = Field(300.0, gt=0)
+    sandbox: Annotated[SandboxMode, SANDBOX_ORDER] = "workspace-write"
+    approval: Annotated[ApprovalPolicy, APPROVAL_ORDER] = "on-request"
+    # A prompt nobody answers is denied when it times out: sooner is tighter.
+    approval_timeout_s: Annotated[float, SMALLER] = Field(120.0, gt=0)
+    network: Annotated[bool, Flag(tight=False)] = False
+    rules: Annotated[list[RuleConfig], RULES] = Field(default_factory=list)
+    env_allow: Annotated[list[str], ALLOW_LIST] = Field(default_factory=list)
     # Secrets outside the workspace: masked for commands, refused to the file tools (see above).
-    deny_read: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY_READ))
+    deny_read: Annotated[list[str], DENY_LIST] = Field(
+        default_factory=lambda: list(DEFAULT_DENY_READ)
+    )
     # The sandbox's private /tmp and /dev/shm are RAM; uncapped, each could take half the machine.
-    sandbox_tmp_mb: int = Field(512, ge=16)
+    sandbox_tmp_mb: Annotated[int, SMALLER] = Field(512, ge=16)
     # Processes (and threads) one command may have at once, where the kernel lets us cap it.
-    sandbox_max_procs: int = Field(512, ge=16)
+    sandbox_max_procs: Annotated[int, SMALLER] = Field(512, ge=16)
     # Which enforcement backend to use: "auto" takes the first that passes its live self-check.
     # Naming a weaker one is for the person (and the probe suite), never for a workspace config.
     sandbox_backend: Literal["auto", "bubblewrap", "landlock", "none"] = "auto"
-    bash_timeout_s: float = Field(120.0, gt=0)
-    output_cap: int = Field(16_000, ge=1_000)
-    show_reasoning: bool = True
-    theme: str = "cerveau-dark"
+    bash_timeout_s: Annotated[float, SMALLER] = Field(120.0, gt=0)
+    output_cap: Annotated[int, SMALLER] = Field(16_000, ge=1_000)
+    # Hiding the model's reasoning hides from the person what it is about to do.
+    show_reasoning: Annotated[bool, Flag(tight=True)] = True
+    theme: Annotated[str, NEUTRAL] = "cerveau-dark"  # a name among the person's themes
+    # No rule: a keymap could put "approve" on the key the person presses to deny.
     keymap: dict[str, str] = Field(default_factory=dict)
     cache_dir: Path | None = None
     services: list[ServiceConfig] = Field(default_factory=list)
@@ -94,15 +136,19 @@ class Settings(_Model):
     context: ContextConfig = Field(default_factory=ContextConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     expert: ExpertConfig | None = None
-    discuss: bool = False
-    turn_close: bool = False  # distil notes after each turn that wrote files (one extra model call)
-    delegate: bool = False  # offer the `explore` tool (a read-only child turn); costs prompt tokens
+    discuss: Annotated[bool, Flag(tight=True)] = False  # read and plan only
+    # distil notes after each turn that wrote files (one extra model call, kept for next sessions)
+    turn_close: Annotated[bool, Flag(tight=False)] = False
+    # offer the `explore` tool (a read-only child turn); costs prompt tokens
+    delegate: Annotated[bool, Flag(tight=False)] = False
 
     # Where each layer came from, for `cerveau doctor`.
     sources: list[str] = Field(default_factory=list, exclude=True)
     # What the workspace's config asked for that would lower protection, and was NOT applied
-    # because the person has not trusted this exact file (see review_workspace_layer).
+    # because the person has not trusted this exact file (see _review_workspace_layer): said as
+    # sentences, and as {key, asked, in_force} for the event stream.
     workspace_review: list[str] = Field(default_factory=list, exclude=True)
+    workspace_held_back: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
     # ... and what it lowered that WAS applied (the person trusted the file): said at start.
     workspace_lowered: list[str] = Field(default_factory=list, exclude=True)
     workspace_config_digest: str = Field("", exclude=True)
@@ -209,56 +255,12 @@ def _explain(exc: ValidationError, source: str) -> str:
 #
 # `.cerveau/config.toml` sits in a folder the model (and whoever wrote the repository the person
 # cloned) can write. Found by probing: a command created one saying `sandbox = "full-access"` and
-# the person's next plain run executed commands on the host, with nothing said. So a workspace
-# layer may always ask for MORE protection, but anything that lowers it is applied only when the
-# person has trusted that exact file (direnv's `allow`: the yes is kept outside the workspace,
-# keyed by the file's content hash, so any later edit needs a new yes).
-
-_SANDBOX_RANK = {"read-only": 0, "workspace-write": 1, "full-access": 2}
-# `never` denies every crossing and `untrusted` asks for nearly everything: both protect more
-# than `on-request`, which protects more than `on-failure` (it runs first, asks after).
-_APPROVAL_RANK = {"never": 0, "untrusted": 0, "on-request": 1, "on-failure": 2}
-# Settings that name a program the app runs on the host, or where the conversation is sent: any
-# change from the workspace is a lowering (a `cache_dir` inside the workspace would make the app
-# run a llama-server binary the model wrote; a `server_url` sends the session to another machine).
-_ANY_CHANGE = ("server_url", "model_path", "cache_dir", "expert", "keymap", "sandbox_backend")
-
-
-def _lowerings(base: Settings, full: Settings) -> list[tuple[str, str]]:
-    """(field, sentence) for each way `full` protects less than `base`."""
-    out: list[tuple[str, str]] = []
-    if _SANDBOX_RANK[full.sandbox] > _SANDBOX_RANK[base.sandbox]:
-        out.append(("sandbox", f"sandbox: {full.sandbox} (otherwise {base.sandbox})"))
-    if _APPROVAL_RANK[full.approval] > _APPROVAL_RANK[base.approval]:
-        out.append(("approval", f"approval: {full.approval} (otherwise {base.approval})"))
-    if full.network and not base.network:
-        out.append(("network", "network: granted to every command"))
-    base_rules = [r.model_dump() for r in base.rules]
-    full_rules = [r.model_dump() for r in full.rules]
-    dropped = [r for r in base_rules if r not in full_rules and r["action"] != "allow"]
-    added = [r for r in full_rules if r not in base_rules and r["action"] == "allow"]
-    if dropped or added:
-        parts = [f"drops `{r['pattern']}` ({r['action']})" for r in dropped]
-        parts += [f"allows `{r['pattern']}`" for r in added]
-        out.append(("rules", "rules: " + ", ".join(parts)))
-    new_env = sorted(set(full.env_allow) - set(base.env_allow))
-    if new_env:
-        out.append(("env_allow", "env_allow: passes " + ", ".join(new_env) + " into commands"))
-    unmasked = [p for p in base.deny_read if p not in full.deny_read]
-    if unmasked:
-        out.append(("deny_read", "deny_read: no longer hides " + ", ".join(unmasked)))
-    if full.sandbox_tmp_mb > base.sandbox_tmp_mb:
-        out.append(("sandbox_tmp_mb", f"sandbox_tmp_mb: {full.sandbox_tmp_mb}"))
-    if full.sandbox_max_procs > base.sandbox_max_procs:
-        out.append(("sandbox_max_procs", f"sandbox_max_procs: {full.sandbox_max_procs}"))
-    unprotected = [p for p in base.done.protected if p not in full.done.protected]
-    if unprotected:
-        out.append(("done.protected", "done.protected: drops " + ", ".join(unprotected)))
-    for name in _ANY_CHANGE:
-        if getattr(full, name) != getattr(base, name):
-            shown = getattr(full, name)
-            out.append((name, f"{name}: {shown!r} (otherwise {getattr(base, name)!r})"))
-    return out
+# the person's next plain run executed commands on the host, with nothing said; later, a cloned
+# one raised the timeouts and loop limits and set a `[done] gate` command the first precheck ran.
+# So a workspace layer may only tighten: each field's rule (config_tighten.py) decides whether
+# the value it asks for is provably no looser than the one it would replace, and whatever is not
+# is applied only once the person has trusted that exact file (direnv's `allow`: the yes is kept
+# outside the workspace, keyed by the file's content hash, so any later edit needs a new yes).
 
 
 def trust_store_path(user_config: Path | None = None) -> Path:
@@ -302,32 +304,31 @@ def load_settings(
     has not trusted that file (the headless `--trust-workspace-config`)."""
     ws = Path(os.path.realpath(workspace or Path.cwd()))
     env = dict(os.environ if environ is None else environ)
-    layers: list[tuple[str, dict[str, Any]]] = []
+    below: list[tuple[str, dict[str, Any]]] = []
     ucp = user_config or user_config_path()
     if ucp.is_file():
-        layers.append((str(ucp), _read_toml(ucp)))
-    wcp = ws / ".cerveau" / "config.toml"
-    review: list[str] = []
-    lowered: list[str] = []
-    digest = ""
-    found = _read_workspace_config(wcp)
-    if found is not None:
-        table, raw = found
-        digest = trust.digest(raw)
-        table, review, lowered = _review_workspace_layer(
-            ws,
-            layers,
-            table,
-            str(wcp),
-            trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config)),
-        )
-        layers.append((str(wcp), table))
+        below.append((str(ucp), _read_toml(ucp)))
+    above: list[tuple[str, dict[str, Any]]] = []
     env_layer, env_warnings = _env_layer(env)
     if env_layer:
-        layers.append(("environment (CERVEAU_*)", env_layer))
+        above.append(("environment (CERVEAU_*)", env_layer))
     flag_layer = {k: v for k, v in (flags or {}).items() if v is not None}
     if flag_layer:
-        layers.append(("command-line flags", flag_layer))
+        above.append(("command-line flags", flag_layer))
+
+    wcp = ws / ".cerveau" / "config.toml"
+    held: list[Held] = []
+    lowered: list[Held] = []
+    digest = ""
+    layers = list(below)
+    found = _read_workspace_config(wcp)
+    if found is not None:
+        table, raw_bytes = found
+        digest = trust.digest(raw_bytes)
+        trusted = trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config))
+        table, held, lowered = _review_workspace_layer(ws, below, above, table, str(wcp), trusted)
+        layers.append((str(wcp), table))
+    layers += above
 
     merged: dict[str, Any] = {}
     for source, data in layers:
@@ -339,8 +340,13 @@ def load_settings(
         merged = candidate
     settings = Settings.model_validate({**merged, "workspace": ws})
     settings.sources = [s for s, _ in layers]
-    settings.workspace_review = review
-    settings.workspace_lowered = lowered
+    settings.workspace_review = [h.describe() for h in held]
+    settings.workspace_held_back = [
+        {"key": h.key, "asked": plain(h.asked), "in_force": plain(h.applies)} for h in held
+    ]
+    settings.workspace_lowered = [
+        h.describe().replace("; in force:", "; otherwise:") for h in lowered
+    ]
     settings.workspace_config_digest = digest
     settings.warnings = env_warnings
     return settings
@@ -349,33 +355,31 @@ def load_settings(
 def _review_workspace_layer(
     ws: Path,
     below: list[tuple[str, dict[str, Any]]],
+    above: list[tuple[str, dict[str, Any]]],
     table: dict[str, Any],
     source: str,
     trusted: bool,
-) -> tuple[dict[str, Any], list[str], list[str]]:
-    """(the layer to apply, lowerings held back, lowerings applied). Untrusted, each lowering
-    field is taken out of the layer, so what is in force is what the layers below say."""
-    merged: dict[str, Any] = {}
-    for _, data in below:
-        merged = _merge(merged, data)
+) -> tuple[dict[str, Any], list[Held], list[Held]]:
+    """(the layer to apply, held back, loosenings applied because trusted). Each field is judged
+    on the settings in force with the workspace layer and without it (the layers `above`, the
+    environment and the flags, still win over both), so a key the person set on the command line
+    is never reported as held back."""
+
+    def settle(layers: list[dict[str, Any]]) -> Settings:
+        merged: dict[str, Any] = {}
+        for data in layers:
+            merged = _merge(merged, data)
+        return Settings.model_validate({**merged, "workspace": ws})
+
     try:
-        base = Settings.model_validate({**merged, "workspace": ws})
-        full = Settings.model_validate({**_merge(merged, table), "workspace": ws})
+        base = settle([d for _, d in below] + [d for _, d in above])
+        asked = settle([d for _, d in below] + [table] + [d for _, d in above])
     except ValidationError as exc:
         raise ConfigError(_explain(exc, source)) from exc
-    found = _lowerings(base, full)
-    if not found:
-        return table, [], []
-    if trusted:
-        return table, [], [text for _, text in found]
-    kept = dict(table)
-    for name, _ in found:
-        top, _, sub = name.partition(".")
-        if sub and isinstance(kept.get(top), dict):
-            kept[top] = {k: v for k, v in kept[top].items() if k != sub}
-        else:
-            kept.pop(top, None)
-    return kept, [text for _, text in found], []
+    found = review(base, asked)
+    if not found or trusted:
+        return table, [], found
+    return withhold(table, found, base), found, []
 
 
 def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:

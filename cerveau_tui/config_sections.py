@@ -6,9 +6,24 @@ config.py re-exports them, so `from cerveau_tui.config import DoneConfig` keeps 
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .config_tighten import DENY_LIST, GATE, NEUTRAL, SMALLER, Bound, Flag, Ordered
+
+# Each field says which way is tighter (config_tighten.py): a repository's config may move it that
+# way without the person's trust. A field with no rule is held back whenever a workspace changes
+# it, so a new setting is safe by default; give it a rule only when a lower value is provably
+# safer. The done check's own switches are NEUTRAL or tighter when off: `gate = "off"` runs
+# nothing, and what the check measures is the work, not the machine's safety.
+
+#: `max_iterations = 0` is the model family's default, decided at run time (loop/engine.py's
+#: FAMILY_MAX_ITERATIONS and DEFAULT_MAX_ITERATIONS): somewhere in this range.
+FAMILY_ITERATIONS = (16, 50)
+#: 0 means "no ceiling" (max_turn_tokens) or "all the parent has left" (the child's ceiling).
+UNBOUNDED_AT_ZERO = Bound(unset=0, low=math.inf, high=math.inf)
 
 
 class _Model(BaseModel):
@@ -23,31 +38,34 @@ class CriterionConfig(_Model):
 
 
 class DoneConfig(_Model):
-    enabled: bool = True
+    enabled: Annotated[bool, NEUTRAL] = True
+    # Commands: held back (no rule), whatever they say.
     criteria: list[CriterionConfig] = Field(default_factory=list)
-    protected: list[str] = Field(default_factory=list)
-    max_stall_cycles: int = Field(2, ge=1)
-    precheck: bool = True
-    autofix: bool = True
+    protected: Annotated[list[str], DENY_LIST] = Field(default_factory=list)
+    max_stall_cycles: Annotated[int, SMALLER] = Field(2, ge=1)
+    precheck: Annotated[bool, Flag(tight=False)] = True
+    autofix: Annotated[bool, Flag(tight=False)] = True  # runs the stack's formatter
     # Off: stall cycles reaching max_stall_cycles end the turn "incomplete" instead of climbing
     # the escalation ladder (done/gate.py explains how the two fit).
-    escalation: bool = True
+    escalation: Annotated[bool, Flag(tight=False)] = True
     # The done check when no criteria are written: "" undecided (the TUI asks once per workspace;
     # headless runs without one), "auto" the detected stack's check, "off" none, else a command.
-    gate: str = ""
+    gate: Annotated[str, GATE] = ""
     # Once the gate passes, one bounded round in which the model tidies its own diff, then the
     # gate again; a red result rolls the polish back and the green result stands.
-    polish: bool = True
-    polish_max_iterations: int = Field(4, ge=1)
+    polish: Annotated[bool, Flag(tight=False)] = True
+    polish_max_iterations: Annotated[int, SMALLER] = Field(4, ge=1)
 
 
 class LimitsConfig(_Model):
-    max_iterations: int = Field(0, ge=0)  # 0: the model family's default
-    max_identical_calls: int = Field(3, ge=2)
-    max_turn_tokens: int = Field(0, ge=0)  # 0: no ceiling
-    progress_stall_limit: int = Field(8, ge=2)
-    breaker_threshold: int = Field(3, ge=2)
-    on_repeat: Literal["stop", "ask"] = "stop"
+    # 0: the model family's default
+    max_iterations: Annotated[int, Bound(0, *FAMILY_ITERATIONS)] = Field(0, ge=0)
+    # The repeat thresholds: a larger one lets the model go round in circles longer.
+    max_identical_calls: Annotated[int, SMALLER] = Field(3, ge=2)
+    max_turn_tokens: Annotated[int, UNBOUNDED_AT_ZERO] = Field(0, ge=0)  # 0: no ceiling
+    progress_stall_limit: Annotated[int, SMALLER] = Field(8, ge=2)
+    breaker_threshold: Annotated[int, SMALLER] = Field(3, ge=2)
+    on_repeat: Annotated[Literal["stop", "ask"], Ordered.chain("stop", "ask")] = "stop"
 
 
 class ServiceConfig(_Model):
@@ -72,16 +90,19 @@ class ContextConfig(_Model):
 
     # Compact when a request would pass high_water of the budget (n_ctx minus the reply cap),
     # down to low_water; between compactions the prompt only grows at its end.
-    high_water: float = Field(0.85, gt=0.2, le=1.0)
-    low_water: float = Field(0.5, gt=0.05, lt=1.0)
-    summarise: bool = True  # a model-written handoff at compaction; off: the resume brief alone
-    summary_max_tokens: int = Field(1024, ge=64)
-    reminders: bool = True  # what changed mid-session, appended before the next model call
-    budget_notice: bool = True  # tell the model at 70% and 90% of the window
-    instructions_max_bytes: int = Field(
-        8192, ge=256, le=1_048_576
-    )  # per AGENTS.md, truncation declared
-    skills: bool = True
+    # NEUTRAL: when the window is compacted bounds nothing the model can do; the reply cap and
+    # n_ctx are the bounds, and they are held to SMALLER.
+    high_water: Annotated[float, NEUTRAL] = Field(0.85, gt=0.2, le=1.0)
+    low_water: Annotated[float, NEUTRAL] = Field(0.5, gt=0.05, lt=1.0)
+    # a model-written handoff at compaction; off: the resume brief alone
+    summarise: Annotated[bool, NEUTRAL] = True
+    summary_max_tokens: Annotated[int, SMALLER] = Field(1024, ge=64)
+    # what changed mid-session, appended before the next model call
+    reminders: Annotated[bool, NEUTRAL] = True
+    budget_notice: Annotated[bool, NEUTRAL] = True  # tell the model at 70% and 90% of the window
+    # per AGENTS.md, truncation declared: the repository's own text in every prompt
+    instructions_max_bytes: Annotated[int, SMALLER] = Field(8192, ge=256, le=1_048_576)
+    skills: Annotated[bool, Flag(tight=False)] = True
 
     @model_validator(mode="after")
     def _marks_in_order(self) -> ContextConfig:
@@ -95,6 +116,7 @@ class ContextConfig(_Model):
 class DelegationConfig(_Model):
     """The seed's DelegateLimits: none is optional (delegation without a ceiling multiplies cost)."""
 
-    max_iterations: int = Field(8, ge=1)
-    max_result_bytes: int = Field(4000, ge=200)
-    max_tokens: int = Field(0, ge=0)  # the child's token ceiling; 0: what the parent has left
+    max_iterations: Annotated[int, SMALLER] = Field(8, ge=1)
+    max_result_bytes: Annotated[int, SMALLER] = Field(4000, ge=200)
+    # the child's token ceiling; 0: what the parent has left
+    max_tokens: Annotated[int, UNBOUNDED_AT_ZERO] = Field(0, ge=0)

@@ -91,6 +91,7 @@ def run_headless(
     resume: str | None = None,
 ) -> int:
     from .session import build_session
+    from .session.boundary import said_at_start
 
     if yes and sandbox_flag != "full-access":
         print(
@@ -124,6 +125,10 @@ def run_headless(
         bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
         bus.emit(EventType.TURN_ENDED, ended.model_dump(mode="json", exclude_unset=True))
         return 1
+    # Also on stderr: with --json on stdout, what the workspace config was refused must still
+    # reach the person's eyes.
+    for text in said_at_start(settings):
+        print(f"cerveau: {text}", file=sys.stderr)
     try:
         outcome = session.engine.run(task)
     except KeyboardInterrupt:

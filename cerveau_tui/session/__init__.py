@@ -325,6 +325,7 @@ def build_session(
             "mode": settings.sandbox,
             "approval": settings.approval,
             "workspace_config": protection,
+            "held_back": protection["held_back"],  # the keys (issue 20's interface)
         },
     )
     for text in boundary.protection_notices(protection):

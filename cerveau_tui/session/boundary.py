@@ -30,7 +30,8 @@ def guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
         for f in findings:
             boundary_notice(bus, f.describe(ws))
 
-    return GuardedRunner(runner, on_findings=found)
+    # workspace=: the file tools, undo and rollback report through `found` too (git_change).
+    return GuardedRunner(runner, on_findings=found, workspace=ws)
 
 
 def sweep(settings: Settings, bus: Emitter) -> None:
@@ -50,9 +51,17 @@ def sweep(settings: Settings, bus: Emitter) -> None:
 
 def protection(settings: Settings) -> dict[str, Any]:
     """What the workspace's own config asked for that protects less than the person's: held back
-    (not trusted) or applied (trusted). Said at start, in the event and as warnings."""
+    (not trusted) or applied (trusted). Said at start, in the event and as warnings.
+
+    `held_back` is the dotted keys (`done.gate`, `limits.max_iterations`), so a client can ask
+    `"done.gate" in held_back`; `in_force` and `asked` give, per key, the value that applies
+    instead and the one the file asked for; `said` is the sentences the notice shows."""
+    held = list(settings.workspace_held_back)
     return {
-        "held_back": list(settings.workspace_review),
+        "held_back": [h["key"] for h in held],
+        "in_force": {h["key"]: h["in_force"] for h in held},
+        "asked": {h["key"]: h["asked"] for h in held},
+        "said": list(settings.workspace_review),
         "applied": list(settings.workspace_lowered),
         "digest": settings.workspace_config_digest,
     }
@@ -60,10 +69,10 @@ def protection(settings: Settings) -> dict[str, Any]:
 
 def protection_notices(p: dict[str, Any]) -> list[str]:
     out = []
-    if p["held_back"]:
+    if p["said"]:
         out.append(
             ".cerveau/config.toml asks for less protection and was NOT applied there (trust it in the "
-            "TUI, or pass --trust-workspace-config): " + "; ".join(p["held_back"])
+            "TUI, or pass --trust-workspace-config): " + "; ".join(p["said"])
         )
     if p["applied"]:
         out.append(
@@ -71,6 +80,11 @@ def protection_notices(p: dict[str, Any]) -> list[str]:
             + "; ".join(p["applied"])
         )
     return out
+
+
+def said_at_start(settings: Settings) -> list[str]:
+    """The protection notices, for a client that also says them outside the event stream."""
+    return protection_notices(protection(settings))
 
 
 def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:

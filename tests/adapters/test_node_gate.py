@@ -52,7 +52,8 @@ def run_cli(ws: Path, url: str, task: str, *extra: str) -> list[dict[str, Any]]:
     env = {**os.environ, "CERVEAU_CONFIG": str(ws.parent / "no-user-config.toml")}
     proc = subprocess.run(
         [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws)]
-        + ["--server", url, *extra, task],
+        # The criteria are commands: a workspace config applies them once trusted.
+        + ["--server", url, "--trust-workspace-config", *extra, task],
         capture_output=True,
         text=True,
         timeout=300,

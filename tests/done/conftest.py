@@ -45,6 +45,8 @@ def run_cli(ws: Path, server_url: str, task: str, *extra: str) -> tuple[int, lis
             str(ws),
             "--server",
             server_url,
+            # make_project's criteria are commands: a workspace config applies them once trusted.
+            "--trust-workspace-config",
             *extra,
             task,
         ],

@@ -22,7 +22,8 @@ def green_project(tmp_path):
 def run_with_answer(tmp_path, answer):
     ws = green_project(tmp_path)
     with ScriptedServer({"responses": [{"content": "done"}]}) as srv:
-        settings = load_settings(ws, environ={}, user_config=tmp_path / "n")
+        # The criteria are commands: a workspace config applies them once trusted.
+        settings = load_settings(ws, environ={}, user_config=tmp_path / "n", trust_workspace=True)
         bus = Emitter()
         rec = Recorder(bus)
         approver = BusApprover(bus, timeout_s=30)

@@ -27,8 +27,14 @@ def test_headless_with_no_sandbox_the_workspace_check_does_not_run(tmp_path: Pat
     ws, marker = tmp_path / "ws", tmp_path / "ran-with-your-rights"
     planted(ws, marker)
     with ScriptedServer({"responses": [{"content": "Done."}]}) as srv:
+        # Trusted, so the criteria apply (untrusted they are held back: test_config_only_tightens)
+        # and what is checked is the consent the unenforced sandbox needs.
         code, events, err = run_cli(
-            ws, srv.url, "say done", env={"CERVEAU_SANDBOX_BACKEND": "none"}
+            ws,
+            srv.url,
+            "say done",
+            "--trust-workspace-config",
+            env={"CERVEAU_SANDBOX_BACKEND": "none"},
         )
     assert code == 0, err[-800:]
     assert not marker.exists()

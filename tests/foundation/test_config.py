@@ -77,7 +77,8 @@ def test_done_criteria_from_the_workspace_config(tmp_path):
     (tmp_path / ".cerveau/config.toml").write_text(
         '[done]\nprotected = ["tests/**"]\n[[done.criteria]]\nname = "tests"\ncommand = "python3 -m pytest -q"\n'
     )
-    s = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+    # Criteria are commands: applied once the person trusts the file (test_config_only_tightens).
+    s = load_settings(tmp_path, environ={}, user_config=tmp_path / "n", trust_workspace=True)
     assert s.done.protected == ["tests/**"] and s.done.criteria[0].name == "tests"
 
 

@@ -24,7 +24,8 @@ def run_cli(ws: Path, script: list[dict[str, Any]], task: str) -> tuple[list[dic
     with ScriptedServer(script) as srv:
         proc = subprocess.run(
             [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws)]
-            + ["--server", srv.url, task],
+            # The gate's criteria are commands: a workspace config applies them once trusted.
+            + ["--server", srv.url, "--trust-workspace-config", task],
             capture_output=True,
             text=True,
             timeout=300,
