@@ -92,8 +92,8 @@ class ChangeGuard:
                 result = apply()
             finally:
                 verdict = self._check(folders, before, saved, existed)
-        if verdict and self.on_findings is not None:
-            self.on_findings(verdict.findings)
+                if verdict and self.on_findings is not None:
+                    self.on_findings(verdict.findings)
         return result, verdict
 
     def _watchers(self, targets: list[str]) -> list[str]:

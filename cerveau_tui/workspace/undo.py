@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .git_change import guard_for
 from .store import BlobStore, RestoreRefused
 
 
@@ -32,6 +33,7 @@ class UndoResult:
     restored: list[str]
     not_restorable: list[str]  # changed by a command this turn, not by a file tool
     conflicts: list[str] = field(default_factory=list)
+    guarded: str = ""  # what the git guard undid of this undo, when it undid anything
 
 
 class UndoLog:
@@ -127,18 +129,32 @@ class UndoLog:
                 return None
             tc = self._turns.pop()
         self._tell({"op": "pop", "turn_id": tc.turn_id})
-        refused: list[str] = []
-        try:
-            self.store.restore(tc.before)
-        except RestoreRefused as exc:
-            # A link now on the way to a file: restoring through it would write where it points.
-            # The rest is back; these are reported, not followed.
-            refused = exc.paths
+
+        def restore() -> list[str]:
+            try:
+                self.store.restore(tc.before)
+            except RestoreRefused as exc:
+                # A link now on the way to a file: restoring through it would write where it
+                # points. The rest is back; these are reported, not followed.
+                return exc.paths
+            return []
+
+        # Through the git guard like every write: the blobs and the log that names them sit in
+        # the workspace, and a restored `.husky/pre-commit` or included config would run at the
+        # person's next git. What it undoes is not restored, and said.
+        refused, verdict = guard_for(self.store.workspace).change(list(tc.before), restore)
+        if verdict:
+            refused = sorted({*refused, *tc.before})
         covered = set(tc.before) - set(refused)
         others = (
             sorted(p for p in (changed_since or []) if p not in covered) if tc.by_command else []
         )
-        return UndoResult(tc.turn_id, sorted(covered), sorted({*others, *tc.outside, *refused}))
+        return UndoResult(
+            tc.turn_id,
+            sorted(covered),
+            sorted({*others, *tc.outside, *refused}),
+            guarded=verdict.note(self.store.workspace, "this undo") if verdict else "",
+        )
 
 
 def _harness_or_git_state(workspace: Path, rel: str) -> bool:
