@@ -330,15 +330,7 @@ def load_settings(
         layers.append((str(wcp), table))
     layers += above
 
-    merged: dict[str, Any] = {}
-    for source, data in layers:
-        candidate = _merge(merged, data)
-        try:
-            Settings.model_validate({**candidate, "workspace": ws})
-        except ValidationError as exc:
-            raise ConfigError(_explain(exc, source)) from exc
-        merged = candidate
-    settings = Settings.model_validate({**merged, "workspace": ws})
+    settings = _settle(ws, layers)
     settings.sources = [s for s, _ in layers]
     settings.workspace_review = [h.describe() for h in held]
     settings.workspace_held_back = [
@@ -350,6 +342,19 @@ def load_settings(
     settings.workspace_config_digest = digest
     settings.warnings = env_warnings
     return settings
+
+
+def _settle(ws: Path, layers: list[tuple[str, dict[str, Any]]]) -> Settings:
+    """The layers merged in order; a bad value names the first layer that made it bad."""
+    merged: dict[str, Any] = {}
+    for source, data in layers:
+        candidate = _merge(merged, data)
+        try:
+            Settings.model_validate({**candidate, "workspace": ws})
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc, source)) from exc
+        merged = candidate
+    return Settings.model_validate({**merged, "workspace": ws})
 
 
 def _review_workspace_layer(
@@ -364,19 +369,8 @@ def _review_workspace_layer(
     on the settings in force with the workspace layer and without it (the layers `above`, the
     environment and the flags, still win over both), so a key the person set on the command line
     is never reported as held back."""
-
-    def settle(layers: list[dict[str, Any]]) -> Settings:
-        merged: dict[str, Any] = {}
-        for data in layers:
-            merged = _merge(merged, data)
-        return Settings.model_validate({**merged, "workspace": ws})
-
-    try:
-        base = settle([d for _, d in below] + [d for _, d in above])
-        asked = settle([d for _, d in below] + [table] + [d for _, d in above])
-    except ValidationError as exc:
-        raise ConfigError(_explain(exc, source)) from exc
-    found = review(base, asked)
+    base = _settle(ws, [*below, *above])
+    found = review(base, _settle(ws, [*below, (source, table), *above]))
     if not found or trusted:
         return table, [], found
     return withhold(table, found, base), found, []

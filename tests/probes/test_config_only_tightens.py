@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel
 
-from cerveau_tui.config import Settings, load_settings, trust_workspace_config
+from cerveau_tui.config import ConfigError, Settings, load_settings, trust_workspace_config
 from cerveau_tui.config_sections import FAMILY_ITERATIONS, _Model
 from cerveau_tui.config_tighten import SMALLER, review
 from cerveau_tui.testing.scripted_server import ScriptedServer
@@ -110,7 +110,8 @@ def test_a_loosened_mode_is_held_back(place: Path) -> None:
     s = _load(
         place,
         'sandbox = "full-access"\napproval = "on-failure"\nnetwork = true\n'
-        'show_reasoning = false\nturn_close = true\n[limits]\non_repeat = "ask"\n',
+        'show_reasoning = false\nturn_close = true\nsandbox_backend = "none"\n'
+        '[limits]\non_repeat = "ask"\n',
     )
     assert (s.sandbox, s.approval, s.network, s.show_reasoning, s.turn_close) == (
         "workspace-write",
@@ -126,8 +127,10 @@ def test_a_loosened_mode_is_held_back(place: Path) -> None:
         "network",
         "show_reasoning",
         "turn_close",
+        "sandbox_backend",
         "limits.on_repeat",
     }
+    assert s.sandbox_backend == "auto"
 
 
 def test_never_and_untrusted_may_not_replace_each_other(place: Path) -> None:
@@ -274,6 +277,16 @@ def test_a_trusted_file_is_applied_fully(place: Path) -> None:
 def test_a_value_the_person_set_on_the_command_line_is_not_reported(place: Path) -> None:
     s = _load(place, "bash_timeout_s = 900.0\n", flags={"bash_timeout_s": 600.0})
     assert s.bash_timeout_s == 600.0 and s.workspace_held_back == []
+
+
+def test_a_bad_environment_value_is_still_named_as_the_environments(place: Path) -> None:
+    (place / "ws" / ".cerveau" / "config.toml").write_text("bash_timeout_s = 30.0\n")
+    with pytest.raises(ConfigError, match="environment"):
+        load_settings(
+            place / "ws",
+            environ={"CERVEAU_OUTPUT_CAP": "3"},
+            user_config=place / "home" / "config.toml",
+        )
 
 
 def test_the_family_range_matches_the_loop() -> None:
