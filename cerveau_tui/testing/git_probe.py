@@ -242,3 +242,24 @@ def prepare(vector: Vector, ws: Path, *, home: Path, ceiling: Path) -> None:
 
 def command_for(vector: Vector, marker: Marker) -> str:
     return vector.command.replace("{m}", str(marker.program))
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    ok: bool
+    output: str
+
+
+def file_tool(ws: Path, name: str, **arguments: str) -> ToolOutcome:
+    """The model's `write_file` / `edit_file` call, run as the session runs it (the tool's own
+    run() through a ToolContext); a refusal is an outcome, not an exception."""
+    from ..tools.base import ToolContext, ToolError, ToolState
+    from ..tools.files import EditFile, WriteFile
+
+    tool = {"write_file": WriteFile(), "edit_file": EditFile()}[name]
+    ctx = ToolContext(workspace=ws, state=ToolState())
+    try:
+        result = tool.run(tool.Args(**arguments), ctx)
+    except ToolError as exc:
+        return ToolOutcome(False, str(exc))
+    return ToolOutcome(result.ok, result.output)
