@@ -4,7 +4,8 @@ the memory store's file), one row per failure-to-fix pair, deduplicated, bounded
 Opened the way the memory store opens it (memory/store.py says why): `.cerveau` beneath the
 workspace without following links, the database and its side files refused as links (moved
 aside), the file named through `/proc/self/fd/<dir fd>`. Its own connection, so the lessons never
-reach into the note store's private state; SQLite's WAL lets the two share the file.
+reach into the note store's private state; SQLite's WAL lets the two share the file. Every
+query is bounded and a bad file set aside, as db.StateDB does for both.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from ..workspace.beneath import lstat_beneath
+from ..workspace.beneath import MovedAside, lstat_beneath
+from .db import SetAside, StateDB
 from .lessons import Lesson, LessonDraft
 from .store import DB, memory_dir
 
@@ -43,14 +45,22 @@ _COLUMNS = "id, kind, trigger, fix, stack, seen, created, updated"
 
 class LessonStore:
     def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
-        self._dir_fd, self.moved_aside = memory_dir(Path(workspace))
+        self._dir_fd, moved = memory_dir(Path(workspace))
+        self.moved_aside: list[MovedAside | SetAside] = list(moved)
         self._clock = clock
-        self._lock = threading.Lock()
-        proc = f"/proc/self/fd/{self._dir_fd}"
-        where = f"{proc}/{DB}" if os.path.isdir(proc) else str(Path(workspace) / ".cerveau" / DB)
-        self._db = sqlite3.connect(where, check_same_thread=False, timeout=5.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(SCHEMA)
+        try:
+            self._sdb = StateDB(
+                self._dir_fd,
+                DB,
+                f".cerveau/{DB}",
+                SCHEMA,
+                probes=[f"SELECT {_COLUMNS}, words, key FROM lessons LIMIT 0"],
+                clock=clock,
+            )
+        except BaseException:
+            os.close(self._dir_fd)
+            raise
+        self.moved_aside.extend(self._sdb.take_set_aside())
 
     @staticmethod
     def exists(workspace: Path) -> bool:
@@ -58,16 +68,18 @@ class LessonStore:
         st = lstat_beneath(Path(workspace), f".cerveau/{DB}")
         return st is not None and stat.S_ISREG(st.st_mode)
 
-    def add(self, draft: LessonDraft) -> tuple[Lesson, bool]:
-        """Store a lesson; one already known is counted again instead. (lesson, True when new)."""
+    def add(self, draft: LessonDraft) -> tuple[Lesson, bool] | None:
+        """Store a lesson; one already known is counted again instead. (lesson, True when new);
+        None when the database could not take it (set aside: take_set_aside says why)."""
         now = self._clock()
-        with self._lock, self._db:
-            cur = self._db.execute(
+
+        def add(db: sqlite3.Connection) -> tuple[tuple, bool]:
+            cur = db.execute(
                 "UPDATE lessons SET seen = seen + 1, updated = ? WHERE key = ?", (now, draft.key)
             )
             new = not cur.rowcount
             if new:
-                self._db.execute(
+                db.execute(
                     "INSERT INTO lessons (kind, trigger, fix, stack, words, key, created, updated)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
@@ -81,22 +93,30 @@ class LessonStore:
                         now,
                     ),
                 )
-                self._db.execute(
+                db.execute(
                     "DELETE FROM lessons WHERE id NOT IN (SELECT id FROM lessons"
                     " ORDER BY seen DESC, updated DESC, id DESC LIMIT ?)",
                     (MAX_LESSONS,),
                 )
-            row = self._db.execute(
-                f"SELECT {_COLUMNS} FROM lessons WHERE key = ?", (draft.key,)
-            ).fetchone()
-        return _lesson(row), new
+            row = db.execute(f"SELECT {_COLUMNS} FROM lessons WHERE key = ?", (draft.key,))
+            return row.fetchone(), new
+
+        done = self._sdb.run(add, None, write=True)
+        if done is None or done[0] is None:
+            return None
+        try:
+            return _lesson(done[0]), done[1]
+        except ValueError:  # a planted row under the same key that this version cannot read
+            return None
 
     def lessons(self) -> list[Lesson]:
         """Every stored lesson, most confirmed first, then newest."""
-        with self._lock:
-            rows = self._db.execute(
+        rows: list[tuple[Any, ...]] = self._sdb.run(
+            lambda db: db.execute(
                 f"SELECT {_COLUMNS} FROM lessons ORDER BY seen DESC, updated DESC, id"
-            ).fetchall()
+            ).fetchall(),
+            [],
+        )
         out = []
         for r in rows:
             try:
@@ -106,15 +126,21 @@ class LessonStore:
         return out
 
     def forget(self, lesson_id: int) -> bool:
-        with self._lock, self._db:
-            return bool(self._db.execute("DELETE FROM lessons WHERE id = ?", (lesson_id,)).rowcount)
+        return self._sdb.run(
+            lambda db: bool(db.execute("DELETE FROM lessons WHERE id = ?", (lesson_id,)).rowcount),
+            False,
+            write=True,
+        )
+
+    def take_set_aside(self) -> list[SetAside]:
+        """Databases set aside mid-session (a query aborted or corruption found), to be said."""
+        return self._sdb.take_set_aside()
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-            if self._dir_fd >= 0:
-                os.close(self._dir_fd)
-                self._dir_fd = -1
+        self._sdb.close()
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
 
 
 def _lesson(row: tuple) -> Lesson:

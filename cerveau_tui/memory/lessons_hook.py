@@ -110,10 +110,14 @@ class LessonsHook(Hook):
         store = self._open()
         new: list[Lesson] = []
         for d in drafts:
-            lesson, is_new = store.add(d)
+            stored = store.add(d)
             self._stored.add(d.key)
-            if is_new:
-                new.append(lesson)
+            if stored is not None and stored[1]:
+                new.append(stored[0])
+        for aside in store.take_set_aside():  # aborted or corrupt mid-session: said once
+            ctx.emit(
+                EventType.NOTICE, {"text": str(aside), "level": "warning", "source": "boundary"}
+            )
         if new:
             ctx.emit(
                 EventType.LESSONS,

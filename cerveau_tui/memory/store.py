@@ -5,7 +5,9 @@ opened beneath the workspace without following links (a planted link is moved as
 `moved_aside`), the database and its side files are checked not to be links (moved aside too),
 and the database is named through `/proc/self/fd/<dir fd>`, the directory just checked. WAL mode
 opens the side files once, at connect, and keeps them open: a `.cerveau` swapped later cannot
-redirect a journal created mid-session.
+redirect a journal created mid-session. The connection itself is db.StateDB's: every query
+bounded, and a file that is corrupt or not this harness's (a cloned repository's view that never
+ends) moved aside for a fresh one.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..workspace.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
+from .db import SetAside, StateDB
 
 DB = "memory.sqlite"
 _SIDE_FILES = (DB, f"{DB}-journal", f"{DB}-wal", f"{DB}-shm")
@@ -53,17 +56,28 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .")
 
 
+_NOTE_COLUMNS = "id, kind, text, seen, created, updated"
+
+
 class MemoryStore:
     def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(workspace) / ".cerveau" / DB
-        self._dir_fd, self.moved_aside = memory_dir(Path(workspace))
+        self._dir_fd, moved = memory_dir(Path(workspace))
+        self.moved_aside: list[MovedAside | SetAside] = list(moved)
         self._clock = clock
-        self._lock = threading.Lock()
-        proc = f"/proc/self/fd/{self._dir_fd}"
-        where = f"{proc}/{DB}" if os.path.isdir(proc) else str(self.path)
-        self._db = sqlite3.connect(where, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(SCHEMA)
+        try:
+            self._sdb = StateDB(
+                self._dir_fd,
+                DB,
+                f".cerveau/{DB}",
+                SCHEMA,
+                probes=[f"SELECT {_NOTE_COLUMNS}, key FROM notes LIMIT 0"],
+                clock=clock,
+            )
+        except BaseException:
+            os.close(self._dir_fd)
+            raise
+        self.moved_aside.extend(self._sdb.take_set_aside())
 
     def add(self, kind: str, text: str) -> bool:
         """Add a note; a note already known is counted again instead. Returns True when new."""
@@ -71,51 +85,63 @@ class MemoryStore:
         if not key:
             return False
         now = self._clock()
-        with self._lock, self._db:
-            cur = self._db.execute(
+
+        def add(db: sqlite3.Connection) -> bool:
+            cur = db.execute(
                 "UPDATE notes SET seen = seen + 1, updated = ? WHERE key = ?", (now, key)
             )
             if cur.rowcount:
                 return False
-            self._db.execute(
+            db.execute(
                 "INSERT INTO notes (kind, text, key, created, updated) VALUES (?, ?, ?, ?, ?)",
                 (kind, text.strip(), key, now, now),
             )
             return True
 
+        return self._sdb.run(add, False, write=True)
+
     def recent(self, limit: int = 8) -> list[tuple[str, str]]:
         """The notes worth carrying into a new session: most confirmed first, then newest."""
-        with self._lock:
-            rows = self._db.execute(
+        rows: list[tuple[Any, ...]] = self._sdb.run(
+            lambda db: db.execute(
                 "SELECT kind, text FROM notes ORDER BY seen DESC, updated DESC LIMIT ?", (limit,)
-            ).fetchall()
+            ).fetchall(),
+            [],
+        )
         return [(k, t) for k, t in rows]
 
     def notes(self, limit: int = 200) -> list[Note]:
         """Every note, the ones recalled first (most confirmed, then newest): what the palette
         lists so the person can see what the next session will be told."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, kind, text, seen, created, updated FROM notes "
-                "ORDER BY seen DESC, updated DESC LIMIT ?",
+        rows: list[tuple[Any, ...]] = self._sdb.run(
+            lambda db: db.execute(
+                f"SELECT {_NOTE_COLUMNS} FROM notes ORDER BY seen DESC, updated DESC LIMIT ?",
                 (limit,),
-            ).fetchall()
+            ).fetchall(),
+            [],
+        )
         return [Note(*row) for row in rows]
 
     def forget(self, note_id: int) -> bool:
         """Delete one note for good. False when there was no such note."""
-        with self._lock, self._db:
-            return self._db.execute("DELETE FROM notes WHERE id = ?", (int(note_id),)).rowcount > 0
+        return self._sdb.run(
+            lambda db: db.execute("DELETE FROM notes WHERE id = ?", (int(note_id),)).rowcount > 0,
+            False,
+            write=True,
+        )
+
+    def take_set_aside(self) -> list[SetAside]:
+        """Databases set aside mid-session (a query aborted or corruption found), to be said."""
+        return self._sdb.take_set_aside()
 
     def now(self) -> float:
         return float(self._clock())
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-            if self._dir_fd >= 0:
-                os.close(self._dir_fd)
-                self._dir_fd = -1
+        self._sdb.close()
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
 
 
 def memory_dir(workspace: Path) -> tuple[int, list[MovedAside]]:

@@ -131,6 +131,7 @@ class TurnCloseHook(Hook):
         d = self.distill(list(ctx.history), ctx.system)
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
+        self._say_set_aside(ctx)
         if added:
             ctx.emit(
                 EventType.NOTICE, {"text": "remembered: " + "; ".join(added), "source": "memory"}
@@ -142,9 +143,18 @@ class TurnCloseHook(Hook):
             return []
         self._recalled = True
         notes = [n for n in self.store.notes(RECALL_LIMIT * 4) if n.created < self._started]
+        self._say_set_aside(ctx)
         if not notes:
             return []
         return [recall_text(notes[:RECALL_LIMIT], self.store.now())]
+
+    def _say_set_aside(self, ctx: TurnContext) -> None:
+        # A query aborted past its bound (or corruption found) mid-session: the file was moved
+        # aside for a fresh one, and the person is told once, as the session tells at start.
+        for aside in self.store.take_set_aside():
+            ctx.emit(
+                EventType.NOTICE, {"text": str(aside), "level": "warning", "source": "boundary"}
+            )
 
     def close(self) -> None:
         self.store.close()

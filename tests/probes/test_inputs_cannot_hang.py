@@ -347,3 +347,160 @@ def test_the_near_green_listing_survives_a_tree_deeper_than_the_recursion_limit(
         _remove_deep_tree(root)
         shutil.rmtree(root)
     assert listed == ["top.py"]
+
+
+# --- SQLite state: a cloned memory.sqlite is attacker content ----------------------------------
+
+ENDLESS_VIEW = """
+CREATE VIEW notes AS
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
+SELECT x AS id, 'fact' AS kind, 'planted' AS text, 'k' || x AS key, 1 AS seen,
+       0.0 AS created, 0.0 AS updated FROM c;
+"""
+
+
+def _planted_db(ws: Path, sql: str | None = None, raw: bytes | None = None) -> Path:
+    import sqlite3
+
+    db = ws / ".cerveau" / "memory.sqlite"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    if raw is not None:
+        db.write_bytes(raw)
+    else:
+        conn = sqlite3.connect(db)
+        conn.executescript(sql or "")
+        conn.commit()
+        conn.close()
+    return db
+
+
+def _host_schema(db: Path) -> list[tuple[str, str]]:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return sorted(conn.execute("SELECT type, name FROM sqlite_master").fetchall())
+    finally:
+        conn.close()
+
+
+def _set_aside_files(ws: Path) -> list[str]:
+    return sorted(p.name for p in (ws / ".cerveau").iterdir() if ".corrupt-" in p.name)
+
+
+def test_a_memory_db_with_an_endless_view_is_set_aside_not_read(tmp_path: Path) -> None:
+    from cerveau_tui.memory.store import MemoryStore
+
+    _planted_db(tmp_path, ENDLESS_VIEW)
+    store = returns(lambda: MemoryStore(tmp_path, clock=lambda: 1_800_000_000.0))
+    try:
+        assert returns(lambda: store.notes()) == []
+        said = [str(m) for m in store.moved_aside]
+    finally:
+        store.close()
+    assert len(said) == 1 and "view (notes)" in said[0] and "moved it aside" in said[0]
+    assert _set_aside_files(tmp_path) == ["memory.sqlite.corrupt-20270115T080000Z"]
+    assert ("view", "notes") in _host_schema(tmp_path / ".cerveau" / _set_aside_files(tmp_path)[0])
+    assert ("table", "notes") in _host_schema(tmp_path / ".cerveau" / "memory.sqlite")
+
+
+def test_a_corrupted_memory_db_is_set_aside_and_a_fresh_one_works(tmp_path: Path) -> None:
+    from cerveau_tui.memory.store import MemoryStore
+
+    _planted_db(tmp_path, raw=b"SQLite format 3\x00" + os.urandom(8192))
+    store = returns(lambda: MemoryStore(tmp_path))
+    try:
+        assert store.add("fact", "the tests live in tests/probes") is True
+        assert [n.text for n in store.notes()] == ["the tests live in tests/probes"]
+        said = [str(m) for m in store.moved_aside]
+    finally:
+        store.close()
+    assert len(said) == 1 and "could not be used" in said[0]
+    assert len(_set_aside_files(tmp_path)) == 1
+
+
+def test_a_trigger_in_a_cloned_lessons_db_is_set_aside(tmp_path: Path) -> None:
+    from cerveau_tui.memory.lesson_store import LessonStore
+
+    _planted_db(
+        tmp_path,
+        "CREATE TABLE lessons (id INTEGER PRIMARY KEY, kind TEXT, trigger TEXT, fix TEXT,"
+        " stack TEXT, words TEXT, key TEXT UNIQUE, seen INTEGER, created REAL, updated REAL);"
+        "CREATE TABLE log (x); CREATE TRIGGER spy AFTER INSERT ON lessons"
+        " BEGIN INSERT INTO log VALUES (new.fix); END;",
+    )
+    store = returns(lambda: LessonStore(tmp_path))
+    try:
+        said = [str(m) for m in store.moved_aside]
+        assert store.lessons() == []
+    finally:
+        store.close()
+    assert len(said) == 1 and "trigger (spy)" in said[0]
+    assert ("trigger", "spy") not in _host_schema(tmp_path / ".cerveau" / "memory.sqlite")
+
+
+def test_a_table_without_the_stores_columns_is_set_aside(tmp_path: Path) -> None:
+    from cerveau_tui.memory.store import MemoryStore
+
+    _planted_db(tmp_path, "CREATE TABLE notes (only TEXT);")
+    store = returns(lambda: MemoryStore(tmp_path))
+    try:
+        assert returns(lambda: store.notes()) == []
+        assert len(store.moved_aside) == 1
+    finally:
+        store.close()
+
+
+def test_a_query_past_its_step_budget_is_aborted_and_the_file_set_aside(tmp_path: Path) -> None:
+    from cerveau_tui.memory.db import StateDB
+
+    schema = "CREATE TABLE IF NOT EXISTS t (x INTEGER);"
+    _planted_db(
+        tmp_path,
+        schema + "INSERT INTO t SELECT value FROM (WITH RECURSIVE c(value) AS"
+        " (SELECT 1 UNION ALL SELECT value + 1 FROM c LIMIT 20000) SELECT value FROM c);",
+    )
+    fd = os.open(tmp_path / ".cerveau", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        db = returns(
+            lambda: StateDB(fd, "memory.sqlite", ".cerveau/memory.sqlite", schema, budget=100)
+        )
+        assert db.set_aside == []  # opening fits the budget
+        query = "SELECT a.x FROM t a, t b WHERE a.x * b.x = -1"  # 400 million row pairs
+        assert (
+            returns(lambda: db.run(lambda c: c.execute(query).fetchall(), "aborted")) == "aborted"
+        )
+        assert [a.why for a in db.take_set_aside()] == ["a query ran past its bound"]
+        assert db.run(lambda c: c.execute("SELECT count(*) FROM t").fetchone()[0], -1) == 0
+        db.close()
+    finally:
+        os.close(fd)
+    assert len(_set_aside_files(tmp_path)) == 1
+
+
+def test_a_fifo_where_the_memory_db_goes_is_moved_aside(tmp_path: Path) -> None:
+    from cerveau_tui.memory.store import MemoryStore
+
+    _plant(tmp_path / ".cerveau" / "memory.sqlite", "fifo")
+    store = returns(lambda: MemoryStore(tmp_path))
+    try:
+        assert store.add("fact", "a note about src/main.py here") is True
+    finally:
+        store.close()
+    assert (tmp_path / ".cerveau" / "memory.sqlite").is_file()
+
+
+def test_a_headless_turn_with_turn_close_and_an_endless_view_completes(tmp_path: Path) -> None:
+    from cerveau_tui.testing.cli import run_cli
+    from cerveau_tui.testing.scripted_server import ScriptedServer
+
+    _planted_db(tmp_path, ENDLESS_VIEW)
+    with ScriptedServer({"responses": [{"content": "hello"}]}) as srv:
+        code, events, err = run_cli(
+            tmp_path, srv.url, "say hi", env={"CERVEAU_TURN_CLOSE": "true"}, timeout=HANG
+        )
+    ended = [e["payload"] for e in events if e["type"] == "turn_ended"]
+    assert code == 0, err
+    assert ended and ended[-1]["reason"] == "completed"
+    notices = [e["payload"]["text"] for e in events if e["type"] == "notice"]
+    assert sum("memory.sqlite could not be used" in n for n in notices) == 1

@@ -1,0 +1,221 @@
+"""The one way the harness opens its SQLite state (`.cerveau/memory.sqlite`): bounded, checked, and
+replaced rather than trusted when it is not what this harness writes.
+
+The file sits in the workspace, so a cloned repository can ship one. Two of those were tried: a
+`notes` VIEW over a recursive CTE that never ends (`CREATE TABLE IF NOT EXISTS` leaves a view of
+that name alone) hung the first model call at 100% CPU, since recall read it; a corrupted file was
+an `internal` error at every session. So here:
+- every query runs under a progress handler that aborts it after STEP_BUDGET virtual-machine
+  steps (a count, not a clock: the same on a slow machine, and testable);
+- at open, the file must pass `quick_check`, hold no view, trigger or virtual table (this
+  harness makes none; each can run arbitrary SQL when a table is read or written), and answer
+  the store's own queries (`probes`); `trusted_schema` is off for whatever remains;
+- a file that fails any of it, or a query that is aborted or finds corruption later, is moved
+  aside to `<name>.corrupt-<UTC time>` (with its journal files), said once as a warning, and a
+  fresh database takes its place. A lock held by another process is not corruption: that query
+  just answers nothing this time.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: The progress handler runs every STEP_EVERY instructions; a query gets STEP_BUDGET of those
+#: (50 million instructions): recall over a few thousand notes takes well under one percent.
+STEP_EVERY = 1_000
+STEP_BUDGET = 50_000
+#: A state file bigger than this is not one this harness wrote (notes and lessons are bounded).
+MAX_DB_BYTES = 64 * 1024 * 1024
+
+_SIDE = ("-wal", "-shm", "-journal")
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED} if hasattr(sqlite3, "SQLITE_BUSY") else {5, 6}
+
+
+class NotOurs(Exception):
+    """The database is not one this harness wrote: a view, a trigger, a file too big..."""
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A state database that could not be used, renamed out of the way; shown as a warning."""
+
+    path: str  # relative to the workspace
+    moved_to: str
+    why: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.path} could not be used ({self.why}); moved it aside to {self.moved_to} "
+            "and started a fresh one (its notes and lessons are not recalled)"
+        )
+
+
+def _code(exc: BaseException) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
+
+
+class StateDB:
+    """One bounded connection to the database `name` in the open directory `dir_fd` (named
+    through /proc/self/fd so the directory checked is the one opened). `shown`: its path for
+    messages. `schema`: run at every open. `probes`: queries that must compile against it."""
+
+    def __init__(
+        self,
+        dir_fd: int,
+        name: str,
+        shown: str,
+        schema: str,
+        probes: Iterable[str] = (),
+        *,
+        timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+        budget: int = STEP_BUDGET,
+    ) -> None:
+        self._dir_fd, self._name, self._shown = dir_fd, name, shown
+        self._schema, self._probes = schema, list(probes)
+        self._timeout, self._clock, self._budget = timeout, clock, budget
+        self._steps = 0
+        self.lock = threading.Lock()
+        #: What was moved aside since the owner last took them (take_set_aside).
+        self.set_aside: list[SetAside] = []
+        self.conn = self._open()
+
+    # --- opening ------------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        proc = f"/proc/self/fd/{self._dir_fd}"
+        if os.path.isdir(proc):
+            return f"{proc}/{self._name}"
+        raise OSError(f"cannot name {self._shown} through /proc/self/fd")
+
+    def _progress(self) -> int:
+        self._steps += 1
+        return 1 if self._steps > self._budget else 0
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._where(), check_same_thread=False, timeout=self._timeout)
+        conn.set_progress_handler(self._progress, STEP_EVERY)
+        return conn
+
+    def _check(self, conn: sqlite3.Connection) -> None:
+        self._steps = 0
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.execute("PRAGMA cell_size_check = ON")
+        row = conn.execute("PRAGMA quick_check(1)").fetchone()
+        if row is None or row[0] != "ok":
+            raise NotOurs(f"integrity check: {row[0] if row else 'no answer'}")
+        for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"):
+            if kind in ("view", "trigger"):
+                raise NotOurs(f"it holds a {kind} ({name}), which this harness never makes")
+            if kind == "table" and str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
+                raise NotOurs(f"it holds a virtual table ({name})")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(self._schema)
+        for probe in self._probes:
+            conn.execute(probe).fetchall()
+
+    def _too_big(self) -> bool:
+        try:
+            st = os.stat(self._name, dir_fd=self._dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return stat.S_ISREG(st.st_mode) and st.st_size > MAX_DB_BYTES
+
+    def _open(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = None
+        try:
+            if self._too_big():
+                raise NotOurs(f"larger than {MAX_DB_BYTES // (1024 * 1024)} MB")
+            conn = self._connect()
+            self._check(conn)
+            return conn
+        except (sqlite3.DatabaseError, NotOurs) as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, sqlite3.DatabaseError) and _code(exc) in _BUSY:
+                raise
+            self._move_aside(_why(exc))
+        conn = self._connect()
+        try:
+            self._check(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _move_aside(self, why: str) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
+        aside = f"{self._name}.corrupt-{stamp}"
+        n = 1
+        while _exists(self._dir_fd, aside):
+            n += 1
+            aside = f"{self._name}.corrupt-{stamp}-{n}"
+        for suffix in ("", *_SIDE):
+            try:
+                os.rename(
+                    self._name + suffix,
+                    aside + suffix,
+                    src_dir_fd=self._dir_fd,
+                    dst_dir_fd=self._dir_fd,
+                )
+            except FileNotFoundError:
+                continue
+        parent = self._shown.rsplit("/", 1)[0]
+        self.set_aside.append(SetAside(self._shown, f"{parent}/{aside}", why))
+
+    # --- using --------------------------------------------------------------------------------
+
+    def run(self, fn: Callable[[sqlite3.Connection], T], default: T, *, write: bool = False) -> T:
+        """fn(conn) with its query bounded (in a transaction when `write`). When the database
+        turns out corrupt or a query runs past its budget, the file is set aside, a fresh one
+        opened, and `default` returned; a lock held elsewhere returns `default` alone."""
+        with self.lock:
+            self._steps = 0
+            try:
+                if write:
+                    with self.conn:
+                        return fn(self.conn)
+                return fn(self.conn)
+            except sqlite3.DatabaseError as exc:
+                if _code(exc) in _BUSY:
+                    return default
+                self.conn.close()
+                self._move_aside(_why(exc))
+                self.conn = self._connect()
+                self._check(self.conn)
+                return default
+
+    def take_set_aside(self) -> list[SetAside]:
+        with self.lock:
+            out, self.set_aside = self.set_aside, []
+        return out
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def _exists(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc).lower():
+        return "a query ran past its bound"
+    if isinstance(exc, NotOurs):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
