@@ -15,7 +15,10 @@ list ends; git's answer does not. So this module asks git, as the person's git w
   kept when git_config_rules.danger says it runs a program; an `includeIf` target is read too
   whatever its condition (a branch the person checks out tomorrow satisfies it);
 - the hooks folder git would use (`--git-path hooks`, so core.hooksPath counts): each hook's
-  bytes AND whether it is executable, as git decides whether to run it.
+  bytes AND whether it is executable, as git decides whether to run it;
+- the programs those settings name that are files (`core.fsmonitor = tools/fsmon.sh`, a
+  `filter.x.clean = ./bin/clean`): the setting is the person's, the file it names is as much
+  code as a hook, so its bytes and mode count too.
 
 Git itself never runs a program here: `rev-parse` and `config --list` read files only, stdout is
 not a terminal (no pager), `core.fsmonitor=false` on the command line, no `GIT_DIR`-style variable
@@ -31,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .git_config_rules import ConfigItems, ParseConfig, danger, find_git, split_key
-from .git_snapshot import default_parser, read_control
+from .git_snapshot import MISSING, Control, default_parser, read_control
 
 _FLAGS = (
     "--no-pager",
@@ -49,6 +52,13 @@ RunGit = Callable[[list[str], str], "tuple[int, bytes]"]
 class Hook:
     digest: str
     executable: bool  # git runs a hook only when it is
+    control: Control = MISSING  # its bytes, for putting it back (not compared)
+
+    def same(self, other: Hook | None) -> bool:
+        return other is not None and (self.digest, self.executable) == (
+            other.digest,
+            other.executable,
+        )
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class RepoView:
     origins: dict[tuple[str, str], str]  # where each came from (for the messages)
     hooks_dir: str
     hooks: dict[str, Hook]
+    named: dict[str, Hook] = field(default_factory=dict)  # program files the settings name
 
 
 @dataclass(frozen=True)
@@ -123,22 +134,25 @@ def view(
     for folder in folders:
         if not os.path.isdir(folder) or os.path.islink(folder):
             continue
+        # --show-toplevel last: in a bare repository it fails after printing the others.
         code, out = run(
-            ["rev-parse", "--path-format=absolute", "--git-dir", "--git-path", "hooks"], folder
-        )
+            ["rev-parse", "--path-format=absolute", "--git-dir", "--git-path", "hooks",
+             "--show-toplevel"], folder,
+        )  # fmt: skip
         lines = out.decode("utf-8", "replace").splitlines()
-        if code != 0 or len(lines) < 2:
+        if len(lines) < 2 or (code != 0 and len(lines) != 2):
             found[folder] = None
             continue
         git_dir, hooks_dir = os.path.realpath(lines[0]), lines[1]
+        top = lines[2] if len(lines) > 2 else git_dir
         found[folder] = git_dir
         if git_dir not in repos:
-            repos[git_dir] = _repo(git_dir, hooks_dir, folder, run, parse)
+            repos[git_dir] = _repo(git_dir, hooks_dir, folder, top, run, parse)
     return View(found, repos)
 
 
 def _repo(
-    git_dir: str, hooks_dir: str, cwd: str, run: RunGit, parse: ParseConfig
+    git_dir: str, hooks_dir: str, cwd: str, top: str, run: RunGit, parse: ParseConfig
 ) -> RepoView | None:
     code, out = run(["config", "--list", "--show-origin", "--includes", "--null"], cwd)
     if code != 0:
@@ -161,7 +175,36 @@ def _repo(
             for item in _conditional(target, parse):
                 programs.add(item)
                 origins.setdefault(item, os.path.normpath(target))
-    return RepoView(git_dir, frozenset(programs), origins, hooks_dir, _hooks(hooks_dir))
+    named = {}
+    for key, value in programs:
+        if split_key(key)[2] == "path" or key == "core.hookspath":
+            continue  # a config file or the hooks folder: seen above as what they hold
+        for path in _named_files(value, (top, cwd, git_dir)):
+            named[path] = _hook(path)
+    return RepoView(git_dir, frozenset(programs), origins, hooks_dir, _hooks(hooks_dir), named)
+
+
+def _named_files(value: str, bases: tuple[str, ...]) -> list[str]:
+    """The files a program-running value names by path (any word with a `/`), where git would
+    look for them: relative to the working tree's top (git runs there), the folder it was asked
+    from, or the git dir."""
+    out = []
+    for word in value.replace("!", " ").split():
+        word = word.strip("'\"")
+        if "/" not in word:
+            continue
+        paths = [os.path.normpath(os.path.join(b, os.path.expanduser(word))) for b in bases]
+        there = [p for p in paths if os.path.lexists(p)]
+        # None there yet: where git would look first (the model creating it is the change).
+        for path in there or paths[:1]:
+            if path not in out:
+                out.append(path)
+    return out
+
+
+def _hook(path: str) -> Hook:
+    c = read_control(path, follow=True)  # git follows a link to a program, and runs it
+    return Hook(c.digest, c.kind == "file" and bool(c.mode & 0o111), c)
 
 
 def _conditional(path: str, parse: ParseConfig) -> ConfigItems:
@@ -179,12 +222,7 @@ def _hooks(hooks_dir: str) -> dict[str, Hook]:
             names = sorted(e.name for e in it if not e.name.endswith(".sample"))
     except OSError:
         return {}
-    out = {}
-    for name in names:
-        path = os.path.join(hooks_dir, name)
-        c = read_control(path, follow=True)  # git follows a hook that is a link, and runs it
-        out[name] = Hook(c.digest, c.kind == "file" and bool(c.mode & 0o111))
-    return out
+    return {name: _hook(os.path.join(hooks_dir, name)) for name in names}
 
 
 def compare(before: View, after: View, workspace: str | None = None) -> list[Difference]:
@@ -214,7 +252,7 @@ def compare(before: View, after: View, workspace: str | None = None) -> list[Dif
         old_hooks = old.hooks if old and old.hooks_dir == now.hooks_dir else {}
         for name, hook in sorted(now.hooks.items()):
             prev = old_hooks.get(name)
-            if hook.executable and (prev is None or not prev.executable or prev != hook):
+            if hook.executable and not hook.same(prev):
                 how = "made executable" if prev and prev.digest == hook.digest else "written"
                 out.append(
                     Difference(
@@ -222,7 +260,20 @@ def compare(before: View, after: View, workspace: str | None = None) -> list[Dif
                         f"hook {name} {how}: git would run it",
                     )
                 )  # fmt: skip
+        for path, prog in sorted(now.named.items()):
+            prev = old.named.get(path, _ABSENT) if old else None
+            if prev is not None and not prog.same(prev):
+                # A file a setting names is code whether or not it is executable (`sh x`).
+                out.append(
+                    Difference(
+                        "program", git_dir, path, f"program {os.path.basename(path)}",
+                        f"{path}, which a git setting runs, was changed",
+                    )
+                )  # fmt: skip
     return out
+
+
+_ABSENT = Hook("missing", False)
 
 
 def _inside(root: str, path: str) -> bool:

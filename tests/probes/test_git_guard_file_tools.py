@@ -115,6 +115,21 @@ def _include_from_nested(p: Place) -> None:
     p.git(p.repo("sub"), "config", "include.path", "../../shared.gitconfig")
 
 
+def _include_if_on_a_branch(p: Place) -> None:
+    # Not in effect on main; it is once the person checks out a person-* branch (person_git does).
+    p.git(p.repo(), "config", "includeIf.onbranch:person-*.path", "../branch.gitconfig")
+
+
+def _fsmonitor_in_the_tree(p: Place) -> None:
+    # The person's own setting names a script of the project: the script is the code.
+    root = p.repo()
+    script = root / "tools" / "fsmon.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    p.git(root, "config", "core.fsmonitor", "tools/fsmon.sh")
+
+
 def _separate_git_dir(p: Place) -> None:
     sub = p.ws / "sub"
     (p.ws / "gitdirs").mkdir()
@@ -159,6 +174,18 @@ FILE_VECTORS = [
         _include_from_nested,
         lambda p: [("shared.gitconfig", p.config_text())],
         "sub",
+    ),
+    FileVector(
+        "include_if_target_not_yet_in_effect",
+        _include_if_on_a_branch,
+        lambda p: [("branch.gitconfig", p.config_text())],
+        "",
+    ),
+    FileVector(
+        "program_file_named_by_the_persons_setting",
+        _fsmonitor_in_the_tree,
+        lambda p: [("tools/fsmon.sh", p.hook_text())],
+        "",
     ),
     FileVector("separate_git_dir_config", _separate_git_dir, _separate_config, "sub"),
     FileVector(
