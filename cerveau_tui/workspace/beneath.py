@@ -171,6 +171,11 @@ def unlink_beneath(root: Path | int, rel: str | Path, *, missing_ok: bool = True
         os.close(parent)
 
 
+#: How deep the sweep goes: os.fwalk recursed, so a cloned tree deeper than Python's recursion
+#: limit (a shell loop of `mkdir a; cd a`) was a RecursionError that stopped every session start.
+SWEEP_MAX_DEPTH = 128
+
+
 def sweep_torn_temps(
     root: Path,
     older_than_s: float = 300.0,
@@ -178,23 +183,49 @@ def sweep_torn_temps(
     skip: frozenset[str] = frozenset({".git", "node_modules", ".venv"}),
 ) -> list[str]:
     """Remove temp files a crash left mid-write (TEMP_PREFIX, older than `older_than_s`: a younger
-    one may be a write in progress). Walks without following links. Returns what it removed,
-    relative to `root`."""
+    one may be a write in progress). Walks by directory fd without following links, iteratively,
+    at most SWEEP_MAX_DEPTH folders deep. Returns what it removed, relative to `root`."""
     now = clock()
     removed: list[str] = []
-    for dirpath, dirnames, filenames, dfd in os.fwalk(root, follow_symlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in skip]
-        for name in filenames:
-            if not is_torn_temp(name):
-                continue
+    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    # Folders still to visit, by name: one fd open at a time (a stack of fds ran out of them in
+    # a folder with thousands of subfolders), each reopened beneath `root` without links.
+    stack: list[tuple[str, int]] = [("", 0)]
+    try:
+        while stack:
+            rel_dir, depth = stack.pop()
             try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < older_than_s:
-                    continue
-                os.unlink(name, dir_fd=dfd)
+                fd = open_dir_beneath(top, rel_dir)
             except OSError:
                 continue
-            removed.append(os.path.relpath(os.path.join(dirpath, name), root))
+            try:
+                with os.scandir(fd) as it:
+                    entries = list(it)
+                for e in entries:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+                    if stat.S_ISDIR(st.st_mode):
+                        if e.name not in skip and depth < SWEEP_MAX_DEPTH:
+                            stack.append((rel, depth + 1))
+                    elif (
+                        is_torn_temp(e.name)
+                        and stat.S_ISREG(st.st_mode)
+                        and now - st.st_mtime >= older_than_s
+                    ):
+                        try:
+                            os.unlink(e.name, dir_fd=fd)
+                        except OSError:
+                            continue
+                        removed.append(rel)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    finally:
+        os.close(top)
     return sorted(removed)
 
 

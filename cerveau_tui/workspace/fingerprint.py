@@ -24,6 +24,8 @@ from pathlib import Path
 import blake3
 import pathspec
 
+from ..state_file import read_regular
+
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
 
@@ -32,6 +34,7 @@ LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into
 # tick keeps (size, mtime_ns, inode) identical and the cache would serve the old digest; git calls
 # these entries "racily clean" and so do we: they are re-hashed until they are old enough.
 RACY_WINDOW_NS = 100_000_000
+GITIGNORE_MAX = 1_000_000  # a .gitignore bigger than this is not read (as walk.py)
 
 
 @dataclass(frozen=True)
@@ -242,11 +245,14 @@ class Fingerprinter:
         cached = self._specs.get(rel_dir)
         if cached is not None and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
             return cached[2]
+        # Not a plain open(): a FIFO named .gitignore in any folder blocked the scan after every
+        # command, forever; a link to /dev/zero read without end. Regular files only, bounded,
+        # not through a link (git does not follow a linked .gitignore either).
         try:
-            with open(gi, encoding="utf-8", errors="replace") as f:
-                spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(
-                    f.read().splitlines()
-                )
+            text = read_regular(gi, GITIGNORE_MAX, follow_links=False).decode("utf-8", "replace")
+            spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(
+                text.splitlines()
+            )
         except OSError:
             spec = None
         self._specs[rel_dir] = (st.st_mtime_ns, st.st_size, spec)

@@ -504,3 +504,58 @@ def test_a_headless_turn_with_turn_close_and_an_endless_view_completes(tmp_path:
     assert ended and ended[-1]["reason"] == "completed"
     notices = [e["payload"]["text"] for e in events if e["type"] == "notice"]
     assert sum("memory.sqlite could not be used" in n for n in notices) == 1
+
+
+# --- walks over the workspace that the harness makes by itself ---------------------------------
+
+
+def test_a_fifo_named_gitignore_does_not_block_the_fingerprint_scan(tmp_path: Path) -> None:
+    from cerveau_tui.workspace.fingerprint import Fingerprinter
+
+    (tmp_path / "a.py").write_text("x\n")
+    _plant(tmp_path / "sub" / ".gitignore", "fifo")
+    (tmp_path / "sub" / "b.py").write_text("y\n")
+    returns(Fingerprinter(tmp_path).scan)  # once blocked in open() forever, after every command
+
+
+def test_a_gitignore_linked_to_a_device_is_not_read(tmp_path: Path) -> None:
+    from cerveau_tui.workspace.fingerprint import Fingerprinter
+
+    (tmp_path / ".gitignore").symlink_to("/dev/zero")  # read without end, into memory
+    (tmp_path / "a.py").write_text("x\n")
+    returns(Fingerprinter(tmp_path).scan)
+
+
+def test_a_session_starts_in_a_tree_deeper_than_the_recursion_limit() -> None:
+    # The start-up sweep of torn temp files used os.fwalk (recursive): "could not start a session:
+    # maximum recursion depth exceeded". Under /var/tmp: the sandbox's /tmp is private.
+    from cerveau_tui.testing.cli import run_cli
+    from cerveau_tui.testing.scripted_server import ScriptedServer
+
+    root = Path(tempfile.mkdtemp(prefix="cerveau-deep-tree-", dir="/var/tmp"))
+    try:
+        _deep_tree(root, 1100)
+        script = {
+            "responses": [
+                {"tool_calls": [{"name": "bash", "arguments": {"command": "true"}}]},
+                {"content": "done"},
+            ]
+        }
+        with ScriptedServer(script) as srv:
+            code, events, err = run_cli(root, srv.url, "look", timeout=HANG)
+    finally:
+        _remove_deep_tree(root)
+        shutil.rmtree(root)
+    assert code == 0, err
+    assert [e["payload"]["reason"] for e in events if e["type"] == "turn_ended"] == ["completed"]
+
+
+def test_the_torn_temp_sweep_is_bounded_in_depth_and_still_sweeps(tmp_path: Path) -> None:
+    from cerveau_tui.workspace.beneath import TEMP_PREFIX, sweep_torn_temps
+
+    (tmp_path / "d").mkdir()
+    torn = tmp_path / "d" / f"{TEMP_PREFIX}abc-x.py"
+    torn.write_text("half")
+    os.utime(torn, (0, 0))
+    assert returns(lambda: sweep_torn_temps(tmp_path)) == [f"d/{TEMP_PREFIX}abc-x.py"]
+    assert not torn.exists()
