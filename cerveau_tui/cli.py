@@ -63,6 +63,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = load_settings(
         args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False))
     )
+    if args.cmd in (None, "run"):  # where the model would work: refused before anything starts
+        from .sandbox.view import refuse_workspace
+
+        reason = refuse_workspace(settings.workspace)
+        if reason is not None:
+            raise ConfigError(reason)
     if args.cmd is not None:  # the TUI says them in its chat (the alternate screen hides stderr)
         for warning in settings.warnings:
             print(f"cerveau: warning: {warning}", file=sys.stderr)

@@ -9,7 +9,6 @@ original tests still fail, the model is told exactly that, and the turn is not d
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ from ..adapters.base import RunCommand
 from ..hooks import TurnContext
 from ..protocol import EventType
 from ..workspace.beneath import atomic_write_beneath, unlink_beneath
+from ..workspace.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
+from ..workspace.openat import UnsafePath
 from .criteria import DoneSet, Report, check
 
 SCRATCH = Path(".cerveau") / "verify"
@@ -62,24 +63,28 @@ def check_against_originals(
     restore = {rel: originals.get(rel) for rel in touched}
     if not restore or workspace_size(workspace, MAX_COPY_BYTES) > MAX_COPY_BYTES:
         return None
-    scratch = workspace / SCRATCH
-    shutil.rmtree(scratch, ignore_errors=True)
+    # By descriptor, following no link (copy_beneath.py): a path-based copy into a folder a
+    # command could reach was redirected into a host folder by a rename mid-copy.
+    remove_beneath(workspace, SCRATCH.as_posix())
     try:
-        shutil.copytree(workspace, scratch, symlinks=True, ignore=shutil.ignore_patterns(*SKIP))
+        try:
+            copy_tree_beneath(workspace, SCRATCH.as_posix(), skip=SKIP, max_bytes=MAX_COPY_BYTES)
+        except (OSError, UnsafePath, CopyTooLarge):
+            return None  # could not be made safely: the original measurement is unavailable
         for rel, digest in restore.items():
             # The copy keeps the model's links as links: a protected path made a link to a file
             # outside must not be written through (this runs with the person's rights).
             if digest is None:
-                unlink_beneath(scratch, rel)
+                unlink_beneath(workspace, f"{SCRATCH.as_posix()}/{rel}")
             else:
-                atomic_write_beneath(scratch, rel, store.get(digest))
+                atomic_write_beneath(workspace, f"{SCRATCH.as_posix()}/{rel}", store.get(digest))
 
         def in_scratch(command: str, timeout: float) -> tuple[int | None, str]:
             return run(f"cd {SCRATCH.as_posix()} && {command}", timeout)
 
         return check(done, in_scratch)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_beneath(workspace, SCRATCH.as_posix())
 
 
 def with_originals(report: Report, original: Report, touched: list[str]) -> Report:

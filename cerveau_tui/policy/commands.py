@@ -91,6 +91,26 @@ _PATH_IN_ERROR = re.compile(
 )
 
 
+# The allow-listed sandbox shows no folder it was not told to: a write outside lands on a path
+# that does not exist inside (`touch: cannot touch '/srv/x/a': No such file or directory`).
+_ABSENT = r"(?:no such file or directory|directory nonexistent)"
+_PATH_ABSENT = re.compile(
+    rf"[{_Q}]?(/[^\s{_Q}:]+)[{_Q}]?(?=:\s*{_ABSENT})|{_ABSENT}:?\s*[{_Q}](/[^{_Q}]+)[{_Q}]",
+    re.IGNORECASE,
+)
+
+
+def absent_paths(output: str) -> list[str]:
+    """Absolute paths an error says do not exist: outside the workspace, under the allow-listed
+    view, that is how a folder the sandbox does not show looks from inside."""
+    found: list[str] = []
+    for m in _PATH_ABSENT.finditer(output):
+        p = m.group(1) or m.group(2)
+        if p and p not in found:
+            found.append(p)
+    return found
+
+
 def denial_kinds(output: str) -> set[str]:
     """Which kinds of room the output suggests were missing ("write", "network"); empty when it
     does not look like the sandbox said no."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..config import ApprovalPolicy, RuleConfig, SandboxMode
 from ..sandbox.base import Grant
 from ..tools.base import Declared
-from .commands import command_prefix, denial_kinds, denied_paths, is_known_safe
+from .commands import absent_paths, command_prefix, denial_kinds, denied_paths, is_known_safe
 from .glob import glob_match
 from .paths import Boundary, display, realpath, room_for
 from .verdict import Verdict
@@ -66,6 +66,13 @@ class Policy:
         self.rules = list(rules)
         self.network_grant = network_grant
         self.enforced = enforced
+        # The harness's own interpreter, package and control files (view.py), found from the
+        # running process: never written by the file tools, wherever the workspace is. An
+        # editable checkout inside the workspace (cerveau on itself) ran the model's edit at the
+        # next start.
+        from ..sandbox.view import control_paths, runtime_paths
+
+        self.own_paths = [*runtime_paths(), *control_paths()]
         self._session: dict[str, str] = {}  # scope_key -> scope, in grant order
         self._session_room: dict[str, Grant] = {}  # scope_key -> the room that grant gave
 
@@ -173,12 +180,22 @@ class Policy:
         if not (tool in COMMAND_TOOLS or declared.command is not None) or exit_code in (0, None):
             return None
         kinds = denial_kinds(output)
+        # A path outside the workspace that the host has (its folder exists) but the sandbox's
+        # view does not show: the command was refused it, even if the error says "no such file".
+        hidden = [
+            q
+            for q in (realpath(p, self.workspace) for p in absent_paths(output))
+            if self.boundary.where(q) == "outside" and q.parent.is_dir()
+        ]
+        if hidden:
+            kinds.add("write")
         if not kinds:
             return None
         room: list[Path] = []
         reasons: list[str] = []
         if "write" in kinds:
             named = [realpath(p, self.workspace) for p in denied_paths(output)]
+            named += [p for p in hidden if p not in named]
             named += [p for p in self._paths(declared.writes, drop_root=True) if p not in named]
             if self.mode == "read-only":
                 named.append(self.workspace)
@@ -312,6 +329,12 @@ class Policy:
                     "config); the person can change `deny_read` in their own config"
                 )
         for p in writes:
+            own = next((o for o in self.own_paths if p == o or o in p.parents), None)
+            if own is not None:
+                return (
+                    f"{display(p)} is part of the running harness ({display(own)}: its "
+                    "interpreter, code or control files); the file tools never write there"
+                )
             rel = self.boundary.rel(p)
             if rel is None:
                 continue

@@ -139,14 +139,23 @@ def person_homes() -> list[Path]:
 
 
 def control_paths() -> list[Path]:
-    """The harness's own control files: what decides how the NEXT session is bounded. Never
-    visible inside the sandbox, never written (nor, but the cache, read) by the file tools."""
+    """The harness's own control files: what decides how the NEXT session is bounded (the
+    person's config, the trust store and the grant key beside it) and the cache that holds the
+    llama-server it starts. Never visible inside the sandbox, never written by the file tools.
+    Files, not their folder: a test (or a person) may keep a workspace beside them."""
     from ..config import user_config_path
 
-    out = [Path(os.path.realpath(user_config_path().parent))]
+    config = Path(os.path.realpath(user_config_path()))
+    out = [config, config.parent / "trusted-workspaces.json", config.parent / "session-grants.key"]
     cache = os.environ.get("CERVEAU_CACHE_DIR")
     out.append(Path(os.path.realpath(cache)) if cache else _default_cache())
     return sorted(set(out))
+
+
+def config_dir() -> Path:
+    from ..config import user_config_path
+
+    return Path(os.path.realpath(user_config_path().parent))
 
 
 def _default_cache() -> Path:
@@ -180,7 +189,7 @@ def refuse_workspace(ws: Path) -> str | None:
                 f"refusing the workspace {real}: it is your home folder, which holds your "
                 "credentials and cerveau's own config; start cerveau in a project folder inside it"
             )
-    for ctl in control_paths()[:1]:  # the user config folder: trust store and grant key beside
+    for ctl in [config_dir()]:  # the person's config, the trust store and the grant key
         if _under(ctl, real):
             return (
                 f"refusing the workspace {real}: it holds cerveau's own config ({ctl}), which "

@@ -22,7 +22,10 @@ def run_cli(
     out so a test sees only the workspace's settings."""
     full_env = {
         **os.environ,
-        "CERVEAU_CONFIG": str(Path(workspace) / ".no-user-config.toml"),
+        # Beside the workspace, never in it: a workspace holding the config folder is refused.
+        "CERVEAU_CONFIG": str(
+            Path(workspace).parent / f"{Path(workspace).name}.no-user-config.toml"
+        ),
         **(env or {}),
     }
     proc = subprocess.run(

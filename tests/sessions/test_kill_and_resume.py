@@ -24,7 +24,7 @@ def _run_until_the_second_request(ws: Path, srv: ScriptedServer) -> None:
     """Killed once the second model request is on the server: everything before it (the tool's
     result among it) was logged by then, on the thread that sends it."""
     url = srv.url
-    env = {**os.environ, "CERVEAU_CONFIG": str(ws / ".no-user-config.toml")}
+    env = {**os.environ, "CERVEAU_CONFIG": str(ws.parent / f"{ws.name}.no-user-config.toml")}
     cmd = [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws)]
     proc = subprocess.Popen(
         [*cmd, "--server", url, "write a"], stdout=subprocess.PIPE, text=True, env=env
