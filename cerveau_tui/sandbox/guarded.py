@@ -70,8 +70,11 @@ class GuardedRunner:
         cancel: threading.Event | None = None,
         env: dict[str, str] | None = None,
     ) -> CommandResult:
+        guard = guard_for(workspace)
         try:
             before: git_guard.GitState | None = git_guard.snapshot(workspace, parse=self.parse)
+            folders = guard.command_folders(before)
+            seen = guard.command_view(folders)
         except OSError as exc:
             before, failure = None, exc
         result = self.inner.run(
@@ -84,9 +87,10 @@ class GuardedRunner:
             try:
                 # One check at a time: commands of one reply run in parallel threads, and two
                 # checks undoing the same file at once would race each other.
-                guard = guard_for(workspace)
                 with guard.lock:
                     findings, after = git_guard.check_state(workspace, before, parse=self.parse)
+                    now = guard.command_view(guard.command_folders(before, after))
+                    findings += guard.command_findings(seen, now, before, findings)
                     if findings:
                         actions = git_quarantine.neutralize(
                             workspace, findings, self.quarantine_dir

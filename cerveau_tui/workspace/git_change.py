@@ -130,10 +130,11 @@ class ChangeGuard:
         actions += [f"NOT undone: {d.detail}" for d in left]
         return Verdict(findings, [a for a in actions if a])
 
-    def _finding(self, d: Difference) -> Finding:
+    def _finding(self, d: Difference, previous: Control | None = None) -> Finding:
         rel = rel_to(self.workspace, d.git_dir)
         what = "a repository git would discover" if d.kind == "repository" else d.what
-        return Finding(d.kind, rel, "view", d.kind == "repository", d.path, d.detail, what)
+        new = d.kind == "repository"
+        return Finding(d.kind, rel, "view", new, d.path, d.detail, what, previous)
 
     def _remove_new_dirs(self, folders: list[str], existed: set[str]) -> list[str]:
         """Folders the change created (`refs/heads/` for a planted ref) are what made git take
@@ -153,6 +154,50 @@ class ChangeGuard:
                 os.close(fd)
             out.append(f"removed the folder {rel_to(self.workspace, d)} it created")
         return out
+
+    # --- commands: the whole tree is walked (git_guard); git's view adds what a walk by name
+    # cannot know, a file the person's own settings name and the hooks git resolves. --------
+
+    def command_folders(self, *states: GitState) -> list[str]:
+        """Where git finds each repository of these snapshots, and the workspace itself."""
+        out = [self.workspace]
+        for state in states:
+            for repo in state.repos.values():
+                start = repo.entry if repo.kind == "bare" else os.path.dirname(repo.entry)
+                out.append(os.path.join(self.workspace, start) if start else self.workspace)
+        return list(dict.fromkeys(out))
+
+    def command_view(self, folders: list[str]) -> View:
+        return view(folders, run=self.run)
+
+    def command_findings(
+        self, before: View, after: View, state: GitState, covered: list[Finding]
+    ) -> list[Finding]:
+        """The view's differences the walk did not report, each with what to put back. A new
+        repository is the walk's to judge (a clean `git init` is the model's right)."""
+        seen = {os.path.realpath(f.path) for f in covered}
+        out = []
+        for d in compare(before, after, self.workspace):
+            if d.kind == "repository" or os.path.realpath(d.path) in seen:
+                continue
+            seen.add(os.path.realpath(d.path))
+            out.append(self._finding(d, previous=_previous(before, d, state)))
+        return out
+
+
+def _previous(before: View, d: Difference, state: GitState) -> Control | None:
+    """What the file behind a difference held before, when known (None: it did not exist)."""
+    if d.kind == "config":
+        return state.files.get(d.path)
+    repo = before.repos.get(d.git_dir)
+    if repo is None:
+        return None
+    if d.kind == "program":
+        hit = repo.named.get(d.path)
+    else:
+        same_dir = os.path.dirname(d.path) == repo.hooks_dir
+        hit = repo.hooks.get(os.path.basename(d.path)) if same_dir else None
+    return None if hit is None or hit.control.kind == "missing" else hit.control
 
 
 def _inside(ws: str, path: str) -> bool:

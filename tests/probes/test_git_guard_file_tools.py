@@ -304,6 +304,25 @@ def test_chmod_x_of_a_disabled_hook_in_a_nested_repo_is_undone(backend: str, pla
     assert not place.marker.fired()
 
 
+@pytest.mark.parametrize("backend", _runners())
+def test_a_command_rewriting_a_program_the_persons_setting_names_is_undone(
+    backend: str, place: Place
+) -> None:
+    # The walk by name knows nothing of tools/fsmon.sh; git's view does (the person's own
+    # core.fsmonitor names it).
+    _fsmonitor_in_the_tree(place)
+    script = place.ws / "tools" / "fsmon.sh"
+    before = script.read_bytes()
+    payload = place.hook_text().replace("\n", "\\n")
+    result = GuardedRunner(_runner(backend)).run(
+        f"printf '{payload}' > tools/fsmon.sh", workspace=place.ws
+    )
+    assert "[harness]" in result.output and "fsmon.sh" in result.output
+    assert script.read_bytes() == before and script.stat().st_mode & 0o111
+    place.person("")
+    assert not place.marker.fired()
+
+
 # --- undo restores through the guard -------------------------------------------------------------
 
 
