@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from ..person_key import load_key, seal_log_header
 from ..protocol import Event, EventType
 from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
 from .render import render_text
@@ -132,7 +133,12 @@ class SessionLog:
         self._fd: int | None = fd
         size = os.fstat(fd).st_size
         if size == 0:
-            self._write([{"kind": "session", "v": 1, "id": session_id, "started": _now_iso(clock)}])
+            # Sealed with the person's key (person_key.py): a log in a cloned repository is
+            # not one this harness wrote here, and resuming it would hand its history to the model.
+            started = _now_iso(clock)
+            seal = seal_log_header(load_key(), session_id, Path(workspace), started)
+            header = {"kind": "session", "v": 1, "id": session_id, "started": started}
+            self._write([{**header, "seal": seal}])
         elif os.pread(fd, 1, size - 1) != b"\n":
             # A crash tore the last line: without a newline the next record would be glued to
             # it and lost with it on the next read.

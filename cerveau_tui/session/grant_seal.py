@@ -19,58 +19,15 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
-from ..config import user_config_path
+# The key is the person's (person_key.py): the same one seals each session log's header.
+from ..person_key import KEY_BYTES, KEY_NAME, key_path, load_key
 
-KEY_NAME = "session-grants.key"
+__all__ = ["KEY_BYTES", "KEY_NAME", "key_path", "load_key", "seal", "verify"]
+
 SEALED_FIELDS = ("scope_key", "scope", "extra_writable", "network")
-
-
-def key_path() -> Path:
-    return user_config_path().parent / KEY_NAME
-
-
-#: A key shorter than this is not used: an empty key file (a write that failed, a crash before
-#: it) would otherwise seal every grant with the empty key, which anyone can forge.
-KEY_BYTES = 32
-
-
-def load_key(create: bool = True) -> bytes | None:
-    """The person's key (made once, 0600); None when it cannot be read or made, or is too short."""
-    path = key_path()
-    try:
-        key = bytes.fromhex(path.read_text().strip())
-    except FileNotFoundError:
-        return _make(path) if create else None
-    except (OSError, ValueError):
-        return None
-    return key if len(key) >= KEY_BYTES else None
-
-
-def _make(path: Path) -> bytes | None:
-    """Written whole to a temporary name, then linked into place: no process ever reads a
-    half-written key, and a key another process made first is never replaced."""
-    key = secrets.token_bytes(KEY_BYTES)
-    tmp = path.with_name(f".{KEY_NAME}.{os.getpid()}.{secrets.token_hex(4)}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(key.hex())
-                f.flush()
-                os.fsync(f.fileno())
-            os.link(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except FileExistsError:  # another process made it first: use theirs
-        return load_key(create=False)
-    except OSError:
-        return None
-    return key
 
 
 def _message(record: dict[str, Any], session_id: str, workspace: Path) -> bytes:

@@ -2,6 +2,11 @@
 
 Status: `ended` (its last turn ended), `interrupted` (its last turn started and never ended: the
 process died mid-turn), `active` (a live cerveau holds its log right now).
+
+`foreign`: a log this harness did not write for this person here (its header's seal does not
+verify under the person's key for this session id and workspace: person_key.py). A cloned
+repository can commit one; resumed, its conversation would reach the model as the person's. It
+is listed and marked, `last` passes over it, and `--resume ID` refuses it.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from typing import Literal, TextIO
 
 from pydantic import BaseModel
 
+from ..person_key import load_key, log_header_verifies
 from ..plan.persist import SessionNotFound, is_busy, iter_lines, open_log, sessions_dir
 from ..plan.persist import list_sessions as session_ids
+from ..text_safety import visible
 from .stored import Reader, iso_mtime
 
 Status = Literal["ended", "interrupted", "active"]
@@ -33,6 +40,7 @@ class SessionSummary(BaseModel):
     status: Status
     last_reason: str = ""  # how its last turn ended ("completed", "interrupted", ...)
     torn_lines: int = 0  # lines a crash tore, skipped
+    foreign: bool = False  # not written by this harness for this person here: never resumed
 
 
 class ResumeError(LookupError):
@@ -46,8 +54,19 @@ _SEEN: dict[tuple[str, str], tuple[tuple[int, int, int], SessionSummary]] = {}
 _SEEN_LOCK = threading.Lock()
 
 
+def _first_record(f: TextIO) -> dict[str, object] | None:
+    for obj in iter_lines(f):
+        return obj
+    return None
+
+
 def summarise(workspace: Path, session_id: str) -> SessionSummary:
     with open_log(workspace, session_id) as f:
+        # Never cached: the key decides, and it is the person's to replace.
+        own = log_header_verifies(
+            load_key(create=False), _first_record(f), session_id, Path(workspace)
+        )
+        f.seek(0)
         st = os.fstat(f.fileno())
         stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         key = (os.path.realpath(workspace), session_id)
@@ -61,9 +80,10 @@ def summarise(workspace: Path, session_id: str) -> SessionSummary:
                 _SEEN[key] = (stamp, summary)
     # Live, never cached: whether a cerveau holds the log right now. A copy either way: what a
     # caller does with its summary must not change the next listing's.
+    update: dict[str, object] = {"foreign": not own}
     if is_busy(workspace, session_id):
-        return summary.model_copy(update={"status": "active"})
-    return summary.model_copy()
+        update["status"] = "active"
+    return summary.model_copy(update=update)
 
 
 def _fold(f: TextIO, session_id: str, mtime: int) -> SessionSummary:
@@ -98,7 +118,8 @@ def list_sessions(workspace: Path) -> list[SessionSummary]:
 
 
 def resolve_session(workspace: Path, spec: str) -> str:
-    """The id `--resume`/`--continue` name: "" or "last" is the most recent session."""
+    """The id `--resume`/`--continue` name: "" or "last" is the most recent session of the
+    person's own (a foreign log is passed over; an id naming one is refused)."""
     workspace = Path(workspace)
     try:
         ids = session_ids(workspace)
@@ -115,19 +136,55 @@ def resolve_session(workspace: Path, spec: str) -> str:
             raise ResumeError(str(exc)) from None
         except SessionNotFound as exc:
             raise ResumeError(f"{exc}; `cerveau sessions` lists them") from None
+    try:
+        foreign = summarise(workspace, spec).foreign
+    except (SessionNotFound, ValueError) as exc:
+        raise ResumeError(str(exc)) from None
+    if foreign:
+        raise ResumeError(f"session {spec!r} {FOREIGN_WHY}; not resuming it")
     return spec
 
 
+#: What a foreign log is, said the same way wherever one is refused or passed over.
+FOREIGN_WHY = (
+    "was not written by this harness for you here (its log is not sealed by your key for this"
+    " workspace: one a cloned repository carried, or moved from another folder)"
+)
+
+
 def _last_conversation(workspace: Path, ids: list[str]) -> str:
-    """The most recent session with a turn in it: an app opened and closed without a word would
-    otherwise be what `--continue` resumes, instead of the conversation the person means."""
+    """The most recent session of the person's own with a turn in it: an app opened and closed
+    without a word would otherwise be what `--continue` resumes, instead of the conversation the
+    person means. Foreign logs are passed over (foreign_newer_than says which)."""
+    own: list[str] = []
     for sid in reversed(ids):
         try:
-            if summarise(workspace, sid).turns:
-                return sid
+            summary = summarise(workspace, sid)
         except (SessionNotFound, ValueError):
             continue
-    return ids[-1]
+        if summary.foreign:
+            continue
+        if summary.turns:
+            return sid
+        own.append(sid)
+    if not own:
+        raise ResumeError(
+            f"no session of yours to resume under {sessions_dir(workspace)}: the"
+            f" {len(ids)} log(s) there were not written by this harness for you here"
+            " (`cerveau sessions` marks them foreign)"
+        )
+    return own[0]
+
+
+def foreign_newer_than(workspace: Path, session_id: str) -> list[str]:
+    """The foreign logs written after `session_id`'s last write: what `last` passed over."""
+    out: list[str] = []
+    for s in list_sessions(workspace):
+        if s.id == session_id:
+            break
+        if s.foreign:
+            out.append(s.id)
+    return out
 
 
 def sessions_command(workspace: Path, as_json: bool) -> tuple[int, str]:
@@ -140,8 +197,13 @@ def sessions_command(workspace: Path, as_json: bool) -> tuple[int, str]:
         return 0, json.dumps([s.model_dump() for s in found], indent=2)
     if not found:
         return 0, f"no sessions under {sessions_dir(Path(workspace))}"
-    lines = [f"{'ID':<14} {'LAST ACTIVE':<26} {'TURNS':>5}  {'STATUS':<11} FIRST TASK"]
+    lines = [f"{'ID':<14} {'LAST ACTIVE':<26} {'TURNS':>5}  {'STATUS':<20} FIRST TASK"]
     for s in found:
-        task = " ".join(s.first_task.split())[:60]
-        lines.append(f"{s.id:<14} {s.last_active:<26} {s.turns:>5}  {s.status:<11} {task}")
+        # The task is the log's text (a model's, a cloned repository's): its control characters
+        # shown, not sent to the terminal (a cursor-up and erase would hide the line above).
+        task = visible(" ".join(s.first_task.split())[:60])
+        status = f"{s.status} FOREIGN" if s.foreign else s.status
+        lines.append(f"{s.id:<14} {s.last_active:<26} {s.turns:>5}  {status:<20} {task}")
+    if any(s.foreign for s in found):
+        lines.append(f"FOREIGN: {FOREIGN_WHY}; never resumed")
     return 0, "\n".join(lines)

@@ -27,7 +27,7 @@ from ..protocol import EventType
 from ..sandbox.base import Grant
 from . import grant_seal
 from .journal import Journal, RecordedJudge
-from .listing import ResumeError, resolve_session
+from .listing import ResumeError, foreign_newer_than, resolve_session
 from .stored import StoredSession, read_session
 
 __all__ = ["ResumeError", "open_session_log", "restore", "wire_journal"]
@@ -151,6 +151,12 @@ def _restore(
         )
     if stored.torn:
         warn.append(f"{stored.torn} torn line(s) in its log skipped")
+    passed_over = foreign_newer_than(engine.workspace, stored.id)
+    if passed_over:
+        warn.append(
+            f"{len(passed_over)} newer session log(s) here not resumed, not written by this"
+            f" harness for you (foreign: a cloned repository's?): {', '.join(passed_over[:5])}"
+        )
     if warn:
         bus.emit(
             EventType.NOTICE,

@@ -198,12 +198,22 @@ def _check_undo(ws: Path, run: Run, session_id: str | None) -> None:
     settings = load_settings(
         ws, flags=flags, environ={}, user_config=ws.parent / f"{ws.name}-none.toml"
     )
-    with ScriptedServer({"responses": []}) as srv:
-        s = build_session(settings, bus=Emitter(), provider=LlamaProvider(srv.url), resume="")
-        try:
-            result = s.engine.undo()
-        finally:
-            s.close()
+    # The same person as the CLI runs (their config dir, so their key): a log sealed by another
+    # key is foreign and is never resumed.
+    saved = os.environ.get("CERVEAU_CONFIG")
+    os.environ["CERVEAU_CONFIG"] = _env(ws)["CERVEAU_CONFIG"]
+    try:
+        with ScriptedServer({"responses": []}) as srv:
+            s = build_session(settings, bus=Emitter(), provider=LlamaProvider(srv.url), resume="")
+            try:
+                result = s.engine.undo()
+            finally:
+                s.close()
+    finally:
+        if saved is None:
+            os.environ.pop("CERVEAU_CONFIG", None)
+        else:
+            os.environ["CERVEAU_CONFIG"] = saved
     run.undo = "nothing" if result is None else ("restored" if result.restored else "refused")
     _check_files(ws, run)
     if result is not None and "a.txt" in result.restored and (ws / "a.txt").read_bytes() != OLD_A:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from cerveau_tui.bus import Emitter
@@ -14,6 +15,13 @@ from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .conftest import open_session, write
+
+
+def same_person() -> dict[str, str]:
+    """The CLI run as the person whose in-process session wrote the log: their config dir, so
+    their key (a log sealed by another key is foreign, and never resumed)."""
+    return {"CERVEAU_CONFIG": os.environ["CERVEAU_CONFIG"]}
+
 
 TWO_WRITES = {
     "responses": [write("a.txt", "a\n"), write("b.txt", "b\n"), {"content": "both written"}]
@@ -76,7 +84,9 @@ def test_resuming_a_cut_turn_answers_its_call_and_tells_the_model(tmp_path: Path
     log = _stored_session(tmp_path)
     _cut_after_the_call_to(log, "b.txt")
     with ScriptedServer({"responses": [{"content": "checked"}]}) as srv:
-        code, events, err = run_cli(tmp_path, srv.url, "go on", "--resume", "last")
+        code, events, err = run_cli(
+            tmp_path, srv.url, "go on", "--resume", "last", env=same_person()
+        )
         messages = srv.requests[0]["messages"]
     assert code == 0, err
     assert [m["content"] for m in messages[-3:]] == [UNFINISHED_CALL, CUT_TURN_MESSAGE, "go on"]
@@ -89,7 +99,7 @@ def test_after_the_resume_the_cut_turn_is_interrupted_and_the_session_ended(tmp_
     log = _stored_session(tmp_path)
     _cut_after_the_call_to(log, "b.txt")
     with ScriptedServer({"responses": [{"content": "checked"}]}) as srv:
-        run_cli(tmp_path, srv.url, "go on", "--resume", "last")
+        run_cli(tmp_path, srv.url, "go on", "--resume", "last", env=same_person())
     stored = read_session(tmp_path, log.stem)
     assert [t.reason for t in stored.turns] == ["interrupted", "completed"]
     assert list_sessions(tmp_path)[0].status == "ended"
@@ -104,7 +114,9 @@ def test_a_session_held_by_a_live_process_lists_as_active_and_cannot_be_resumed(
     held = SessionLog(tmp_path, log.stem)
     try:
         assert list_sessions(tmp_path)[0].status == "active"
-        code, _, err = run_cli(tmp_path, "http://127.0.0.1:9", "x", "--resume", log.stem)
+        code, _, err = run_cli(
+            tmp_path, "http://127.0.0.1:9", "x", "--resume", log.stem, env=same_person()
+        )
     finally:
         held.close()
     assert code != 0 and "another cerveau" in err and "Traceback" not in err
@@ -190,7 +202,9 @@ def test_a_result_logged_before_its_message_is_what_the_resumed_model_reads(
     )
     log.write_text("".join(lines[: at + 1]))  # killed before the result's history message
     with ScriptedServer({"responses": [{"content": "checked"}]}) as srv:
-        code, events, err = run_cli(tmp_path, srv.url, "go on", "--resume", "last")
+        code, events, err = run_cli(
+            tmp_path, srv.url, "go on", "--resume", "last", env=same_person()
+        )
         messages = srv.requests[0]["messages"]
     assert code == 0, err
     assert [m["content"] for m in messages if m["role"] == "tool"] == [

@@ -1,0 +1,36 @@
+"""Text the person reads, made to show what it holds instead of acting on their terminal.
+
+What a model sends (its replies, the commands it runs, their output) and what a session log
+holds reach plain-text output: `cerveau run`, `cerveau sessions`, `cerveau report`. Printed raw,
+its escape sequences act on the terminal: OSC 52 (`ESC ] 52 ; c ; ... BEL`) writes the person's
+clipboard, `ESC [ 2 J` clears the screen, `ESC [ 1 A ESC [ 2 K` moves up and erases the line that
+said what ran, a carriage return overwrites it. `visible` shows every such character as an
+escape (`\\x1b`), so the text reads as what was sent and does nothing.
+
+Shown: C0 controls except newline and tab (carriage return and backspace included: both rewrite
+what is on screen), DEL, the C1 controls (0x80-0x9f: 0x9b is a one-byte CSI on terminals that
+take 8-bit controls), and the Unicode bidirectional controls (they reorder what a line appears to
+say: "Trojan Source", CVE-2021-42574). JSON output needs none of this: json.dumps escapes
+controls, and a reader of JSON is a program.
+"""
+
+from __future__ import annotations
+
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_SHOWN = {
+    *(c for c in range(0x20) if c not in (0x09, 0x0A)),
+    0x7F,
+    *range(0x80, 0xA0),
+    *_BIDI,
+}
+_TABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _SHOWN}
+
+
+def visible(text: str) -> str:
+    """`text` with its terminal controls shown as escapes; newlines and tabs kept."""
+    return text.translate(_TABLE)
+
+
+def visible_line(text: str) -> str:
+    """As `visible`, for a place that holds one line: newlines and tabs shown too."""
+    return visible(text).replace("\n", "\\n").replace("\t", "\\t")
