@@ -45,7 +45,7 @@ _FLAGS = (
 # Where git looks is the person's; how it is told to look by the harness's environment is not.
 _KEEP_ENV = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
 
-RunGit = Callable[[list[str], str], "tuple[int, bytes]"]
+RunGit = Callable[[list[str], str], "tuple[int, bytes, bytes]"]
 
 
 @dataclass(frozen=True)
@@ -95,18 +95,18 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run_git(args: list[str], cwd: str) -> tuple[int, bytes]:
+def run_git(args: list[str], cwd: str) -> tuple[int, bytes, bytes]:
     git = find_git()
     if git is None:
-        return 127, b""
+        return 127, b"", b"git not found"
     try:
         out = subprocess.run(
             [git, *_FLAGS, *args], cwd=cwd, env=git_env(), capture_output=True,
             stdin=subprocess.DEVNULL, timeout=10,
         )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return 127, b""
-    return out.returncode, out.stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        return 127, b"", str(exc).encode()
+    return out.returncode, out.stdout, out.stderr
 
 
 def chain(workspace: str, paths: Iterable[str]) -> list[str]:
@@ -126,45 +126,144 @@ def chain(workspace: str, paths: Iterable[str]) -> list[str]:
 def view(
     folders: Iterable[str], *, run: RunGit = run_git, parse: ParseConfig | None = None
 ) -> View:
-    """Git's view from each existing folder (one rev-parse each, one config listing per repository
-    found); a folder that does not exist is left out (compare uses its nearest existing parent)."""
+    """Git's view from each existing folder; a folder that does not exist is left out (compare
+    uses its nearest existing parent). One rev-parse per repository on the way up, not per
+    folder: a folder between one asked and the place git found the repository gets the same
+    answer (git's search passed it and found nothing), so it is not asked again."""
     parse = parse or default_parser
+    order = [f for f in folders if os.path.isdir(f) and not os.path.islink(f)]
     found: dict[str, str | None] = {}
     repos: dict[str, RepoView | None] = {}
-    for folder in folders:
-        if not os.path.isdir(folder) or os.path.islink(folder):
+    for folder in order:
+        if folder in found:
             continue
         # --show-toplevel last: in a bare repository it fails after printing the others.
-        code, out = run(
-            ["rev-parse", "--path-format=absolute", "--git-dir", "--git-path", "hooks",
-             "--show-toplevel"], folder,
+        code, out, err = run(
+            ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
+             "--git-path", "hooks", "--show-toplevel"], folder,
         )  # fmt: skip
         lines = out.decode("utf-8", "replace").splitlines()
-        if len(lines) < 2 or (code != 0 and len(lines) != 2):
+        if len(lines) < 3 or (code != 0 and len(lines) != 3):
             found[folder] = None
+            if b"not a git repository" in err:  # nothing up to the root: nothing above either
+                _cover(found, order, folder, None, None)
             continue
-        git_dir, hooks_dir = os.path.realpath(lines[0]), lines[1]
-        top = lines[2] if len(lines) > 2 else git_dir
+        git_dir, common, hooks_dir = (os.path.realpath(x) for x in lines[:3])
+        top = os.path.realpath(lines[3]) if len(lines) > 3 else None
         found[folder] = git_dir
+        stop = _found_at(folder, git_dir, top)
+        if stop is not None:
+            _cover(found, order, folder, stop, git_dir)
         if git_dir not in repos:
-            repos[git_dir] = _repo(git_dir, hooks_dir, folder, top, run, parse)
+            repos[git_dir] = _repo(git_dir, common, hooks_dir, folder, top or git_dir, run, parse)
     return View(found, repos)
 
 
+def _found_at(folder: str, git_dir: str, top: str | None) -> str | None:
+    """The folder where git's upward search from `folder` stopped, when it can be told."""
+    parent = os.path.dirname(git_dir)
+    if os.path.basename(git_dir) == ".git" and _inside(parent, folder):
+        return parent  # `X/.git` found from below X
+    if _inside(git_dir, folder):
+        return git_dir  # a bare repository (or the inside of a git dir)
+    if top is not None and _inside(top, folder) and os.path.lexists(os.path.join(top, ".git")):
+        return top  # a gitfile or a `.git` link in the top of the working tree
+    return None
+
+
+def _cover(
+    found: dict[str, str | None],
+    order: list[str],
+    folder: str,
+    stop: str | None,
+    git_dir: str | None,
+) -> None:
+    """Give the answer from `folder` to every folder its search passed: its parents up to `stop`
+    (None: all of them)."""
+    for other in order:
+        if other not in found and _inside(other, folder) and (stop is None or _inside(stop, other)):
+            found[other] = git_dir
+
+
+@dataclass(frozen=True)
+class _Listing:
+    programs: frozenset[tuple[str, str]]
+    origins: dict[tuple[str, str], str]
+    read: frozenset[str]  # every file the listing came from
+
+
+# git dir -> (the stat of every file the listing read or could read, the listing): the same
+# config read before and after every write costs one git run per change of those files.
+_LISTINGS: dict[str, tuple[tuple[object, ...], _Listing | None]] = {}
+
+
 def _repo(
-    git_dir: str, hooks_dir: str, cwd: str, top: str, run: RunGit, parse: ParseConfig
-) -> RepoView | None:
-    code, out = run(["config", "--list", "--show-origin", "--includes", "--null"], cwd)
+    git_dir: str, common: str, hooks_dir: str, cwd: str, top: str, run: RunGit,
+    parse: ParseConfig,
+) -> RepoView | None:  # fmt: skip
+    fixed = [os.path.join(common, "config"), os.path.join(git_dir, "config.worktree")]
+    fixed += [os.path.join(git_dir, "HEAD"), os.path.join(git_dir, "commondir")]
+    hit = _LISTINGS.get(git_dir)
+    if hit is not None and hit[0] == _stats(fixed, hit[1]):
+        listing = hit[1]
+    else:
+        listing = _list_config(cwd, run, parse)
+        _LISTINGS[git_dir] = (_stats(fixed, listing), listing)
+        if len(_LISTINGS) > 512:
+            _LISTINGS.clear()
+    if listing is None:
+        return None
+    named = {}
+    for key, value in listing.programs:
+        if split_key(key)[2] == "path" or key == "core.hookspath":
+            continue  # a config file or the hooks folder: seen above as what they hold
+        for path in _named_files(value, (top, cwd, git_dir)):
+            named[path] = _hook(path)
+    return RepoView(git_dir, listing.programs, listing.origins, hooks_dir, _hooks(hooks_dir), named)
+
+
+def _stats(fixed: list[str], listing: _Listing | None) -> tuple[object, ...]:
+    paths = set(fixed)
+    if listing is not None:
+        paths.update(listing.read)
+        paths.update(_includes(listing))
+    return tuple((p, _stat(p)) for p in sorted(paths))
+
+
+def _stat(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)  # git follows links to config files: so does the signature
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def _includes(listing: _Listing) -> list[str]:
+    """Every file an include.path / includeIf names (they are kept as programs: danger())."""
+    out = []
+    for (key, value), where in listing.origins.items():
+        section, sub, var = split_key(key)
+        if var == "path" and section in ("include", "includeif"):
+            out.append(
+                os.path.normpath(os.path.join(os.path.dirname(where), os.path.expanduser(value)))
+            )
+    return out
+
+
+def _list_config(cwd: str, run: RunGit, parse: ParseConfig) -> _Listing | None:
+    code, out, _ = run(["config", "--list", "--show-origin", "--includes", "--null"], cwd)
     if code != 0:
         return None
     programs: set[tuple[str, str]] = set()
     origins: dict[tuple[str, str], str] = {}
+    read: set[str] = set()
     fields = out.split(b"\0")
     for origin_b, record in zip(fields[0::2], fields[1::2], strict=False):
         origin = origin_b.decode("utf-8", "replace")
         if not origin.startswith("file:"):
             continue  # "command line:" is the guard's own -c
         where = os.path.normpath(os.path.join(cwd, origin[len("file:") :]))
+        read.add(where)
         key, _, value = record.decode("utf-8", "replace").partition("\n")
         if danger(key, value) is not None:
             programs.add((key, value))
@@ -175,13 +274,7 @@ def _repo(
             for item in _conditional(target, parse):
                 programs.add(item)
                 origins.setdefault(item, os.path.normpath(target))
-    named = {}
-    for key, value in programs:
-        if split_key(key)[2] == "path" or key == "core.hookspath":
-            continue  # a config file or the hooks folder: seen above as what they hold
-        for path in _named_files(value, (top, cwd, git_dir)):
-            named[path] = _hook(path)
-    return RepoView(git_dir, frozenset(programs), origins, hooks_dir, _hooks(hooks_dir), named)
+    return _Listing(frozenset(programs), origins, frozenset(read))
 
 
 def _named_files(value: str, bases: tuple[str, ...]) -> list[str]:
