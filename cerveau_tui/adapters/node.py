@@ -16,6 +16,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ..state_file import read_regular
 from .base import RunCommand, normalise, unique
 
 #: package.json larger than this is not read (a planted multi-gigabyte file must not stall detect).
@@ -169,9 +170,9 @@ def _shallow(workspace: Path) -> list[Path]:
 def _package_json(workspace: Path) -> dict[str, Any]:
     path = workspace / "package.json"
     try:
-        if path.is_symlink() or path.stat().st_size > MAX_PACKAGE_JSON:
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # Non-blocking and regular only: a FIFO swapped in after detect() blocked read_text.
+        raw = read_regular(path, MAX_PACKAGE_JSON, follow_links=False)
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -569,3 +569,10 @@ def test_the_torn_temp_sweep_is_bounded_in_depth_and_still_sweeps(tmp_path: Path
     os.utime(torn, (0, 0))
     assert returns(lambda: sweep_torn_temps(tmp_path)) == [f"d/{TEMP_PREFIX}abc-x.py"]
     assert not torn.exists()
+
+
+def test_a_package_json_swapped_for_a_fifo_reads_as_empty(tmp_path: Path) -> None:
+    from cerveau_tui.adapters.node import _package_json
+
+    _plant(tmp_path / "package.json", "fifo")
+    assert returns(lambda: _package_json(tmp_path)) == {}
