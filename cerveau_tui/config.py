@@ -373,7 +373,13 @@ def _review_workspace_layer(
     found = review(base, _settle(ws, [*below, (source, table), *above]))
     if not found or trusted:
         return table, [], found
-    return withhold(table, found, base), found, []
+    kept = withhold(table, found, base)
+    # Proved, not assumed: the layer as it will apply loosens nothing. A key withhold could not
+    # reach, or fields that only validate together, refuse the file rather than pass through.
+    left = review(base, _settle(ws, [*below, (source, kept), *above]))
+    if left:
+        raise ConfigError(f"{source}: could not hold back " + ", ".join(h.key for h in left))
+    return kept, found, []
 
 
 def save_user_setting(key: str, value: Any, path: Path | None = None) -> Path:

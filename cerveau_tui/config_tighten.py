@@ -38,7 +38,9 @@ __all__ = [
     "Held",
     "Ordered",
     "Rule",
+    "plain",
     "review",
+    "rule_of",
     "withhold",
 ]
 
