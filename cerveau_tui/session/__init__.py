@@ -65,6 +65,7 @@ class Session:
             "action_mode": _action_mode(self.engine.provider, self.settings.action_mode),
             "sandbox_backend": self.sandbox_status.get("backend", "none"),
             "sandbox_enforced": bool(self.sandbox_status.get("enforced", False)),
+            "sandbox_gaps": len(self.sandbox_status.get("gaps") or []),
             "tokenizer": self.token_source,
         }
 

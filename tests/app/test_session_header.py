@@ -54,3 +54,17 @@ async def test_the_running_app_shows_the_servers_facts_in_its_header(tmp_path: P
             assert "approval never" in shown and "shared server" in shown
             assert "actions" in shown and "auto actions" not in shown
             await pilot.press("ctrl+q")
+
+
+def test_what_the_backend_cannot_hold_is_counted_in_red(tmp_path: Path) -> None:
+    s = Settings(workspace=tmp_path)
+    content = header_content(
+        facts_of(s, {**READY, "sandbox_backend": "landlock", "sandbox_gaps": 5})
+    )
+    assert "sandbox workspace-write (landlock) 5 gaps │" in content.plain
+    assert any(
+        "error" in str(span.style)
+        for span in content.spans
+        if "gaps" in content.plain[span.start : span.end]
+    )
+    assert "gap" not in text(s, READY)

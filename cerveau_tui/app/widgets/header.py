@@ -25,6 +25,7 @@ class HeaderFacts:
     discuss: bool = False
     backend: str = ""  # "" until the session says which enforcement runs
     enforced: bool | None = None
+    gaps: int = 0  # what the backend cannot hold (session_started.sandbox.gaps; doctor lists them)
     actions: str = ""  # native | constrained (auto resolved by the server's template)
     own_server: bool | None = None  # None: not known yet
     model: str = ""
@@ -40,6 +41,7 @@ def facts_of(settings: Settings, status: dict[str, Any] | None) -> HeaderFacts:
     f.backend = str(status.get("sandbox_backend") or "")
     enforced = status.get("sandbox_enforced")
     f.enforced = None if enforced is None else bool(enforced)
+    f.gaps = int(status.get("sandbox_gaps") or 0)
     f.actions = str(status.get("action_mode") or "")
     f.own_server = bool(status.get("managed"))
     model = str(status.get("model") or "")
@@ -58,6 +60,8 @@ def header_content(f: HeaderFacts) -> Content:
     backend = f" ({f.backend}{'' if f.enforced is not False else ', NOT enforced'})"
     parts.append((f"sandbox {f.sandbox}{backend if f.backend else ''}",
                   "bold $text-error" if f.enforced is False else "$text-success"))  # fmt: skip
+    if f.gaps and f.enforced:
+        parts.append((f" {f.gaps} gap{'s' if f.gaps != 1 else ''}", "$text-error"))
     sep()
     parts.append(f"approval {f.approval}")
     sep()
