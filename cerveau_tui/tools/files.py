@@ -80,18 +80,20 @@ def _current_text(ctx: ToolContext, path: str) -> tuple[Target, str | None]:
         return target, None
 
 
-def _write(ctx: ToolContext, t: Target, text: str) -> None:
-    """Write through the git guard; a write it undid is the call's failure, said to the model."""
+def _write(ctx: ToolContext, t: Target, text: str) -> str:
+    """Write through the git guard; a write it undid is the call's failure, said to the model.
+    Returns what the output must add (the guard could not check), or ""."""
     refuse_state_write(t)
     with beneath_errors(t):
         if not t.inside:  # an approved write outside: no repository of this workspace
             atomic_write_beneath(t.root, t.rel, text)
-            return
+            return ""
         _, verdict = guard_for(ctx.workspace).change(
             [t.path], lambda: atomic_write_beneath(t.root, t.rel, text)
         )
     if verdict:
         raise ToolError(verdict.note(ctx.workspace, f"writing {t.shown}"))
+    return f"\n{verdict.unchecked}" if verdict.unchecked else ""
 
 
 def _note_own_write(ctx: ToolContext, t: Target, text: str, before: bytes | None = None) -> None:
@@ -153,7 +155,7 @@ class WriteFile(Tool):
             raise ToolError(f"{rel} is a directory")
         existed = st is not None and stat.S_ISREG(st.st_mode)
         old = _read_text(t) if existed else ""
-        _write(ctx, t, args.content)
+        unchecked = _write(ctx, t, args.content)
         path = t.path
         ctx.state.record_write(path)
         _note_own_write(ctx, t, args.content)
@@ -161,7 +163,7 @@ class WriteFile(Tool):
         verb = "overwrote" if existed else "created"
         return ToolResult(
             ok=True,
-            output=f"{verb} {rel} ({n} lines, {len(args.content.encode())} bytes)",
+            output=f"{verb} {rel} ({n} lines, {len(args.content.encode())} bytes){unchecked}",
             diff=unified_diff(rel, old, args.content),
             wrote=[path],
         )
@@ -212,11 +214,14 @@ class EditFile(Tool):
                 f"`old` text occurs {count} times in {rel}; include more surrounding lines so it is unique"
             )
         new_text = text.replace(args.old, args.new, 1)
-        _write(ctx, t, new_text)
+        unchecked = _write(ctx, t, new_text)
         ctx.state.record_write(path)
         _note_own_write(ctx, t, new_text, before=data)
         return ToolResult(
-            ok=True, output=f"edited {rel}", diff=unified_diff(rel, text, new_text), wrote=[path]
+            ok=True,
+            output=f"edited {rel}{unchecked}",
+            diff=unified_diff(rel, text, new_text),
+            wrote=[path],
         )
 
 

@@ -43,6 +43,7 @@ _KEEP_PREVIOUS = 64 * 1024 * 1024
 class Verdict:
     findings: list[Finding] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
+    unchecked: str = ""  # why git's view could not be taken (then nothing was checked)
 
     def __bool__(self) -> bool:
         return bool(self.findings)
@@ -116,7 +117,12 @@ class ChangeGuard:
     def _check(
         self, folders: list[str], before: View, saved: dict[str, Control], existed: set[str]
     ) -> Verdict:
-        diffs = compare(before, view(folders, run=self.run), self.workspace)
+        after = view(folders, run=self.run)
+        if before.unavailable or after.unavailable:
+            # Never "clean": the person's git may be one the guard cannot run.
+            why = "git could not be run; what this change means for the next git is NOT checked"
+            return Verdict(unchecked=f"[harness] {why}")
+        diffs = compare(before, after, self.workspace)
         if not diffs:
             return Verdict()
         findings = [self._finding(d) for d in diffs]

@@ -78,6 +78,7 @@ class View:
 
     found: dict[str, str | None] = field(default_factory=dict)
     repos: dict[str, RepoView | None] = field(default_factory=dict)
+    unavailable: bool = False  # git could not be run: this view says nothing, not "clean"
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ def view(
     order = [f for f in folders if os.path.isdir(f) and not os.path.islink(f)]
     found: dict[str, str | None] = {}
     repos: dict[str, RepoView | None] = {}
+    unavailable = False
     for folder in order:
         if folder in found:
             continue
@@ -143,6 +145,7 @@ def view(
              "--git-path", "hooks", "--show-toplevel"], folder,
         )  # fmt: skip
         lines = out.decode("utf-8", "replace").splitlines()
+        unavailable = unavailable or code == 127
         if len(lines) < 3 or (code != 0 and len(lines) != 3):
             found[folder] = None
             if b"not a git repository" in err:  # nothing up to the root: nothing above either
@@ -156,7 +159,7 @@ def view(
             _cover(found, order, folder, stop, git_dir)
         if git_dir not in repos:
             repos[git_dir] = _repo(git_dir, common, hooks_dir, folder, top or git_dir, run, parse)
-    return View(found, repos)
+    return View(found, repos, unavailable)
 
 
 def _found_at(folder: str, git_dir: str, top: str | None) -> str | None:
@@ -253,7 +256,7 @@ def _includes(listing: _Listing) -> list[str]:
 def _list_config(cwd: str, run: RunGit, parse: ParseConfig) -> _Listing | None:
     code, out, _ = run(["config", "--list", "--show-origin", "--includes", "--null"], cwd)
     if code != 0:
-        return None
+        return None  # (compare reports nothing of it: the person's git fails to read it too)
     programs: set[tuple[str, str]] = set()
     origins: dict[tuple[str, str], str] = {}
     read: set[str] = set()
