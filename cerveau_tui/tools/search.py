@@ -83,7 +83,7 @@ class Skipped:
         self.counts[reason] = self.counts.get(reason, 0) + 1
         names = self.names.setdefault(reason, [])
         if len(names) < NAMES_PER_REASON:
-            names.append(rel)
+            names.append(rel if len(rel) <= 120 else rel[:60] + "…" + rel[-59:])
 
     def __bool__(self) -> bool:
         return bool(self.counts)

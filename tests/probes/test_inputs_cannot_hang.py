@@ -576,3 +576,25 @@ def test_a_package_json_swapped_for_a_fifo_reads_as_empty(tmp_path: Path) -> Non
 
     _plant(tmp_path / "package.json", "fifo")
     assert returns(lambda: _package_json(tmp_path)) == {}
+
+
+def test_a_gated_turn_in_a_workspace_with_a_fifo_ends_completed_not_internal() -> None:
+    # The polish round's green checkpoint read the FIFO: "internal error: NotRegularFile".
+    from cerveau_tui.testing.cli import run_cli
+    from cerveau_tui.testing.scripted_server import ScriptedServer
+
+    ws = Path(tempfile.mkdtemp(prefix="cerveau-fifo-gate-", dir="/var/tmp"))
+    try:
+        (ws / "a.py").write_text("x = 1\n")
+        os.mkfifo(ws / "pipe")
+        _plant(ws / ".cerveau" / "verify", "fifo")  # a leftover scratch path, as a FIFO
+        write = {"name": "write_file", "arguments": {"path": "b.py", "content": "y = 2\n"}}
+        script = {"responses": [{"tool_calls": [write]}, *[{"content": "done"}] * 3]}
+        with ScriptedServer(script) as srv:
+            code, events, err = run_cli(ws, srv.url, "add b.py", "--gate", "true", timeout=HANG)
+        assert (ws / "b.py").read_text() == "y = 2\n" and (ws / "pipe").is_fifo()
+    finally:
+        shutil.rmtree(ws)
+    assert code == 0, err
+    assert [e for e in events if e["type"] == "error"] == []
+    assert [e["payload"]["reason"] for e in events if e["type"] == "turn_ended"] == ["completed"]
