@@ -73,7 +73,7 @@ class GuardedRunner:
         guard = guard_for(workspace)
         try:
             before: git_guard.GitState | None = git_guard.snapshot(workspace, parse=self.parse)
-            folders = guard.command_folders(before)
+            folders = guard.command_folders(before, parse=self.parse)
             seen = guard.command_view(folders)
         except OSError as exc:
             before, failure = None, exc
@@ -89,7 +89,7 @@ class GuardedRunner:
                 # checks undoing the same file at once would race each other.
                 with guard.lock:
                     findings, after = git_guard.check_state(workspace, before, parse=self.parse)
-                    now = guard.command_view(guard.command_folders(before, after))
+                    now = guard.command_view(guard.command_folders(before, after, parse=self.parse))
                     findings += guard.command_findings(seen, now, before, findings)
                     if findings:
                         actions = git_quarantine.neutralize(

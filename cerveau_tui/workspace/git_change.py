@@ -27,9 +27,18 @@ from pathlib import Path
 from typing import TypeVar
 
 from .beneath import UnsafePath, open_dir_beneath
+from .git_config_rules import ParseConfig, danger, split_key
 from .git_guard import Finding
 from .git_quarantine import neutralize
-from .git_snapshot import MISSING, Control, GitState, read_control, rel_to, snapshot
+from .git_snapshot import (
+    MISSING,
+    Control,
+    GitState,
+    default_parser,
+    read_control,
+    rel_to,
+    snapshot,
+)
 from .git_view import Difference, RunGit, View, chain, compare, run_git, view
 
 T = TypeVar("T")
@@ -164,11 +173,19 @@ class ChangeGuard:
     # --- commands: the whole tree is walked (git_guard); git's view adds what a walk by name
     # cannot know, a file the person's own settings name and the hooks git resolves. --------
 
-    def command_folders(self, *states: GitState) -> list[str]:
-        """Where git finds each repository of these snapshots, and the workspace itself."""
-        out = [self.workspace]
+    def command_folders(self, *states: GitState, parse: ParseConfig | None = None) -> list[str]:
+        """Where git finds each repository of these snapshots whose settings name a file to
+        run (what the walk cannot follow), and the workspace when no repository sits at its
+        root (git then answers from a repository above it, or says there is none). Asking
+        every repository would cost two git runs per nested repository per command."""
+        parse = parse or default_parser
+        out = []
         for state in states:
+            if not any(r.entry in ("", ".git") for r in state.repos.values()):
+                out.append(self.workspace)
             for repo in state.repos.values():
+                if not any(_names_a_file(state.files.get(c), parse) for c in repo.configs):
+                    continue
                 start = repo.entry if repo.kind == "bare" else os.path.dirname(repo.entry)
                 out.append(os.path.join(self.workspace, start) if start else self.workspace)
         return list(dict.fromkeys(out))
@@ -189,6 +206,17 @@ class ChangeGuard:
             seen.add(os.path.realpath(d.path))
             out.append(self._finding(d, previous=_previous(before, d, state)))
         return out
+
+
+def _names_a_file(control: Control | None, parse: ParseConfig) -> bool:
+    if control is None or control.data is None:
+        return control is not None and control.kind == "file"  # too big to read: ask git
+    for key, value in parse(control.data) or ():
+        if key == "core.hookspath" or split_key(key)[2] == "path":
+            continue  # a folder or a config file: the walk follows those itself
+        if "/" in value and danger(key, value):
+            return True
+    return False
 
 
 def _previous(before: View, d: Difference, state: GitState) -> Control | None:
