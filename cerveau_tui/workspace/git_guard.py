@@ -15,9 +15,9 @@ So the harness looks, before and after each command, at every place git would ta
   the files it includes), config.worktree, commondir, the gitfile, info/attributes and every hook
   that is not a `*.sample`. Small files keep their bytes, so a change can be undone.
 - `check` compares: a dangerous setting (git_config_rules.danger) that appeared in a config, a
-  hook that appeared or changed (its bytes, or its mode: git runs only an executable hook), an indirection (gitfile, commondir, `.git` link) now pointing out
-  of the workspace, a config git cannot parse. What was there before is the person's, not
-  reported. A clean `git init` (sample hooks, default config) reports nothing: models legitimately
+  hook that appeared or changed (its bytes, or its mode: git runs only an executable hook), an
+  indirection (gitfile, commondir, `.git` link) now pointing out of the workspace, a config git
+  cannot parse. What was there before is the person's, not reported. A clean `git init` (sample hooks, default config) reports nothing: models legitimately
   create repositories, worktrees and submodules.
 - `git_quarantine.neutralize` undoes each finding without losing anything.
 
