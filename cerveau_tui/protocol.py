@@ -164,7 +164,14 @@ class ErrorPayload(Payload):
 
 class GuardTripped(Payload):
     guard: Literal[
-        "breaker", "stall", "repeat", "truncation", "text_tool_call", "unknown_tool", "port"
+        "breaker",
+        "stall",
+        "repeat",
+        "truncation",
+        "text_tool_call",
+        "unknown_tool",
+        "port",
+        "oversize",
     ]
     reason: str
     iteration: int

@@ -28,6 +28,10 @@ from .guards.truncation import (
 from .schedule import ToolExecution
 
 
+#: The least room a call is allowed, whatever the window: tiny test windows still take a file.
+MIN_ROOM_TOKENS = 1024
+
+
 class Reply:
     def __init__(
         self,
@@ -112,6 +116,33 @@ class Reply:
             self.ctx.tell(told)
         return execs
 
+    def _oversize(self, call: ToolCall) -> str | None:
+        """Why a call is refused unrun because the history could not keep it, or None.
+
+        Found by probing: a 3 MB `write_file` that the reply cap let through was run, then kept
+        in the history, so the next request (and every later one) overflowed the server's
+        context and the turn ended as an error. A call the window cannot carry is answered with
+        the room there is, and enters the history without its arguments."""
+        n_ctx = self.ctx.n_ctx
+        if not n_ctx:
+            return None
+        room = max(MIN_ROOM_TOKENS, n_ctx // 2)
+        # ~4 characters a token is the low side for code and prose: a call refused here is
+        # larger than this whatever the tokenizer says.
+        est = len(call.arguments) // 4
+        if est <= room:
+            return None
+        told = (
+            f"{call.name} was not run: its arguments are about {est:,} tokens, more than this "
+            f"conversation can keep (at most {room:,} of the {n_ctx:,}-token window). Send it in "
+            f"parts of at most ~{room * 3:,} characters: write the first part, then extend it "
+            "with edit_file."
+        )
+        self.events.guard(
+            "oversize", f"{call.name} arguments ~{est} tokens", self.ctx.iteration, told
+        )
+        return told
+
     def _execution(
         self, i: int, call: ToolCall, c: Completion, cut: list[str]
     ) -> ToolExecution | None:
@@ -124,6 +155,9 @@ class Reply:
             )
             return ToolExecution(i, call.id, call.name, {}, error=told)
         args: dict[str, Any] = {}
+        oversize = self._oversize(call)
+        if oversize is not None:
+            return ToolExecution(i, call.id, call.name, {}, error=oversize, tool=tool)
         try:
             args = call.parsed()
             validated = tool.Args.model_validate(args)
