@@ -74,8 +74,11 @@ def _make(
     deny_read: Sequence[Path] | None = None,
     tmp_mb: int = 512,
     max_procs: int = 512,
+    read_allow: Sequence[Path] = (),
 ) -> Runner:
     limits: dict[str, Any] = {"deny_read": deny_read, "tmp_mb": tmp_mb, "max_procs": max_procs}
+    if backend in ("bubblewrap", "landlock"):
+        limits["read_allow"] = tuple(read_allow)
     if backend == "bubblewrap":
         return BubblewrapRunner(env_allow=tuple(env_allow), **limits)
     if backend == "landlock":
@@ -228,6 +231,7 @@ def select_runner(
         deny_read=deny_read if deny_read is not None else deny_read_paths(settings.deny_read),
         tmp_mb=settings.sandbox_tmp_mb,
         max_procs=settings.sandbox_max_procs,
+        read_allow=[Path(os.path.expanduser(p)) for p in getattr(settings, "sandbox_read", [])],
     )
     runner.status = status  # type: ignore[attr-defined]
     return runner

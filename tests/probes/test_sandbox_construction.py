@@ -432,3 +432,32 @@ def test_as_an_ordinary_user_a_home_secret_and_the_host_stay_out_of_reach(backen
         assert SECRET not in res.stdout and not (out / "escaped").exists()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# -- what the person allows --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_folder_the_person_allows_is_readable_and_a_repository_cannot_allow_one(
+    backend: str, ws: Path
+) -> None:
+    from cerveau_tui.config import load_settings
+    from cerveau_tui.sandbox.select import select_runner, self_check
+
+    shared = ws.parent / "datasets"
+    shared.mkdir()
+    (shared / "table.csv").write_text("a,b\n1,2\n")
+    user = ws.parent / "user.toml"
+    user.write_text(f'sandbox_read = ["{shared}"]\nsandbox_backend = "{backend}"\n')
+    status = self_check(ws.parent, backends=(backend,))
+    settings = load_settings(ws, environ={}, user_config=user)
+    res = select_runner(settings, status).run(f"cat {shared}/table.csv", workspace=ws, timeout=20)
+    assert res.exit_code == 0 and "1,2" in res.output, res.output
+    # The same line in the repository's own config is held back, and the folder stays unseen.
+    user.write_text(f'sandbox_backend = "{backend}"\n')
+    (ws / ".cerveau").mkdir(exist_ok=True)
+    (ws / ".cerveau" / "config.toml").write_text(f'sandbox_read = ["{shared}"]\n')
+    settings = load_settings(ws, environ={}, user_config=user)
+    assert "sandbox_read" in " ".join(str(h) for h in settings.workspace_held_back)
+    res = select_runner(settings, status).run(f"cat {shared}/table.csv", workspace=ws, timeout=20)
+    assert "1,2" not in res.output
