@@ -10,6 +10,7 @@ from typing import Any
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings
+from .text_safety import visible
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -89,7 +90,7 @@ def _resume(settings: Settings, spec: str | None) -> str | None:
     try:
         return resolve_session(settings.workspace, spec)
     except ResumeError as exc:
-        print(f"cerveau: cannot resume: {exc}", file=sys.stderr)
+        print(visible(f"cerveau: cannot resume: {exc}"), file=sys.stderr)
         raise _NoResume from None
 
 
@@ -161,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             from .session.listing import sessions_command
 
             code, text = sessions_command((args.workspace or Path.cwd()).resolve(), args.json)
-            print(text, file=sys.stdout if code == 0 else sys.stderr)
+            print(text if args.json and code == 0 else visible(text),
+                  file=sys.stdout if code == 0 else sys.stderr)  # fmt: skip
             return code
         if args.cmd == "run":
             from .headless import run_headless
@@ -184,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
 
             settings = _settings(args)
             code, text = report_command(settings.workspace, args.session, args.json)
-            print(text)
+            # The report quotes the log (the model's plan, its files, a cloned repository's log):
+            # its terminal controls shown, not acted on. JSON already escapes them.
+            print(text if args.json and code == 0 else visible(text))
             return code
         if args.cmd == "stack":
             from .stack.cli import run_stack_command

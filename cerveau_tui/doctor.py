@@ -8,6 +8,7 @@ from typing import Any
 
 from . import __version__
 from .config import Settings, user_config_path
+from .text_safety import visible
 
 
 def collect(settings: Settings) -> dict[str, Any]:
@@ -90,9 +91,15 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     if as_json:
         print(json.dumps(info, indent=2, default=str))
         return code
+
+    # The server's answers (model path, build info) and the workspace config's gate are other
+    # people's text: their control characters shown, never sent to the terminal.
+    def say(line: str) -> None:
+        print(visible(line))
+
     s, sb = info["server"], info["sandbox"]
-    print(f"cerveau {info['version']}  workspace {info['workspace']}")
-    print(
+    say(f"cerveau {info['version']}  workspace {info['workspace']}")
+    say(
         f"server:    {s.get('url') or 'embedded (managed llama-server)'}  reachable={s.get('reachable')}"
     )
     for key in (
@@ -105,23 +112,23 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
         "model_path",
     ):
         if s.get(key) is not None:
-            print(f"  {key}: {s[key]}")
+            say(f"  {key}: {s[key]}")
     enforced = "enforced" if sb.get("enforced") else "NOT enforced"
-    print(f"sandbox:   {sb.get('backend')} ({enforced})")
+    say(f"sandbox:   {sb.get('backend')} ({enforced})")
     for note in sb.get("notes", []) + sb.get("gaps", []):
-        print(f"  - {note}")
+        say(f"  - {note}")
     if sb.get("privileged") is False:
-        print("  - privileged: no (a sandboxed write of a host kernel setting was refused)")
+        say("  - privileged: no (a sandboxed write of a host kernel setting was refused)")
     home = sb.get("home_visible") or []
-    print(
+    say(
         "  - home: an empty private folder"
         + (", plus read-only: " + ", ".join(home) if home else "")
     )
     g = info["gate"]
     detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
     in_force = g["command"] or ", ".join(g["criteria"]) or "none"
-    print(f"gate:      {g['stack']} stack, {detected} detected; in use: {in_force} ({g['why']})")
-    print(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
+    say(f"gate:      {g['stack']} stack, {detected} detected; in use: {in_force} ({g['why']})")
+    say(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
     if code:
         print(f"cerveau doctor: nothing answers at {settings.server_url}", file=sys.stderr)
     return code

@@ -16,6 +16,7 @@ from .bus import Emitter
 from .config import Settings
 from .loop.approver import ApproveAll, DenyAll
 from .protocol import TURN_COMPLETED, TURN_ERROR, ErrorPayload, Event, EventType, TurnEnded
+from .text_safety import json_visible, visible
 
 
 class ReadableProgress:
@@ -29,14 +30,16 @@ class ReadableProgress:
         if self.mid_line:
             self.out.write("\n")
             self.mid_line = False
-        self.out.write(text + "\n")
+        # Every line holds someone else's text (the model's, a command's output, the workspace
+        # config's): its terminal controls are shown, never acted on (text_safety.py).
+        self.out.write(visible(text) + "\n")
         self.out.flush()
 
     def __call__(self, ev: Event) -> None:
         p = ev.payload
         t = ev.type
         if t == EventType.TOKEN:
-            self.out.write(p.get("text", ""))
+            self.out.write(visible(p.get("text", "")))
             self.out.flush()
             self.mid_line = not p.get("text", "").endswith("\n")
         elif t == EventType.TOOL_CALL:
@@ -107,7 +110,7 @@ def run_headless(
                 line = ev.model_dump_json()
             except ValueError:  # a lone surrogate the model sent: escaped, not the event lost
                 line = json.dumps(ev.model_dump(mode="json"))
-            out.write(line + "\n")
+            out.write(json_visible(line) + "\n")
             out.flush()
 
         bus.subscribe(printer)
@@ -119,7 +122,7 @@ def run_headless(
     except Exception as exc:  # a dead server, a failed provision: say so as an event, exit non-zero
         # On stderr too: a session that cannot be resumed (held by another cerveau, unreadable)
         # must be readable by a person who piped stdout away.
-        print(f"cerveau: could not start a session: {exc}", file=sys.stderr)
+        print(visible(f"cerveau: could not start a session: {exc}"), file=sys.stderr)
         error = ErrorPayload(message=f"could not start a session: {exc}", error_class="fatal")
         ended = TurnEnded(reason=TURN_ERROR, iterations=0, message=str(exc))
         bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
@@ -128,7 +131,7 @@ def run_headless(
     # Also on stderr: with --json on stdout, what the workspace config was refused must still
     # reach the person's eyes.
     for text in said_at_start(settings):
-        print(f"cerveau: {text}", file=sys.stderr)
+        print(visible(f"cerveau: {text}"), file=sys.stderr)
     try:
         outcome = session.engine.run(task)
     except KeyboardInterrupt:

@@ -16,14 +16,19 @@ controls, and a reader of JSON is a program.
 
 from __future__ import annotations
 
+from typing import Any
+
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-_SHOWN = {
-    *(c for c in range(0x20) if c not in (0x09, 0x0A)),
-    0x7F,
-    *range(0x80, 0xA0),
-    *_BIDI,
-}
-_TABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _SHOWN}
+#: The code points shown as escapes (app/terminal_guard.py removes the same at the terminal).
+SHOWN = frozenset(
+    {
+        *(c for c in range(0x20) if c not in (0x09, 0x0A)),
+        0x7F,
+        *range(0x80, 0xA0),
+        *_BIDI,
+    }
+)
+_TABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in SHOWN}
 
 
 def visible(text: str) -> str:
@@ -31,6 +36,24 @@ def visible(text: str) -> str:
     return text.translate(_TABLE)
 
 
-def visible_line(text: str) -> str:
-    """As `visible`, for a place that holds one line: newlines and tabs shown too."""
-    return visible(text).replace("\n", "\\n").replace("\t", "\\t")
+def json_visible(line: str) -> str:
+    """A JSON text with the controls JSON leaves raw (DEL, C1, bidi: JSON escapes only C0) as
+    `\\uXXXX` escapes: the same value to a parser, inert on a terminal that shows the stream.
+    Every such character is inside a string (JSON's own syntax is ASCII), where the escape means
+    the character itself."""
+    return line.translate(_JSON_TABLE)
+
+
+_JSON_TABLE = {c: f"\\u{c:04x}" for c in SHOWN if c >= 0x7F}
+
+
+def visible_data(value: Any) -> Any:
+    """`value` (an event's payload: dicts, lists, strings) with `visible` on every string in it,
+    keys included; a copy, the original untouched (the session log keeps what was sent)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible_data(k): visible_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(visible_data(v) for v in value)
+    return value

@@ -11,11 +11,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import fields, replace
 
 from ..protocol import Event, EventType
+from ..text_safety import visible, visible_data
 from .messages import EngineEvent, Item, StreamText, Wake
 
 _TEXT_KINDS = {EventType.TOKEN.value: "answer", EventType.REASONING.value: "reasoning"}
+
+
+def _shown(item: Item) -> Item:
+    """The item with its text's terminal controls shown as escapes: everything the UI draws
+    from the engine (the model's replies, tool arguments and output, a stored session's
+    transcript) passes here. A copy: the event object is also the session log's."""
+    if isinstance(item, EngineEvent):
+        event = getattr(item, "event", None)  # an item built without one has nothing to show
+        if event is None:
+            return item
+        return EngineEvent(event.model_copy(update={"payload": visible_data(event.payload)}))
+    if isinstance(item, StreamText):
+        return StreamText(item.kind, visible(item.text))
+    return replace(item, **{f.name: visible_data(getattr(item, f.name)) for f in fields(item)})
 
 
 class Bridge:
@@ -38,6 +54,7 @@ class Bridge:
     def put_text(self, kind: str, text: str) -> None:
         if not text:
             return
+        text = visible(text)  # the model's bytes: shown, never acted on (text_safety.py)
         with self._lock:
             last = self._outbox[-1] if self._outbox else None
             if isinstance(last, StreamText) and last.kind == kind:
@@ -51,6 +68,7 @@ class Bridge:
             self._wake()
 
     def put(self, item: Item) -> None:
+        item = _shown(item)
         with self._lock:
             self._outbox.append(item)
             wake = not self._woken
