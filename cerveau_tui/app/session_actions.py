@@ -145,7 +145,9 @@ def session_commands(app: Host) -> Iterator[SystemCommand]:
         sessions = list_sessions(app.settings.workspace)
     except Exception:  # noqa: BLE001 - an unreadable log lists nothing, the palette still opens
         return
-    for s in [s for s in sessions if s.id != current][:LISTED]:
+    # A foreign log (not written by this harness for the person here) is never resumed: not
+    # offered either (`cerveau sessions` lists it, marked).
+    for s in [s for s in sessions if s.id != current and not s.foreign][:LISTED]:
         yield SystemCommand(
             f"Resume session: {_short(s.first_task) or s.id}",
             f"{s.id} · {s.turns} turns · {s.status} · last active {s.last_active[:16]}",

@@ -330,3 +330,20 @@ def test_the_human_listing_marks_a_foreign_log(ws: Path, person: dict[str, str])
     out = _sessions(ws, person).stdout.splitlines()
     row = {line.split()[0]: line for line in out[1:] if line.split()}
     assert "FOREIGN" in row["planted"] and "FOREIGN" not in row[own]
+
+
+def test_the_palette_offers_the_persons_own_sessions_only(
+    ws: Path, person: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from cerveau_tui.app.session_actions import session_commands
+
+    own = _own_session(ws, person)
+    _plant(ws, "planted")
+    monkeypatch.setenv("CERVEAU_CONFIG", person["CERVEAU_CONFIG"])
+    host = SimpleNamespace(
+        settings=SimpleNamespace(workspace=ws), runner=None, resume_session=print
+    )
+    offered = [c.help for c in session_commands(host)]  # type: ignore[arg-type]
+    assert len(offered) == 1 and offered[0].startswith(own)
