@@ -34,7 +34,7 @@ class WholeRootBwrap(BubblewrapRunner):
 
     def argv(self, *a, **k):  # type: ignore[no-untyped-def]
         saved = bwmod.bwrap_args, bwmod.view_home_args
-        bwmod.bwrap_args = lambda view, size: ["--ro-bind", "/", "/"]
+        bwmod.bwrap_args = lambda view, size, open_file=None: ["--ro-bind", "/", "/"]
         bwmod.view_home_args = lambda view, size: []
         try:
             return super().argv(*a, **k)

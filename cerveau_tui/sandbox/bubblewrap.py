@@ -20,8 +20,9 @@ command runs in its own pids cgroup (see limits.py; a fork bomb was stopped only
 from __future__ import annotations
 
 import os
+import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .base import CommandResult, EnforcingRunner, Grant
@@ -102,7 +103,10 @@ class BubblewrapRunner(EnforcingRunner):
         grant: Grant | None = None,
         env: dict[str, str] | None = None,
         seccomp_fd: int | None = None,
+        file_fds: list[int] | None = None,
     ) -> list[str]:
+        """`file_fds`: where the descriptors of the /etc files copied in are put (the caller
+        passes them to bwrap and closes them); None, when the argv is only shown, binds them."""
         ws = Path(os.path.realpath(workspace))
         grant = grant or Grant()
         a = [
@@ -128,7 +132,7 @@ class BubblewrapRunner(EnforcingRunner):
         size = str(self.tmp_mb * 1024 * 1024)
         view = self.view()
         # bwrap's root is an empty tmpfs: only what the view names exists inside (view.py).
-        a += bwrap_args(view, size)
+        a += bwrap_args(view, size, None if file_fds is None else _opener(file_fds))
         # /tmp and /dev/shm are RAM: uncapped, each could take half the machine. bwrap's /dev is a
         # tmpfs too (uncapped), so it is remounted read-only once /dev/shm sits on it; writing to
         # the device nodes in it still works (a read-only mount does not stop that).
@@ -226,8 +230,17 @@ class BubblewrapRunner(EnforcingRunner):
             msg = f"cerveau: could not create the command's process-count cgroup: {exc}"
             return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
         fd = bpf_fd()
+        files: list[int] = []
         try:
-            argv = self.argv(command, workspace=ws, mode=mode, grant=grant, env=env, seccomp_fd=fd)
+            argv = self.argv(
+                command,
+                workspace=ws,
+                mode=mode,
+                grant=grant,
+                env=env,
+                seccomp_fd=fd,
+                file_fds=files,
+            )
             return run_process(
                 [*group.wrapper, *argv],
                 cwd=ws,
@@ -235,10 +248,12 @@ class BubblewrapRunner(EnforcingRunner):
                 timeout=timeout,
                 output_cap=output_cap,
                 cancel=cancel,
-                pass_fds=(fd,),
+                pass_fds=(fd, *files),
             )
         finally:
             os.close(fd)
+            for f in files:
+                os.close(f)
             # Nothing outlives a bwrap command (PID namespace); kill is for the moment between
             # its init exiting and the kernel reaping the rest.
             group.remove(kill=True)
@@ -249,6 +264,21 @@ class BubblewrapRunner(EnforcingRunner):
 
     def version(self) -> str:
         return bwrap_version(self.bwrap)
+
+
+def _opener(fds: list[int]) -> Callable[[Path], int]:
+    """Open an /etc file for bwrap to copy in: without blocking (a FIFO would hang bwrap) and only
+    a regular file; each descriptor recorded in `fds` for the caller to pass and close."""
+
+    def open_file(path: Path) -> int:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(f"{path} is not a regular file")
+        fds.append(fd)
+        return fd
+
+    return open_file
 
 
 def bwrap_version(bwrap: str) -> str:
