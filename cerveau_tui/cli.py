@@ -94,6 +94,32 @@ def _resume(settings: Settings, spec: str | None) -> str | None:
         raise _NoResume from None
 
 
+def _report_subject(settings: Settings, spec: str | None) -> str | None:
+    """The session `report` reads: the given one, else the newest of the person's own (a
+    foreign log, a cloned repository's, would report its plan as theirs); said on stderr when
+    it is foreign or when foreign ones were passed over."""
+    from .session.listing import FOREIGN_WHY, list_sessions
+
+    try:
+        found = list_sessions(settings.workspace)
+    except Exception:  # noqa: BLE001 - report_command says why it cannot read them
+        return spec
+    if spec is not None:
+        if any(s.id == spec and s.foreign for s in found):
+            print(visible(f"cerveau: session {spec!r} {FOREIGN_WHY}"), file=sys.stderr)
+        return spec
+    own = next((s for s in found if not s.foreign), None)
+    if own is None:
+        if found:
+            print(visible(f"cerveau: session {found[0].id!r} {FOREIGN_WHY}"), file=sys.stderr)
+        return None
+    skipped = [s.id for s in found[: found.index(own)]]
+    if skipped:
+        print(f"cerveau: {len(skipped)} newer foreign log(s) not reported: {', '.join(skipped[:5])}",
+              file=sys.stderr)  # fmt: skip
+    return own.id
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="cerveau", description="Drive a local model as a coding agent."
@@ -185,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             from .plan.persist import report_command
 
             settings = _settings(args)
-            code, text = report_command(settings.workspace, args.session, args.json)
+            session = _report_subject(settings, args.session)
+            code, text = report_command(settings.workspace, session, args.json)
             # The report quotes the log (the model's plan, its files, a cloned repository's log):
             # its terminal controls shown, not acted on. JSON already escapes them.
             print(text if args.json and code == 0 else visible(text))

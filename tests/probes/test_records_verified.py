@@ -347,3 +347,17 @@ def test_the_palette_offers_the_persons_own_sessions_only(
     )
     offered = [c.help for c in session_commands(host)]  # type: ignore[arg-type]
     assert len(offered) == 1 and offered[0].startswith(own)
+
+
+def test_report_reads_the_persons_own_session_not_a_newer_planted_one(
+    ws: Path, person: dict[str, str]
+) -> None:
+    _own_session(ws, person)
+    _plant(ws, "planted")
+    proc = subprocess.run(
+        [CERVEAU, "report", "--workspace", str(ws), "--json"],
+        env={**os.environ, **person}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["session"] != "planted"
+    assert "planted" in proc.stderr and "foreign" in proc.stderr
