@@ -398,16 +398,35 @@ def _set_aside_files(ws: Path) -> list[str]:
     return sorted(p.name for p in (ws / ".cerveau").iterdir() if ".corrupt-" in p.name)
 
 
-def test_a_memory_db_with_an_endless_view_is_set_aside_not_read(tmp_path: Path) -> None:
-    from cerveau_tui.memory.store import MemoryStore
-
-    _planted_db(tmp_path, ENDLESS_VIEW)
-    store = returns(lambda: MemoryStore(tmp_path, clock=lambda: 1_800_000_000.0))
+def in_child(code: str) -> str:
+    """Run `code` in a child interpreter; its stdout, or a failure when it never ends. For hangs
+    inside SQLite: a thread stuck in a query keeps the connection's mutex, and the test's own
+    teardown then blocks on it instead of reporting."""
     try:
-        assert returns(lambda: store.notes()) == []
-        said = [str(m) for m in store.moved_aside]
-    finally:
+        out = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=HANG,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the call never returned: the harness hangs")
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_memory_db_with_an_endless_view_is_set_aside_not_read(tmp_path: Path) -> None:
+    _planted_db(tmp_path, ENDLESS_VIEW)
+    said = in_child(
+        f"""
+        from pathlib import Path
+        from cerveau_tui.memory.store import MemoryStore
+        store = MemoryStore(Path({str(tmp_path)!r}), clock=lambda: 1_800_000_000.0)
+        assert store.notes() == []
+        print("\\n".join(str(m) for m in store.moved_aside))
         store.close()
+        """
+    ).splitlines()
     assert len(said) == 1 and "view (notes)" in said[0] and "moved it aside" in said[0]
     assert _set_aside_files(tmp_path) == ["memory.sqlite.corrupt-20270115T080000Z"]
     assert ("view", "notes") in _host_schema(tmp_path / ".cerveau" / _set_aside_files(tmp_path)[0])
