@@ -72,7 +72,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             raise ConfigError(reason)
     if args.cmd is not None:  # the TUI says them in its chat (the alternate screen hides stderr)
         for warning in settings.warnings:
-            print(f"cerveau: warning: {warning}", file=sys.stderr)
+            print(visible(f"cerveau: warning: {warning}"), file=sys.stderr)
     return settings
 
 
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         resume = _resume(settings, args.resume)
         return run_app(settings, resume=resume, reload_settings=lambda: _settings(args))
     except ConfigError as exc:
-        print(f"cerveau: {exc}", file=sys.stderr)
+        print(visible(f"cerveau: {exc}"), file=sys.stderr)
         return 2
     except _NoResume:
         return 1

@@ -29,6 +29,7 @@ from cerveau_tui.stack.state import (
     scan_records,
     terminate_group,
 )
+from cerveau_tui.text_safety import visible
 
 
 class ConsoleProgress:
@@ -88,7 +89,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         flags["model_path"] = str(Path(args.model).resolve())
     settings = load_settings(workspace=getattr(args, "workspace", None), flags=flags)
     for warning in settings.warnings:
-        print(f"cerveau: warning: {warning}", file=sys.stderr)
+        print(visible(f"cerveau: warning: {warning}"), file=sys.stderr)
     return settings
 
 
@@ -227,7 +228,7 @@ def run_stack_command(args: argparse.Namespace) -> int:
         settings = _settings(args)
         return handlers[args.stack_command](args, settings)
     except ConfigError as exc:
-        print(f"cerveau: {exc}", file=sys.stderr)
+        print(visible(f"cerveau: {exc}"), file=sys.stderr)
         return 2
     except StackError as exc:
         print(f"cerveau stack {args.stack_command}: {exc}", file=sys.stderr)

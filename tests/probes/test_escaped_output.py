@@ -209,3 +209,13 @@ def test_the_bridge_shows_the_escapes_and_leaves_the_logged_event_as_sent() -> N
     assert isinstance(shown, EngineEvent) and isinstance(text, StreamText)
     assert shown.payload["output"] == visible(EVIL) and text.text == visible(EVIL)
     assert event.payload["output"] == EVIL  # the session log's copy is what the model sent
+
+
+def test_a_cloned_workspace_config_s_key_is_shown_escaped_in_the_error(
+    ws: Path, env: dict[str, str]
+) -> None:
+    (ws / ".cerveau").mkdir()
+    (ws / ".cerveau" / "config.toml").write_text('"evil\\u001b[2J\\u001b]52;c;eA==\\u0007" = 1\n')
+    proc = _cli(env, "doctor", "--workspace", str(ws), "--server", "http://127.0.0.1:9")
+    assert proc.returncode != 0
+    assert _raw_controls(proc.stderr) == [] and "evil\\x1b[2J" in proc.stderr
