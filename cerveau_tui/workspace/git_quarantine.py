@@ -107,7 +107,7 @@ class _Box:
         if self.fd is None:
             return
         lines = [
-            "Moved here by cerveau's git guard: the command left code for the next git command.",
+            "Moved here by cerveau's git guard: a command or a file write left code for the next git.",
             "Every HEAD was renamed HEAD.quarantined and every .git dot-git.quarantined, so git does",
             "not take anything here for a repository. To restore one, move it back and undo those.",
             "",
@@ -166,7 +166,7 @@ def _restore(box: _Box, ws: str, f: Finding) -> str:
         if prev is None or prev.kind == "missing":
             return f"moved {rel} to {where}"
         if _put_back(fd, name, prev):
-            return f"restored {rel} as it was before (the command's version is in {where})"
+            return f"restored {rel} as it was before (the new version is in {where})"
         return f"moved {rel} to {where} (its previous version was not kept: {prev.kind})"
     finally:
         os.close(fd)
