@@ -80,8 +80,11 @@ class StateDB:
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
         budget: int = STEP_BUDGET,
+        fallback: str | None = None,
     ) -> None:
         self._dir_fd, self._name, self._shown = dir_fd, name, shown
+        # Where no /proc is mounted: the path, as the stores named it before.
+        self._fallback = fallback or shown
         self._schema, self._probes = schema, list(probes)
         self._timeout, self._clock, self._budget = timeout, clock, budget
         self._steps = 0
@@ -94,9 +97,7 @@ class StateDB:
 
     def _where(self) -> str:
         proc = f"/proc/self/fd/{self._dir_fd}"
-        if os.path.isdir(proc):
-            return f"{proc}/{self._name}"
-        raise OSError(f"cannot name {self._shown} through /proc/self/fd")
+        return f"{proc}/{self._name}" if os.path.isdir(proc) else self._fallback
 
     def _progress(self) -> int:
         self._steps += 1

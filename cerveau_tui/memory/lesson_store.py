@@ -56,6 +56,7 @@ class LessonStore:
                 SCHEMA,
                 probes=[f"SELECT {_COLUMNS}, words, key FROM lessons LIMIT 0"],
                 clock=clock,
+                fallback=str(Path(workspace) / ".cerveau" / DB),
             )
         except BaseException:
             os.close(self._dir_fd)

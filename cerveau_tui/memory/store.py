@@ -73,6 +73,7 @@ class MemoryStore:
                 SCHEMA,
                 probes=[f"SELECT {_NOTE_COLUMNS}, key FROM notes LIMIT 0"],
                 clock=clock,
+                fallback=str(self.path),
             )
         except BaseException:
             os.close(self._dir_fd)
