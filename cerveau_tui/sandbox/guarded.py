@@ -71,12 +71,13 @@ class GuardedRunner:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         guard = guard_for(workspace)
+        before: git_guard.GitState | None = None
         try:
-            before: git_guard.GitState | None = git_guard.snapshot(workspace, parse=self.parse)
-            folders = guard.command_folders(before, parse=self.parse)
-            seen = guard.command_view(folders)
+            state = git_guard.snapshot(workspace, parse=self.parse)
+            seen = guard.command_view(guard.command_folders(state, parse=self.parse))
+            before = state
         except OSError as exc:
-            before, failure = None, exc
+            failure = exc
         result = self.inner.run(
             command, workspace=workspace, mode=mode, timeout=timeout, output_cap=output_cap,
             grant=grant, cancel=cancel, env=env,
