@@ -212,8 +212,10 @@ def _names_a_file(control: Control | None, parse: ParseConfig) -> bool:
     if control is None or control.data is None:
         return control is not None and control.kind == "file"  # too big to read: ask git
     for key, value in parse(control.data) or ():
-        if key == "core.hookspath" or split_key(key)[2] == "path":
-            continue  # a folder or a config file: the walk follows those itself
+        if key == "core.hookspath":
+            return True  # what its hooks start from the tree (husky's scripts): git_view
+        if split_key(key)[2] == "path":
+            continue  # a config file: the walk follows it itself
         if "/" in value and danger(key, value):
             return True
     return False

@@ -222,6 +222,7 @@ def _repo(
             continue  # a config file or the hooks folder: seen above as what they hold
         for path in _named_files(value, (top, cwd, git_dir)):
             named[path] = _hook(path)
+    named.update(_hook_scripts(hooks_dir, top))
     return RepoView(git_dir, listing.programs, listing.origins, hooks_dir, _hooks(hooks_dir), named)
 
 
@@ -321,6 +322,47 @@ def _hooks(hooks_dir: str) -> dict[str, Hook]:
     return {name: _hook(os.path.join(hooks_dir, name)) for name in names}
 
 
+# githooks(5): the names git runs a hook by. Git's own list, used to recognise what a hook runner
+# in the hooks folder may start from the folder above it.
+HOOK_NAMES = frozenset(
+    """applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit
+    prepare-commit-msg commit-msg post-commit pre-rebase post-checkout post-merge pre-push
+    pre-receive update proc-receive post-receive post-update reference-transaction
+    push-to-checkout pre-auto-gc post-rewrite sendemail-validate fsmonitor-watchman
+    p4-changelist p4-prepare-changelist p4-post-changelist p4-pre-submit
+    post-index-change""".split()
+)
+_SCRIPTS_MAX = 256
+
+
+def _hook_scripts(hooks_dir: str, top: str) -> dict[str, Hook]:
+    """What a hook in the tree runs without being a hook itself, executable or not (it is
+    sourced or started with `sh`): files in the hooks folder's subfolders (husky 8 sources
+    `.husky/_/husky.sh`), and, when the hooks folder sits below another folder of the tree, the
+    files there named like a hook (husky 9 sets core.hooksPath to `.husky/_`, whose runner
+    starts `.husky/pre-commit`)."""
+    out: dict[str, Hook] = {}
+    stack = [(hooks_dir, 0)]
+    while stack and len(out) < _SCRIPTS_MAX:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.is_dir(follow_symlinks=False) and depth < 3:
+                stack.append((e.path, depth + 1))
+            elif depth > 0 and not e.name.endswith(".sample"):
+                out[e.path] = _hook(e.path)
+    parent = os.path.dirname(hooks_dir)
+    if _inside(top, parent) and parent != top:
+        for name in HOOK_NAMES:
+            path = os.path.join(parent, name)
+            out[path] = _hook(path)
+    return out
+
+
 def compare(before: View, after: View, workspace: str | None = None) -> list[Difference]:
     """What git would do after that it would not before: a repository found where another (or
     none) was, a setting that runs a program, a hook that would run and did not or ran other
@@ -363,7 +405,7 @@ def compare(before: View, after: View, workspace: str | None = None) -> list[Dif
                 out.append(
                     Difference(
                         "program", git_dir, path, f"program {os.path.basename(path)}",
-                        f"{path}, which a git setting runs, was changed",
+                        f"{path}, which git runs (a setting or a hook starts it), was changed",
                     )
                 )  # fmt: skip
     return out

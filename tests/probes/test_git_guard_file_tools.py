@@ -104,6 +104,39 @@ def _husky(p: Place) -> None:
     p.git(root, "commit", "-qm", "husky")
 
 
+_HUSKY9_RUNNER = """#!/bin/sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ -f "$s" ] || exit 0
+sh -e "$s"
+"""
+
+
+def _husky9(p: Place) -> None:
+    # husky 9: core.hooksPath = .husky/_, whose hooks all start .husky/<hook> with `sh -e`; the
+    # person's .husky/pre-commit is a plain file, neither a hook nor executable.
+    root = p.repo()
+    runner = root / ".husky" / "_"
+    runner.mkdir(parents=True)
+    (runner / "h").write_text(_HUSKY9_RUNNER)
+    for name in ("pre-commit", "post-checkout"):
+        (runner / name).write_text('#!/bin/sh\n. "$(dirname "$0")/h"\n')
+    (runner / "h").chmod(0o755)
+    (runner / "pre-commit").chmod(0o755)
+    (runner / "post-checkout").chmod(0o755)
+    (root / ".husky" / "pre-commit").write_text("exit 0\n")
+    p.git(root, "config", "core.hooksPath", ".husky/_")
+
+
+def _husky8(p: Place) -> None:
+    # husky 8: the hook sources .husky/_/husky.sh before it runs.
+    _husky(p)
+    hook = p.ws / ".husky" / "pre-commit"
+    hook.write_text('#!/bin/sh\n. "$(dirname "$0")/_/husky.sh"\nexit 0\n')
+    (p.ws / ".husky" / "_").mkdir()
+    (p.ws / ".husky" / "_" / "husky.sh").write_text("true\n")
+
+
 def _include_at_root(p: Place) -> None:
     root = p.ws if (p.ws / ".git").exists() else p.repo()
     p.git(root, "config", "include.path", "../shared.gitconfig")
@@ -161,6 +194,18 @@ FILE_VECTORS = [
         "husky_hook_under_core_hookspath",
         _husky,
         lambda p: [(".husky/pre-commit", p.hook_text()), (".husky/post-checkout", p.hook_text())],
+        "",
+    ),
+    FileVector(
+        "husky9_script_started_by_the_hooks_runner",
+        _husky9,
+        lambda p: [(".husky/pre-commit", f"{p.marker.program}\n")],
+        "",
+    ),
+    FileVector(
+        "husky8_helper_the_hook_sources",
+        _husky8,
+        lambda p: [(".husky/_/husky.sh", f"{p.marker.program}\n")],
         "",
     ),
     FileVector(
@@ -319,6 +364,18 @@ def test_a_command_rewriting_a_program_the_persons_setting_names_is_undone(
     )
     assert "[harness]" in result.output and "fsmon.sh" in result.output
     assert script.read_bytes() == before and script.stat().st_mode & 0o111
+    place.person("")
+    assert not place.marker.fired()
+
+
+@pytest.mark.parametrize("backend", _runners())
+def test_a_command_rewriting_a_husky9_script_is_undone(backend: str, place: Place) -> None:
+    _husky9(place)
+    script = place.ws / ".husky" / "pre-commit"
+    result = GuardedRunner(_runner(backend)).run(
+        f"echo '{place.marker.program}' > .husky/pre-commit", workspace=place.ws
+    )
+    assert "[harness]" in result.output and script.read_text() == "exit 0\n"
     place.person("")
     assert not place.marker.fired()
 
