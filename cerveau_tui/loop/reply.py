@@ -27,7 +27,6 @@ from .guards.truncation import (
 )
 from .schedule import ToolExecution
 
-
 #: The least room a call is allowed, whatever the window: tiny test windows still take a file.
 MIN_ROOM_TOKENS = 1024
 

@@ -94,8 +94,11 @@ _PATH_IN_ERROR = re.compile(
 # The allow-listed sandbox shows no folder it was not told to: a write outside lands on a path
 # that does not exist inside (`touch: cannot touch '/srv/x/a': No such file or directory`).
 _ABSENT = r"(?:no such file or directory|directory nonexistent)"
+# Only where the error says a WRITE was attempted (`cat: /x: No such file` is a read, and more
+# room would mean making the file writable).
 _PATH_ABSENT = re.compile(
-    rf"[{_Q}]?(/[^\s{_Q}:]+)[{_Q}]?(?=:\s*{_ABSENT})|{_ABSENT}:?\s*[{_Q}](/[^{_Q}]+)[{_Q}]",
+    r"(?:cannot (?:create regular file|create directory|create|touch)|can't create)\s+"
+    rf"[{_Q}]?(/[^\s{_Q}:]+)[{_Q}]?:\s*{_ABSENT}",
     re.IGNORECASE,
 )
 
@@ -105,7 +108,7 @@ def absent_paths(output: str) -> list[str]:
     view, that is how a folder the sandbox does not show looks from inside."""
     found: list[str] = []
     for m in _PATH_ABSENT.finditer(output):
-        p = m.group(1) or m.group(2)
+        p = m.group(1)
         if p and p not in found:
             found.append(p)
     return found

@@ -78,4 +78,34 @@ def room_for(path: Path) -> Path | None:
         p = p.parent
     if p == p.parent:
         return None
-    return p
+    # Never offered where no grant can reach (a kernel interface, the harness's own files): the
+    # runners drop such a grant anyway (sandbox/view.grant_refusal).
+    from ..sandbox.view import grant_refusal
+
+    return None if grant_refusal(p) is not None else p
+
+
+def own_paths() -> list[Path]:
+    """The harness's own interpreter, package and control files (sandbox/view.py), found from
+    the running process: the file tools never write them, wherever the workspace is. An editable
+    checkout inside the workspace (cerveau on itself) ran the model's edit at the next start."""
+    from ..sandbox.view import control_paths, runtime_paths
+
+    return [*runtime_paths(), *control_paths()]
+
+
+def own_refusal(path: Path, own: list[Path]) -> str | None:
+    hit = next((o for o in own if path == o or o in path.parents), None)
+    if hit is None:
+        return None
+    return (
+        f"{display(path)} is part of the running harness ({display(hit)}: its interpreter, code "
+        "or control files); the file tools never write there"
+    )
+
+
+def hidden_writes(named: list[str], boundary: Boundary) -> list[Path]:
+    """Paths a failed write named that lie outside the workspace where the host has their folder:
+    the allow-listed sandbox does not show them, so "no such file" there means "refused"."""
+    out = [Path(os.path.realpath(p)) for p in named]
+    return [q for q in out if boundary.where(q) == "outside" and q.parent.is_dir()]

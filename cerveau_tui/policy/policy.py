@@ -28,7 +28,7 @@ from ..sandbox.base import Grant
 from ..tools.base import Declared
 from .commands import absent_paths, command_prefix, denial_kinds, denied_paths, is_known_safe
 from .glob import glob_match
-from .paths import Boundary, display, realpath, room_for
+from .paths import Boundary, display, hidden_writes, own_paths, own_refusal, realpath, room_for
 from .verdict import Verdict
 
 # Tools that only read, executed by the app itself: `untrusted` runs them without asking.
@@ -66,13 +66,7 @@ class Policy:
         self.rules = list(rules)
         self.network_grant = network_grant
         self.enforced = enforced
-        # The harness's own interpreter, package and control files (view.py), found from the
-        # running process: never written by the file tools, wherever the workspace is. An
-        # editable checkout inside the workspace (cerveau on itself) ran the model's edit at the
-        # next start.
-        from ..sandbox.view import control_paths, runtime_paths
-
-        self.own_paths = [*runtime_paths(), *control_paths()]
+        self.own_paths = own_paths()  # never written by the file tools (paths.own_paths)
         self._session: dict[str, str] = {}  # scope_key -> scope, in grant order
         self._session_room: dict[str, Grant] = {}  # scope_key -> the room that grant gave
 
@@ -180,13 +174,7 @@ class Policy:
         if not (tool in COMMAND_TOOLS or declared.command is not None) or exit_code in (0, None):
             return None
         kinds = denial_kinds(output)
-        # A path outside the workspace that the host has (its folder exists) but the sandbox's
-        # view does not show: the command was refused it, even if the error says "no such file".
-        hidden = [
-            q
-            for q in (realpath(p, self.workspace) for p in absent_paths(output))
-            if self.boundary.where(q) == "outside" and q.parent.is_dir()
-        ]
+        hidden = hidden_writes(absent_paths(output), self.boundary)
         if hidden:
             kinds.add("write")
         if not kinds:
@@ -329,12 +317,8 @@ class Policy:
                     "config); the person can change `deny_read` in their own config"
                 )
         for p in writes:
-            own = next((o for o in self.own_paths if p == o or o in p.parents), None)
-            if own is not None:
-                return (
-                    f"{display(p)} is part of the running harness ({display(own)}: its "
-                    "interpreter, code or control files); the file tools never write there"
-                )
+            if (own := own_refusal(p, self.own_paths)) is not None:
+                return own
             rel = self.boundary.rel(p)
             if rel is None:
                 continue

@@ -29,7 +29,7 @@ from .base import CommandResult, EnforcingRunner, Grant
 from .process import minimal_env, run_process
 from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
-from .view import MachineView, bwrap_args, machine_view, view_home_args
+from .view import MachineView, bwrap_args, grant_refusal, machine_view, view_home_args
 
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~ vanish with it
@@ -150,7 +150,12 @@ class BubblewrapRunner(EnforcingRunner):
         # the private /tmp (pytest's tmp_path is).
         a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
         protected = [ws / ".git", *(ws / rel for rel in PROTECTED_REL)]
-        extras = [Path(os.path.realpath(p)) for p in grant.extra_writable]
+        # Never writable, whatever was granted: a kernel interface, the harness's own files.
+        extras = [
+            Path(os.path.realpath(p))
+            for p in grant.extra_writable
+            if grant_refusal(Path(p)) is None
+        ]
         in_protected = [e for e in extras if any(_is_under(e, p) for p in protected)]
         for e in extras:
             if e not in in_protected:

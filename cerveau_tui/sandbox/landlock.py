@@ -24,7 +24,7 @@ from .limits import CommandGroup
 from .process import kill_group, minimal_env, run_process
 from .protect import maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
-from .view import MachineView, machine_view
+from .view import MachineView, grant_refusal, machine_view
 
 #: Read under Landlock besides the machine view: the kernel's files and the devices.
 LANDLOCK_READ = (Path("/dev"), Path("/proc"), Path("/sys"))
@@ -106,7 +106,9 @@ class LandlockRunner(EnforcingRunner):
         a += ["--parent-pid", str(os.getpid())]  # it dies with us (PR_SET_PDEATHSIG)
         if seccomp_fd is not None:
             a += ["--seccomp-fd", str(seccomp_fd)]
-        for p in (*grant.extra_writable, tmp):
+        # Never writable, whatever was granted: a kernel interface, the harness's own files.
+        granted = [p for p in grant.extra_writable if grant_refusal(Path(p)) is None]
+        for p in (*granted, tmp):
             a += ["--writable", str(p)]
         for p in maskable(self.deny_read, workspace, keep=runtime_dirs()):
             a += ["--deny", str(p)]

@@ -147,3 +147,35 @@ def test_the_palette_network_grant_reaches_the_next_command(dirs: tuple[Path, Pa
         assert got == [b"knock"]
     finally:
         listener.close()
+
+
+def test_a_person_who_approves_everything_still_grants_no_kernel_setting(
+    dirs: tuple[Path, Path],
+) -> None:
+    # The dialog offered "more room" at /proc/sys/vm/...: a writable bind of the host's sysctl.
+    # Now no room there is offered, and none would be applied; checked on the host's value.
+    ws, _ = dirs
+    setting = Path("/proc/sys/vm/dirty_expire_centisecs")
+    before = setting.read_text()
+    other = str(int(before.split()[0]) + 1)
+    person = Answers("approved_session", "approved_session", "approved_session")
+    script = {
+        "responses": [
+            reply(call("bash", command=f"echo {other} > {setting}")),
+            reply(call("bash", command=f"echo {other} > {setting}")),
+            {"content": "done"},
+        ]
+    }
+    try:
+        with ScriptedServer(script) as srv:
+            session = _session(ws, srv.url, person)
+            try:
+                session.engine.run("tune the kernel")
+            finally:
+                session.close()
+        after = setting.read_text()
+    finally:
+        if setting.read_text() != before:
+            setting.write_text(before)
+    assert after == before
+    assert not any("/proc" in str(r.scope) + str(getattr(r, "reason", "")) for r in person.asked)

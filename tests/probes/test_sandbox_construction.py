@@ -461,3 +461,33 @@ def test_a_folder_the_person_allows_is_readable_and_a_repository_cannot_allow_on
     assert "sandbox_read" in " ".join(str(h) for h in settings.workspace_held_back)
     res = select_runner(settings, status).run(f"cat {shared}/table.csv", workspace=ws, timeout=20)
     assert "1,2" not in res.output
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_grant_of_a_kernel_interface_or_the_harness_files_is_never_applied(
+    backend: str, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cerveau_tui.sandbox.base import Grant
+
+    config = ws.parent / "person" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('sandbox = "workspace-write"\n')
+    monkeypatch.setenv("CERVEAU_CONFIG", str(config))
+    setting = Path("/proc/sys/vm/dirty_expire_centisecs")
+    before = setting.read_text()
+    other = str(int(before.split()[0]) + 1)
+    grant = Grant(extra_writable=(setting.parent, Path("/sys/fs"), config.parent))
+    try:
+        _runner(backend).run(
+            f"echo {other} > {setting}; echo x > /sys/fs/cgroup/probe; echo pwn >> {config}",
+            workspace=ws,
+            timeout=20,
+            grant=grant,
+        )
+        after = setting.read_text()
+    finally:
+        if setting.read_text() != before:
+            setting.write_text(before)
+    assert after == before
+    assert not Path("/sys/fs/cgroup/probe").exists()
+    assert config.read_text() == 'sandbox = "workspace-write"\n'
