@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 
 from ..person_key import load_key, seal_log_header
 from ..protocol import Event, EventType
+from ..state_file import kind_of
 from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
 from .render import render_text
 from .report import build_report_at
@@ -270,7 +272,11 @@ def open_log(workspace: Path, session_id: str) -> TextIO:
     try:
         if dir_fd is None:
             raise FileNotFoundError(name)
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # Non-blocking: a FIFO named like a session log (a cloned repository's) blocked `report
+        # ID` and `--resume ID` in open() forever. Refused below unless a regular file.
+        fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
     except FileNotFoundError:
         raise SessionNotFound(
             f"no session {session_id!r} under {sessions_dir(workspace)}"
@@ -284,6 +290,11 @@ def open_log(workspace: Path, session_id: str) -> TextIO:
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise SessionNotFound(f"session {session_id!r} is {kind_of(mode)}, not a log; not read")
+    os.set_blocking(fd, True)
     return os.fdopen(fd, "r", encoding="utf-8", errors="replace")
 
 

@@ -617,3 +617,11 @@ def test_a_gated_turn_in_a_workspace_with_a_fifo_ends_completed_not_internal() -
     assert code == 0, err
     assert [e for e in events if e["type"] == "error"] == []
     assert [e["payload"]["reason"] for e in events if e["type"] == "turn_ended"] == ["completed"]
+
+
+def test_a_session_log_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    from cerveau_tui.plan.persist import SessionNotFound, open_log
+
+    _plant(tmp_path / ".cerveau" / "sessions" / "20261201-abcdef.jsonl", "fifo")
+    with pytest.raises(SessionNotFound, match="is a named pipe"):
+        returns(lambda: open_log(tmp_path, "20261201-abcdef"))
