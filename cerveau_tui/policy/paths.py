@@ -79,8 +79,8 @@ def room_for(path: Path) -> Path | None:
     if p == p.parent:
         return None
     # Never offered where no grant can reach (a kernel interface, the harness's own files): the
-    # runners drop such a grant anyway (sandbox/view.grant_refusal).
-    from ..sandbox.view import grant_refusal
+    # runners drop such a grant anyway (sandbox/grantable.py).
+    from ..sandbox.grantable import grant_refusal
 
     return None if grant_refusal(p) is not None else p
 

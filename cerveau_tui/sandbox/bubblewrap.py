@@ -26,10 +26,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .base import CommandResult, EnforcingRunner, Grant
+from .grantable import grant_refusal
 from .process import minimal_env, run_process
 from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
-from .view import MachineView, bwrap_args, grant_refusal, machine_view, view_home_args
+from .view import MachineView, bwrap_args, machine_view, view_home_args
 
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~ vanish with it

@@ -20,11 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .base import CommandResult, EnforcingRunner, Grant
+from .grantable import grant_refusal
 from .limits import CommandGroup
 from .process import kill_group, minimal_env, run_process
 from .protect import maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
-from .view import MachineView, grant_refusal, machine_view
+from .view import MachineView, machine_view
 
 #: Read under Landlock besides the machine view: the kernel's files and the devices.
 LANDLOCK_READ = (Path("/dev"), Path("/proc"), Path("/sys"))
