@@ -35,18 +35,6 @@ SKIP = (
 MAX_COPY_BYTES = 64 * 1024 * 1024  # beyond this, copying per check costs more than it tells
 
 
-def workspace_size(workspace: Path, limit: int) -> int:
-    total = 0
-    for p in workspace.rglob("*"):
-        if any(part in SKIP for part in p.relative_to(workspace).parts):
-            continue
-        if p.is_file():
-            total += p.stat().st_size
-            if total > limit:
-                break
-    return total
-
-
 def check_against_originals(
     workspace: Path,
     done: DoneSet,
@@ -61,7 +49,7 @@ def check_against_originals(
     # created it (a conftest.py that skips everything, a pytest.py that IS the check), and the
     # original measurement is the one without it.
     restore = {rel: originals.get(rel) for rel in touched}
-    if not restore or workspace_size(workspace, MAX_COPY_BYTES) > MAX_COPY_BYTES:
+    if not restore:
         return None
     # By descriptor, following no link (copy_beneath.py): a path-based copy into a folder a
     # command could reach was redirected into a host folder by a rename mid-copy.
@@ -70,7 +58,9 @@ def check_against_originals(
         try:
             copy_tree_beneath(workspace, SCRATCH.as_posix(), skip=SKIP, max_bytes=MAX_COPY_BYTES)
         except (OSError, UnsafePath, CopyTooLarge):
-            return None  # could not be made safely: the original measurement is unavailable
+            # Too large (MAX_COPY_BYTES), too deep, or not safely made: the original measurement
+            # is unavailable, which the caller says; a walk to size it first recursed.
+            return None
         for rel, digest in restore.items():
             # The copy keeps the model's links as links: a protected path made a link to a file
             # outside must not be written through (this runs with the person's rights).

@@ -24,7 +24,7 @@ _CHUNK = 1 << 20
 
 
 class CopyTooLarge(RuntimeError):
-    pass
+    """Past the byte budget or the depth cap: the copy is not worth (or not safe) making."""
 
 
 def copy_tree_beneath(
@@ -40,14 +40,20 @@ def copy_tree_beneath(
             if os.listdir(dst):
                 raise FileExistsError(f"{dest_rel} is not empty")
             budget = [max_bytes if max_bytes is not None else -1]
-            return _copy_dir(src, dst, set(skip), budget)
+            return _copy_dir(src, dst, set(skip), budget, 0)
         finally:
             os.close(dst)
     finally:
         os.close(src)
 
 
-def _copy_dir(src: int, dst: int, skip: set[str], budget: list[int]) -> int:
+#: Deeper than this, the copy gives up (a planted 1,100-deep tree made recursive walks raise).
+MAX_DEPTH = 128
+
+
+def _copy_dir(src: int, dst: int, skip: set[str], budget: list[int], depth: int) -> int:
+    if depth > MAX_DEPTH:
+        raise CopyTooLarge(f"the workspace is deeper than {MAX_DEPTH} folders")
     total = 0
     for name in sorted(os.listdir(src)):
         if name in skip:
@@ -63,7 +69,7 @@ def _copy_dir(src: int, dst: int, skip: set[str], budget: list[int]) -> int:
             try:
                 sub_dst = os.open(name, _DIR, dir_fd=dst)
                 try:
-                    total += _copy_dir(sub_src, sub_dst, skip, budget)
+                    total += _copy_dir(sub_src, sub_dst, skip, budget, depth + 1)
                     os.chmod(sub_dst, mode | 0o700)
                 finally:
                     os.close(sub_dst)
