@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .git_config_rules import ConfigItems, ParseConfig, danger, find_git, split_key
-from .git_snapshot import MISSING, Control, default_parser, read_control
+from .git_hooks import Hook, hook_scripts, hooks_in
+from .git_hooks import hook as read_hook
+from .git_snapshot import default_parser, read_control
 
 _FLAGS = (
     "--no-pager",
@@ -46,19 +48,6 @@ _FLAGS = (
 _KEEP_ENV = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
 
 RunGit = Callable[[list[str], str], "tuple[int, bytes, bytes]"]
-
-
-@dataclass(frozen=True)
-class Hook:
-    digest: str
-    executable: bool  # git runs a hook only when it is
-    control: Control = MISSING  # its bytes, for putting it back (not compared)
-
-    def same(self, other: Hook | None) -> bool:
-        return other is not None and (self.digest, self.executable) == (
-            other.digest,
-            other.executable,
-        )
 
 
 @dataclass(frozen=True)
@@ -221,9 +210,11 @@ def _repo(
         if split_key(key)[2] == "path" or key == "core.hookspath":
             continue  # a config file or the hooks folder: seen above as what they hold
         for path in _named_files(value, (top, cwd, git_dir)):
-            named[path] = _hook(path)
-    named.update(_hook_scripts(hooks_dir, top))
-    return RepoView(git_dir, listing.programs, listing.origins, hooks_dir, _hooks(hooks_dir), named)
+            named[path] = read_hook(path)
+    named.update(hook_scripts(hooks_dir, top))
+    return RepoView(
+        git_dir, listing.programs, listing.origins, hooks_dir, hooks_in(hooks_dir), named
+    )
 
 
 def _stats(fixed: list[str], listing: _Listing | None) -> tuple[object, ...]:
@@ -299,11 +290,6 @@ def _named_files(value: str, bases: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _hook(path: str) -> Hook:
-    c = read_control(path, follow=True)  # git follows a link to a program, and runs it
-    return Hook(c.digest, c.kind == "file" and bool(c.mode & 0o111), c)
-
-
 def _conditional(path: str, parse: ParseConfig) -> ConfigItems:
     """What an includeIf target says (its condition may hold tomorrow), dangerous keys only."""
     control = read_control(path, follow=True)
@@ -311,56 +297,6 @@ def _conditional(path: str, parse: ParseConfig) -> ConfigItems:
         return frozenset()
     items = parse(control.data) or frozenset()
     return frozenset((k, v) for k, v in items if danger(k, v) is not None)
-
-
-def _hooks(hooks_dir: str) -> dict[str, Hook]:
-    try:
-        with os.scandir(hooks_dir) as it:
-            names = sorted(e.name for e in it if not e.name.endswith(".sample"))
-    except OSError:
-        return {}
-    return {name: _hook(os.path.join(hooks_dir, name)) for name in names}
-
-
-# githooks(5): the names git runs a hook by. Git's own list, used to recognise what a hook runner
-# in the hooks folder may start from the folder above it.
-HOOK_NAMES = frozenset(
-    """applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit
-    prepare-commit-msg commit-msg post-commit pre-rebase post-checkout post-merge pre-push
-    pre-receive update proc-receive post-receive post-update reference-transaction
-    push-to-checkout pre-auto-gc post-rewrite sendemail-validate fsmonitor-watchman
-    p4-changelist p4-prepare-changelist p4-post-changelist p4-pre-submit
-    post-index-change""".split()
-)
-_SCRIPTS_MAX = 256
-
-
-def _hook_scripts(hooks_dir: str, top: str) -> dict[str, Hook]:
-    """What a hook in the tree runs without being a hook itself, executable or not (it is
-    sourced or started with `sh`): files in the hooks folder's subfolders (husky 8 sources
-    `.husky/_/husky.sh`), and, when the hooks folder sits below another folder of the tree, the
-    files there named like a hook (husky 9 sets core.hooksPath to `.husky/_`, whose runner
-    starts `.husky/pre-commit`)."""
-    out: dict[str, Hook] = {}
-    stack = [(hooks_dir, 0)]
-    while stack and len(out) < _SCRIPTS_MAX:
-        folder, depth = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        for e in entries:
-            if e.is_dir(follow_symlinks=False) and depth < 3:
-                stack.append((e.path, depth + 1))
-            elif depth > 0 and not e.name.endswith(".sample"):
-                out[e.path] = _hook(e.path)
-    parent = os.path.dirname(hooks_dir)
-    if _inside(top, parent) and parent != top:
-        for name in HOOK_NAMES:
-            path = os.path.join(parent, name)
-            out[path] = _hook(path)
-    return out
 
 
 def compare(before: View, after: View, workspace: str | None = None) -> list[Difference]:
