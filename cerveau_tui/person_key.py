@@ -115,3 +115,39 @@ def log_header_verifies(
         return False
     body = _header_body(session_id, workspace, header.get("started"))
     return verifies(key, body, header.get("seal"))
+
+
+# -- each line of a session log -----------------------------------------------------------------
+#
+# The header says who made the log; each line says it was written by the harness for it: a line
+# appended later (a command under a backend that leaves `.cerveau/` writable, a hand edit) has no
+# valid MAC and is not read back, so nothing but what this harness wrote reaches the model on a
+# resume. Per line, not per write, so a log a crash tore keeps every whole line before the tear.
+
+#: `{"sig":"<64 hex>",` before the line's own JSON object (whose `{` it replaces).
+_MAC_PREFIX = '{"sig":"'
+_SEALED_AT = len(_MAC_PREFIX) + 64
+
+
+def _line_mac(key: bytes, session_id: str, workspace: str, raw: bytes) -> str:
+    domain = f"session-line\0{session_id}\0{workspace}\0".encode()
+    return hmac.new(key, domain + raw, hashlib.sha256).hexdigest()
+
+
+def seal_line(key: bytes | None, session_id: str, workspace: str, raw: bytes) -> bytes:
+    """`raw` (one JSON object, no newline) with its MAC as the first field; as is without a key
+    (the log is then foreign: its header is not sealed either)."""
+    if key is None or not raw.startswith(b"{") or raw == b"{}":
+        return raw
+    mac = _line_mac(key, session_id, workspace, raw)
+    return f'{_MAC_PREFIX}{mac}",'.encode() + raw[1:]
+
+
+def line_verifies(key: bytes | None, session_id: str, workspace: str, line: str) -> bool:
+    """True when `line` (as read, newline stripped or not) carries a valid MAC for this log."""
+    line = line.rstrip("\n")
+    if key is None or not line.startswith(_MAC_PREFIX) or line[_SEALED_AT : _SEALED_AT + 2] != '",':
+        return False
+    raw = ("{" + line[_SEALED_AT + 2 :]).encode("utf-8", "surrogateescape")
+    mac = _line_mac(key, session_id, workspace, raw)
+    return hmac.compare_digest(mac, line[len(_MAC_PREFIX) : _SEALED_AT])

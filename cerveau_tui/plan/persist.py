@@ -8,6 +8,10 @@ The directory is opened beneath the workspace without following links (workspace
 `.cerveau/sessions` replaced by a link to elsewhere would otherwise receive the next session's
 log, written with the person's rights. A planted link is moved aside and a fresh directory made
 (`SessionLog.moved_aside`, for the caller to show); loading refuses to read through one.
+
+Each line carries an HMAC under the person's key (`sig`, person_key.py) and the header a seal
+of the session id and the workspace: resuming reads only what this harness wrote for this person
+here, never a log a cloned repository carried nor a line something else appended.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from ..person_key import load_key, seal_log_header
+from ..person_key import line_verifies, load_key, seal_line, seal_log_header
 from ..protocol import Event, EventType
 from ..state_file import kind_of
 from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
@@ -133,12 +137,15 @@ class SessionLog:
                 f"session {session_id!r} is open in another cerveau; close it first"
             ) from None
         self._fd: int | None = fd
+        # Sealed with the person's key (person_key.py): its header and each line. A log in a
+        # cloned repository, or a line appended by anything else, is not one this harness wrote
+        # here, and resuming it would hand its history to the model.
+        self._key = load_key()
+        self._where = os.path.realpath(workspace)
         size = os.fstat(fd).st_size
         if size == 0:
-            # Sealed with the person's key (person_key.py): a log in a cloned repository is
-            # not one this harness wrote here, and resuming it would hand its history to the model.
             started = _now_iso(clock)
-            seal = seal_log_header(load_key(), session_id, Path(workspace), started)
+            seal = seal_log_header(self._key, session_id, Path(workspace), started)
             header = {"kind": "session", "v": 1, "id": session_id, "started": started}
             self._write([{**header, "seal": seal}])
         elif os.pread(fd, 1, size - 1) != b"\n":
@@ -162,7 +169,8 @@ class SessionLog:
                 line = _line(event.model_dump(mode="json"))
             # One write of the records and the line with O_APPEND: the order on disk is the order
             # in memory, and concurrent writers cannot interleave them.
-            os.write(self._fd, b"".join([*(_line(r) for r in before), line]))
+            lines = [*(_line(r) for r in before), line]
+            os.write(self._fd, b"".join(self._sealed(x) for x in lines))
             # fsync costs ~2 ms here; paying it for every event doubled the loop's overhead. The
             # write itself is in the kernel (it survives our crash); fsync guards against a power
             # loss, and is paid where losing the tail would lose a decision or a checkpoint.
@@ -191,7 +199,10 @@ class SessionLog:
 
     def _write(self, records: list[dict[str, Any]]) -> None:
         assert self._fd is not None
-        os.write(self._fd, b"".join(_line(r) for r in records))
+        os.write(self._fd, b"".join(self._sealed(_line(r)) for r in records))
+
+    def _sealed(self, line: bytes) -> bytes:
+        return seal_line(self._key, self.session_id, self._where, line[:-1]) + b"\n"
 
     def _keep(self, event: Event) -> None:
         if event.type in PLAN_EVENTS:
@@ -298,9 +309,19 @@ def open_log(workspace: Path, session_id: str) -> TextIO:
     return os.fdopen(fd, "r", encoding="utf-8", errors="replace")
 
 
-def iter_lines(f: TextIO) -> Iterator[dict[str, Any] | None]:
+def sealed_by(key: bytes | None, session_id: str, workspace: Path) -> Callable[[str], bool]:
+    """The check `iter_lines` takes to read only the lines this harness wrote for the person."""
+    where = os.path.realpath(workspace)
+    return lambda line: line_verifies(key, session_id, where, line)
+
+
+def iter_lines(
+    f: TextIO, verify: Callable[[str], bool] | None = None
+) -> Iterator[dict[str, Any] | None]:
     """Each line as a JSON object, None for a line that is not one (torn by a crash mid-write:
-    skipped and counted by the caller, never fatal). Streamed: a long log is never held whole."""
+    skipped and counted by the caller, never fatal). Streamed: a long log is never held whole.
+    With `verify`, a line it refuses (no valid seal: not written here by this harness) is None
+    too, and a sealed one comes without its `sig`."""
     while True:
         line = f.readline(MAX_LINE_CHARS)
         if not line:
@@ -314,12 +335,19 @@ def iter_lines(f: TextIO) -> Iterator[dict[str, Any] | None]:
             continue
         if not line.strip():
             continue
+        if verify is not None and not verify(line):
+            yield None
+            continue
         try:
             obj = json.loads(line)
         except ValueError:
             yield None
             continue
-        yield obj if isinstance(obj, dict) else None
+        if isinstance(obj, dict):
+            obj.pop("sig", None)
+            yield obj
+        else:
+            yield None
 
 
 def is_busy(workspace: Path, session_id: str) -> bool:

@@ -20,7 +20,14 @@ from typing import Literal, TextIO
 from pydantic import BaseModel
 
 from ..person_key import load_key, log_header_verifies
-from ..plan.persist import SessionNotFound, is_busy, iter_lines, open_log, sessions_dir
+from ..plan.persist import (
+    SessionNotFound,
+    is_busy,
+    iter_lines,
+    open_log,
+    sealed_by,
+    sessions_dir,
+)
 from ..plan.persist import list_sessions as session_ids
 from ..text_safety import visible
 from .stored import Reader, iso_mtime
@@ -75,7 +82,7 @@ def summarise(workspace: Path, session_id: str) -> SessionSummary:
         if seen is not None and seen[0] == stamp:
             summary = seen[1]
         else:
-            summary = _fold(f, session_id, st.st_mtime_ns)
+            summary = _fold(f, session_id, st.st_mtime_ns, Path(workspace) if own else None)
             with _SEEN_LOCK:
                 _SEEN[key] = (stamp, summary)
     # Live, never cached: whether a cerveau holds the log right now. A copy either way: what a
@@ -86,9 +93,13 @@ def summarise(workspace: Path, session_id: str) -> SessionSummary:
     return summary.model_copy(update=update)
 
 
-def _fold(f: TextIO, session_id: str, mtime: int) -> SessionSummary:
+def _fold(f: TextIO, session_id: str, mtime: int, own: Path | None) -> SessionSummary:
+    """`own`: the workspace of a log of the person's own, read as resuming reads it (only the
+    lines sealed for them: the turns they had, not lines appended by something else). A foreign
+    log is summarised as it claims to be, marked, and never resumed."""
     reader = Reader(session_id, full=False)
-    for obj in iter_lines(f):
+    verify = sealed_by(load_key(create=False), session_id, own) if own is not None else None
+    for obj in iter_lines(f, verify):
         reader.line(obj)
     s = reader.s
     last = s.turns[-1] if s.turns else None

@@ -150,7 +150,7 @@ def _restore(
             " a log from elsewhere?); they will be asked again"
         )
     if stored.torn:
-        warn.append(f"{stored.torn} torn line(s) in its log skipped")
+        warn.append(f"{stored.torn} torn, invalid or unsealed line(s) in its log skipped")
     passed_over = foreign_newer_than(engine.workspace, stored.id)
     if passed_over:
         warn.append(

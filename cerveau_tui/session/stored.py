@@ -15,7 +15,8 @@ journal (session/journal.py):
     cut       a turn a crash cut off, closed when the session was resumed
 
 A line that is not a JSON object (torn by a crash mid-write) is skipped and counted, never fatal;
-so is a record whose fields do not validate. A record kind this version does not know is ignored:
+so is a record whose fields do not validate, and a line without this harness's seal (each line
+carries an HMAC under the person's key: person_key.py). A record kind this version does not know is ignored:
 a newer version's log still resumes here, without what it added.
 """
 
@@ -29,7 +30,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..plan.persist import iter_lines, open_log
+from ..person_key import load_key
+from ..plan.persist import iter_lines, open_log, sealed_by
 from ..plan.state import PLAN_EVENT_TYPES
 from ..protocol import Event, EventType
 
@@ -232,8 +234,11 @@ class Reader:
 def read_session(workspace: Path, session_id: str, *, full: bool = True) -> StoredSession:
     """Raises SessionNotFound (missing, a link, unreadable) and ValueError (a bad id)."""
     reader = Reader(session_id, full=full)
+    # Only the lines this harness sealed for the person (person_key.py): one appended by anything
+    # else (a command where `.cerveau/` is writable) would reach the model as its own history.
+    sealed = sealed_by(load_key(create=False), session_id, workspace)
     with open_log(workspace, session_id) as f:
-        for obj in iter_lines(f):
+        for obj in iter_lines(f, sealed):
             reader.line(obj)
     return reader.s
 

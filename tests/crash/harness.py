@@ -25,6 +25,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,21 @@ def _env(ws: Path) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "",
         "PYTHONPYCACHEPREFIX": str(ws.parent / "pycache"),
     }
+
+
+@contextmanager
+def _as_the_person(ws: Path) -> Iterator[None]:
+    """In this process, the same person as the CLI runs (their config dir, so their key): a
+    log's lines sealed by another key are not read back, and the log is foreign."""
+    saved = os.environ.get("CERVEAU_CONFIG")
+    os.environ["CERVEAU_CONFIG"] = _env(ws)["CERVEAU_CONFIG"]
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("CERVEAU_CONFIG", None)
+        else:
+            os.environ["CERVEAU_CONFIG"] = saved
 
 
 def _argv(ws: Path, url: str, task: str, full_access: bool) -> list[str]:
@@ -183,7 +200,8 @@ def _check_resume(ws: Path, run: Run, session_id: str | None) -> None:
     told = any(m.get("content") == CUT_TURN_MESSAGE for m in requests[0]["messages"])
     if run.cut and not told:
         raise Broken(f"seed {run.seed}: the cut turn was resumed but the model was not told")
-    turns = read_session(ws, session_id).turns
+    with _as_the_person(ws):
+        turns = read_session(ws, session_id).turns
     if run.cut and turns[-2].reason != "interrupted":
         raise Broken(f"seed {run.seed}: the cut turn reads {turns[-2].reason!r}, not interrupted")
     if turns[-1].reason is None:
@@ -198,22 +216,12 @@ def _check_undo(ws: Path, run: Run, session_id: str | None) -> None:
     settings = load_settings(
         ws, flags=flags, environ={}, user_config=ws.parent / f"{ws.name}-none.toml"
     )
-    # The same person as the CLI runs (their config dir, so their key): a log sealed by another
-    # key is foreign and is never resumed.
-    saved = os.environ.get("CERVEAU_CONFIG")
-    os.environ["CERVEAU_CONFIG"] = _env(ws)["CERVEAU_CONFIG"]
-    try:
-        with ScriptedServer({"responses": []}) as srv:
-            s = build_session(settings, bus=Emitter(), provider=LlamaProvider(srv.url), resume="")
-            try:
-                result = s.engine.undo()
-            finally:
-                s.close()
-    finally:
-        if saved is None:
-            os.environ.pop("CERVEAU_CONFIG", None)
-        else:
-            os.environ["CERVEAU_CONFIG"] = saved
+    with _as_the_person(ws), ScriptedServer({"responses": []}) as srv:
+        s = build_session(settings, bus=Emitter(), provider=LlamaProvider(srv.url), resume="")
+        try:
+            result = s.engine.undo()
+        finally:
+            s.close()
     run.undo = "nothing" if result is None else ("restored" if result.restored else "refused")
     _check_files(ws, run)
     if result is not None and "a.txt" in result.restored and (ws / "a.txt").read_bytes() != OLD_A:
@@ -256,7 +264,8 @@ def crash_once(root: Path, seed: int, n_events_hint: int = 70) -> Run:
         session_id = listed[0] if listed else None
         if session_id is not None:
             # What the log kept is what resuming works from: a turn begun and never ended is cut.
-            turns = read_session(ws, session_id).turns
+            with _as_the_person(ws):
+                turns = read_session(ws, session_id).turns
             run.cut = bool(turns) and turns[-1].reason is None
         # Undo first, on the crashed session as it was left (its last turn is the cut one), then
         # the resume through the CLI: what the model is told must survive a session reopened

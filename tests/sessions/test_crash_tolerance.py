@@ -182,9 +182,12 @@ def test_a_line_longer_than_any_the_harness_writes_is_skipped_not_loaded(
     monkeypatch.setattr(persist, "MAX_LINE_CHARS", 4000)
     log = _stored_session(tmp_path)
     whole = read_session(tmp_path, log.stem)
-    with log.open("a") as f:
-        f.write('{"kind": "message", "m": {"role": "user", "content": "' + "x" * 10000 + '"}}\n')
-        f.write('{"kind": "message", "m": {"role": "user", "content": "after"}}\n')
+    # Written by the harness (sealed: a hand-appended line is not read back at all).
+    again = SessionLog(tmp_path, log.stem)
+    big = {"role": "user", "content": "x" * 10000}
+    again.append([{"kind": "message", "m": big}])
+    again.append([{"kind": "message", "m": {"role": "user", "content": "after"}}])
+    again.close()
     stored = read_session(tmp_path, log.stem)
     assert stored.torn == 1
     assert stored.history == [*whole.history, {"role": "user", "content": "after"}]

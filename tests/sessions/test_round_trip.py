@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cerveau_tui.plan.persist import SessionLog
 from cerveau_tui.session.listing import ResumeError
 from cerveau_tui.session.stored import read_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
@@ -150,8 +151,12 @@ def test_a_grant_planted_in_the_log_by_someone_else_is_not_restored(tmp_path: Pa
         "network": True,
         "mac": "0" * 64,
     }
-    with log.open("a") as f:
-        f.write(json.dumps(forged) + "\n")
+    # Through the log itself, so the line is sealed and the grant's own seal is what refuses
+    # it (a line appended by hand is not even read: tests/probes/test_records_verified.py).
+    assert log.exists()
+    again = SessionLog(tmp_path, held["id"])
+    again.append([forged])
+    again.close()
     with ScriptedServer({"responses": []}) as srv:
         s, rec = open_session(tmp_path, srv.url, resume="last")
         try:
