@@ -10,6 +10,10 @@ an `internal` error at every session. So here:
 - at open, the file must pass `quick_check`, hold no view, trigger or virtual table (this
   harness makes none; each can run arbitrary SQL when a table is read or written), and answer
   the store's own queries (`probes`); `trusted_schema` is off for whatever remains;
+- the file must carry this person's seal (an HMAC under the grant key, kept outside every
+  workspace, over its id and the folder it lives in): a cloned repository's ordinary-looking
+  `notes` reached the model as "notes from earlier sessions", prompt injection by memory; a
+  database copied from another workspace is not this one's either;
 - a file that fails any of it, or a query that is aborted or finds corruption later, is moved
   aside to `<name>.corrupt-<UTC time>` (with its journal files), said once as a warning, and a
   fresh database takes its place. A lock held by another process is not corruption: that query
@@ -23,6 +27,7 @@ import sqlite3
 import stat
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -37,6 +42,7 @@ STEP_BUDGET = 50_000
 MAX_DB_BYTES = 64 * 1024 * 1024
 
 _SIDE = ("-wal", "-shm", "-journal")
+OWNER = "cerveau_owner"  # one row: the database's id and this person's seal over it
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED} if hasattr(sqlite3, "SQLITE_BUSY") else {5, 6}
 
 
@@ -81,6 +87,7 @@ class StateDB:
         clock: Callable[[], float] = time.time,
         budget: int = STEP_BUDGET,
         fallback: str | None = None,
+        key: Callable[[], bytes | None] | None = None,
     ) -> None:
         self._dir_fd, self._name, self._shown = dir_fd, name, shown
         # Where no /proc is mounted: the path, as the stores named it before.
@@ -88,6 +95,7 @@ class StateDB:
         self._schema, self._probes = schema, list(probes)
         self._timeout, self._clock, self._budget = timeout, clock, budget
         self._steps = 0
+        self._key = key or _person_key
         self.lock = threading.Lock()
         #: What was moved aside since the owner last took them (take_set_aside).
         self.set_aside: list[SetAside] = []
@@ -124,6 +132,47 @@ class StateDB:
         conn.executescript(self._schema)
         for probe in self._probes:
             conn.execute(probe).fetchall()
+        self._own(conn)
+
+    def _own(self, conn: sqlite3.Connection) -> None:
+        """Seal a fresh database as this person's; refuse one that is not sealed so."""
+        key = self._key()
+        if key is None:
+            return  # no key can be read or made: nothing to seal with (the grants say so too)
+        from ..person_key import mac, verifies
+
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {OWNER} (id TEXT NOT NULL, mac TEXT NOT NULL)")
+        row = conn.execute(f"SELECT id, mac FROM {OWNER} LIMIT 1").fetchone()
+        if row is None:
+            if self._holds_rows(conn):
+                raise NotOurs(
+                    "it is not sealed as yours (planted by a repository, or written before "
+                    "state files were sealed)"
+                )
+            db_id = uuid.uuid4().hex
+            with conn:
+                conn.execute(
+                    f"INSERT INTO {OWNER} VALUES (?, ?)", (db_id, mac(key, self._body(db_id)))
+                )
+        elif not verifies(key, self._body(str(row[0])), row[1]):
+            raise NotOurs("its seal is not yours for this folder (copied or planted)")
+
+    def _body(self, db_id: str) -> dict[str, str]:
+        try:
+            folder = os.readlink(f"/proc/self/fd/{self._dir_fd}")
+        except OSError:
+            folder = os.path.dirname(os.path.realpath(self._fallback))
+        return {"kind": "state-db", "name": self._name, "folder": folder, "id": db_id}
+
+    @staticmethod
+    def _holds_rows(conn: sqlite3.Connection) -> bool:
+        names = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not str(r[0]).startswith("sqlite_") and r[0] != OWNER
+        ]
+        quoted = ('"' + n.replace('"', '""') + '"' for n in names)
+        return any(conn.execute(f"SELECT 1 FROM {q} LIMIT 1").fetchone() for q in quoted)
 
     def _too_big(self) -> bool:
         try:
@@ -204,6 +253,12 @@ class StateDB:
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def _person_key() -> bytes | None:
+    from ..person_key import load_key
+
+    return load_key(create=True)
 
 
 def _exists(dir_fd: int, name: str) -> bool:

@@ -92,10 +92,14 @@ def test_an_unrelated_task_in_another_stack_is_not_reminded(ws: Path) -> None:
     assert "leftpadx" not in first_request_text(requests)
 
 
-def test_the_same_lesson_twice_is_stored_once_and_counted(ws: Path) -> None:
+def test_the_same_lesson_twice_is_stored_once_and_counted(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_cli(ws, BREAKER_SESSION, "pad the names with leftpadx")
     events, _ = run_cli(ws, BREAKER_SESSION, "pad the names with leftpadx")
     assert of(events, "lessons") == []  # nothing new the second time
+    # Read as the same person the CLI ran as (the store is sealed with that person's key).
+    monkeypatch.setenv("CERVEAU_CONFIG", str(ws.parent / "no-user-config.toml"))
     store = LessonStore(ws)
     assert [(x.text, x.seen) for x in store.lessons()] == [(LESSON, 2)]
     store.close()

@@ -492,7 +492,11 @@ def test_a_query_past_its_step_budget_is_aborted_and_the_file_set_aside(tmp_path
     fd = os.open(tmp_path / ".cerveau", os.O_RDONLY | os.O_DIRECTORY)
     try:
         db = returns(
-            lambda: StateDB(fd, "memory.sqlite", ".cerveau/memory.sqlite", schema, budget=100)
+            # No seal to check (key None): this probe is about the step budget, and a planted
+            # file is refused as unsealed before any query otherwise (test_state_seal.py).
+            lambda: StateDB(
+                fd, "memory.sqlite", ".cerveau/memory.sqlite", schema, budget=100, key=lambda: None
+            )
         )
         assert db.set_aside == []  # opening fits the budget
         query = "SELECT a.x FROM t a, t b WHERE a.x * b.x = -1"  # 400 million row pairs
