@@ -196,6 +196,18 @@ def test_a_file_tool_read_of_a_home_secret_is_asked_not_silent(box: Box) -> None
 # -- the harness's own files --------------------------------------------------------------------
 
 
+def _run_in(ws: Path, env: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
+    """`cerveau run` in `ws` against a server that is not there: a refusal comes first."""
+    argv = [sys.executable, "-m", "cerveau_tui", "run", *flags, "--workspace", str(ws)]
+    return subprocess.run(
+        [*argv, "--server", "http://127.0.0.1:9", "hi"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_a_workspace_holding_the_persons_config_is_refused(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".config" / "cerveau").mkdir(parents=True)
@@ -205,24 +217,7 @@ def test_a_workspace_holding_the_persons_config_is_refused(tmp_path: Path) -> No
         "CERVEAU_CONFIG": str(home / ".config" / "cerveau" / "config.toml"),
     }
     for ws in (home, home / ".config"):
-        res = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "cerveau_tui",
-                "run",
-                "--json",
-                "--workspace",
-                str(ws),
-                "--server",
-                "http://127.0.0.1:9",
-                "hi",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        res = _run_in(ws, env, "--json")
         assert res.returncode == 2, res.stderr
         assert "refusing the workspace" in res.stderr and len(res.stderr.strip().splitlines()) == 1
         assert not (ws / ".cerveau").exists()
@@ -230,23 +225,7 @@ def test_a_workspace_holding_the_persons_config_is_refused(tmp_path: Path) -> No
 
 def test_the_persons_home_is_refused_as_a_workspace(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "CERVEAU_CONFIG": str(tmp_path / "x" / "c.toml")}
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cerveau_tui",
-            "run",
-            "--workspace",
-            str(tmp_path),
-            "--server",
-            "http://127.0.0.1:9",
-            "hi",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = _run_in(tmp_path, env)
     assert res.returncode == 2 and "home folder" in res.stderr
     assert not (tmp_path / ".cerveau").exists()
 
