@@ -4,11 +4,16 @@ The loop never writes to a terminal. It emits facts here, and every client subsc
 posts them to its UI thread, the headless runner prints them, the session log appends them, a test
 collects them. Subscribers are called synchronously on the emitting thread, in subscription order,
 with the sequence number assigned under one lock, so every subscriber sees the same order.
+
+Every event is stamped here, and only here (`ts`, seconds since the epoch, from the injected
+clock): a `cerveau run --json` line and the session log's line are the same object, and a person
+reading either had no way to tell a slow model call from a slow tool without it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,11 +26,14 @@ Subscriber = Callable[[Event], None]
 
 
 class Emitter:
-    def __init__(self, session_id: str | None = None) -> None:
+    def __init__(
+        self, session_id: str | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._seq = 0
+        self._clock = clock
         self.turn_id = ""
         self.errors: list[BaseException] = []
 
@@ -59,6 +67,7 @@ class Emitter:
                 session_id=self.session_id,
                 turn_id=self.turn_id if turn_id is None else turn_id,
                 seq=self._seq,
+                ts=float(self._clock()),
                 payload=data,
             )
             subscribers = list(self._subscribers)

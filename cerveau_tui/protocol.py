@@ -1,7 +1,7 @@
 """Events that cross the bus, and the payloads that travel in them.
 
 Every client (the TUI, the headless runner, a test) sees a session only through these. An event
-is `type`, `session_id`, `turn_id`, `seq` and a `payload`; the payload models below document and
+is `type`, `session_id`, `turn_id`, `seq`, `ts` and a `payload`; the payload models below document and
 validate the shapes the loop emits, and `payload` itself stays a plain dict on the wire so that a
 JSON line printed by `cerveau run --json` is exactly the event a widget received.
 """
@@ -62,6 +62,10 @@ class Event(BaseModel):
     session_id: str
     turn_id: str = ""
     seq: int
+    #: When the bus stamped it: seconds since the epoch (bus.Emitter's clock). None only for an
+    #: event not from a bus (a log written before events carried it, a report's rebuilt record):
+    #: an unknown time is said as unknown, never invented as "now" or 0.
+    ts: float | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
