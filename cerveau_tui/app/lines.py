@@ -17,6 +17,7 @@ from ..protocol import (
     ReminderPayload,
     TurnEnded,
 )
+from ..workspace.undo import describe_undo
 
 _WARNINGS = {"drift", "touched_protected", "escalation", "parked", "rollback"}
 
@@ -96,12 +97,13 @@ def describe(event_type: str, p: dict[str, Any]) -> Line | None:
         level = {"passed": "success", "failed": "error"}.get(state, "warning")
         return f"verification: {state}" + (f" (unmet: {unmet})" if unmet else ""), level
     if event_type == EventType.UNDO:
-        restored = ", ".join(p.get("restored") or []) or "nothing"
-        lost = p.get("not_restorable") or []
-        extra = (
-            f"; NOT restorable (changed by a command or outside): {', '.join(lost)}" if lost else ""
+        lost = [str(x) for x in p.get("not_restorable") or []]
+        text = describe_undo(
+            [str(x) for x in p.get("restored") or []],
+            [str(x) for x in p.get("removed") or []],
+            lost,
         )
-        return f"undo: restored {restored}{extra}", "warning" if lost else "info"
+        return text, "warning" if lost else "info"
     if event_type == EventType.DELEGATED:
         if p.get("state") == "started":
             return f"explore: {p.get('task', '')}", "info"

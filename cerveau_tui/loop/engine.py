@@ -277,12 +277,16 @@ class Engine:
             {
                 "turn_id": result.turn_id,
                 "restored": result.restored,
+                "removed": result.removed,
                 "not_restorable": result.not_restorable,
             },
         )
         text = "The person undid your last turn's file changes"
-        if result.restored:
-            text += ": " + ", ".join(result.restored[:20]) + " are back as they were"
+        back = [p for p in result.restored if p not in result.removed]
+        if back:
+            text += ": " + ", ".join(back[:20]) + " are back as they were"
+        if result.removed:
+            text += ". Deleted (they did not exist before): " + ", ".join(result.removed[:20])
         if result.not_restorable:
             text += ". Changed by a command and NOT restored: " + ", ".join(
                 result.not_restorable[:20]

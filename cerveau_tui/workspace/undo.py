@@ -30,10 +30,27 @@ class TurnChanges:
 @dataclass
 class UndoResult:
     turn_id: str
-    restored: list[str]
+    restored: list[str]  # every path put back as it was before the turn, removals included
     not_restorable: list[str]  # changed by a command this turn, not by a file tool
     conflicts: list[str] = field(default_factory=list)
     guarded: str = ""  # what the git guard undid of this undo, when it undid anything
+    removed: list[str] = field(default_factory=list)  # of `restored`: absent before, so deleted
+
+
+def describe_undo(restored: list[str], removed: list[str], not_restorable: list[str]) -> str:
+    """The person's line for an undo. A file the turn created is deleted by undoing it, and
+    "undo: restored hello.py" for that sent the person looking for a hello.py that was gone."""
+    gone = set(removed)
+    back = [p for p in restored if p not in gone]
+    deleted = [p for p in restored if p in gone]
+    parts = [f"restored {', '.join(back)}"] if back else []
+    if deleted:
+        it = "it did not" if len(deleted) == 1 else "they did not"
+        parts.append(f"removed {', '.join(deleted)} ({it} exist before)")
+    text = "undo: " + ("; ".join(parts) or "nothing was put back")
+    if not_restorable:
+        text += f"; NOT restorable (changed by a command or outside): {', '.join(not_restorable)}"
+    return text
 
 
 class UndoLog:
@@ -154,6 +171,7 @@ class UndoLog:
             sorted(covered),
             sorted({*others, *tc.outside, *refused}),
             guarded=verdict.note(self.store.workspace, "this undo") if verdict else "",
+            removed=sorted(p for p in covered if tc.before.get(p) is None),
         )
 
 

@@ -1,0 +1,67 @@
+"""What an undo tells the person and the model: a file the turn created is removed, not
+"restored" (issue 21)."""
+
+from __future__ import annotations
+
+from cerveau_tui.app.lines import describe
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.session import build_session
+from cerveau_tui.testing.scripted_server import ScriptedServer
+from cerveau_tui.workspace.undo import describe_undo
+
+
+def session_for(tmp_path, script):
+    srv = ScriptedServer(script).start()
+    settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "none.toml")
+    bus = Emitter()
+    rec = Recorder(bus)
+    return srv, build_session(settings, bus=bus, provider=LlamaProvider(srv.url)), rec
+
+
+def _undo_after(tmp_path, calls):
+    script = {"responses": [{"tool_calls": calls}, {"content": "done"}]}
+    srv, s, rec = session_for(tmp_path, script)
+    try:
+        s.engine.run("change things")
+        s.engine.undo()
+    finally:
+        s.close()
+        srv.stop()
+    return rec.of("undo")[0].payload, s.engine.history[-1]["content"]
+
+
+def test_undoing_a_created_file_says_removed_not_restored(tmp_path):
+    payload, told = _undo_after(
+        tmp_path, [{"name": "write_file", "arguments": {"path": "hello.py", "content": "x=1\n"}}]
+    )
+    assert not (tmp_path / "hello.py").exists()  # the host's view: it is gone
+    line, _ = describe("undo", payload)
+    assert line == "undo: removed hello.py (it did not exist before)"
+    assert "back as they were" not in told and "hello.py" in told
+
+
+def test_undoing_an_edit_and_a_creation_names_each_for_what_happened(tmp_path):
+    (tmp_path / "a.txt").write_text("original\n")
+    payload, _ = _undo_after(
+        tmp_path,
+        [
+            {"name": "edit_file", "arguments": {"path": "a.txt", "old": "original", "new": "c"}},
+            {"name": "write_file", "arguments": {"path": "new.txt", "content": "n"}},
+        ],
+    )
+    assert (tmp_path / "a.txt").read_text() == "original\n"
+    assert payload["removed"] == ["new.txt"]
+    line, _ = describe("undo", payload)
+    assert line == "undo: restored a.txt; removed new.txt (it did not exist before)"
+
+
+def test_a_log_written_before_removed_existed_still_reads_as_restored():
+    line = describe("undo", {"restored": ["a.txt"], "not_restorable": []})
+    assert line == ("undo: restored a.txt", "info")
+
+
+def test_what_a_command_changed_is_still_named_not_restorable():
+    text = describe_undo([], [], ["made_by_shell.txt"])
+    assert "NOT restorable" in text and "made_by_shell.txt" in text
