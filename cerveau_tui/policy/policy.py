@@ -26,9 +26,13 @@ from pathlib import Path
 from ..config import ApprovalPolicy, RuleConfig, SandboxMode
 from ..sandbox.base import Grant
 from ..tools.base import Declared
-from .commands import absent_paths, command_prefix, denial_kinds, denied_paths, is_known_safe
+from .commands import is_known_safe
 from .glob import glob_match
-from .paths import Boundary, display, hidden_writes, own_paths, own_refusal, realpath, room_for
+from .grants import GrantBook
+from .paths import Boundary, display, own_paths, own_refusal, realpath, room_for
+from .rerun import rerun_verdict
+from .rules_store import LastingRules
+from .scopes import command_choices, folder_choice
 from .verdict import Verdict
 
 # Tools that only read, executed by the app itself: `untrusted` runs them without asking.
@@ -42,6 +46,7 @@ class _Crossing:
     room: Path | None = None  # what must become writable for this to succeed
     network: bool = False
     sandboxable: bool = True  # a command would run inside the sandbox without the room
+    outside: bool = False  # a write that crosses only by being outside the workspace
 
 
 class Policy:
@@ -55,6 +60,7 @@ class Policy:
         enforced: bool,
         protected_extra: list[str] | None = None,
         deny_read: list[Path] | None = None,
+        lasting: LastingRules | None = None,
     ) -> None:
         self.boundary = Boundary(workspace, list(protected_extra or []))
         # Absolute, realpath'd (config.deny_read_paths); not applied in full-access, where
@@ -67,12 +73,13 @@ class Policy:
         self.network_grant = network_grant
         self.enforced = enforced
         self.own_paths = own_paths()  # never written by the file tools (paths.own_paths)
-        self._session: dict[str, str] = {}  # scope_key -> scope, in grant order
-        self._session_room: dict[str, Grant] = {}  # scope_key -> the room that grant gave
+        # Session grants and the lasting rules kept outside the workspace (grants.py).
+        self.grants = GrantBook(lasting)
 
     # -- the question -------------------------------------------------------------------------
     def evaluate(self, tool: str, declared: Declared) -> Verdict:
         is_cmd = tool in COMMAND_TOOLS or declared.command is not None
+        command = (declared.command or "") if is_cmd else None
         writes = self._paths(declared.writes, drop_root=is_cmd)
         reads = self._paths(declared.reads, drop_root=True)
 
@@ -82,6 +89,9 @@ class Policy:
             return Verdict(
                 "deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it"
             )
+        never = self.grants.denied(command, self._file_key(tool, writes, reads), writes)
+        if never is not None:
+            return Verdict("deny", f"you set this to never in this workspace ({never})")
         if not is_cmd and self.mode != "full-access":
             refusal = self._app_refusal(reads, writes)
             if refusal:
@@ -104,17 +114,13 @@ class Policy:
             ),
             network=network_on and is_cmd,
         )
-        if is_cmd:
-            # A session grant is room, not only "do not ask": the rerun the person approved for
-            # `make` with /opt writable gives every later `make` that room too.
-            given = self._session_room.get(f"command:{command_prefix(declared.command or '')}")
-            if given is not None:
-                base = Grant(
-                    extra_writable=tuple(
-                        dict.fromkeys([*base.extra_writable, *given.extra_writable])
-                    ),
-                    network=base.network or given.network,
-                )
+        if command is not None:
+            # A grant is room, not only "do not ask" (grants.py: command_room).
+            given = self.grants.command_room(command)
+            base = Grant(
+                extra_writable=tuple(dict.fromkeys([*base.extra_writable, *given.extra_writable])),
+                network=base.network or given.network,
+            )
         all_items = crossings + asks
         if (
             not all_items
@@ -130,16 +136,26 @@ class Policy:
         if not all_items:
             return Verdict("allow", "inside the boundary", grant=base)
 
-        scope, key = self._scope(tool, declared, is_cmd, writes, crossings, asks, reads)
         room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
         grant = Grant(
             extra_writable=room, network=base.network or any(c.network for c in all_items)
         )
+        need = Grant(
+            extra_writable=tuple(dict.fromkeys(c.room for c in all_items if c.room)),
+            network=any(c.network for c in all_items),
+        )
+        scope, key, choices = self._scope(tool, command, writes, reads, crossings, asks, need)
         reason = "; ".join(c.reason for c in all_items)
-        if key in self._session:
-            return Verdict(
-                "allow", f"{reason} — approved for this session ({scope})", grant, scope, key, True
-            )
+        if command is not None:
+            held = self.grants.covers_command(command, need)
+        else:
+            only_outside = all(c.outside for c in all_items)
+            held = self.grants.covers_file(key, writes if only_outside else None)
+        if held is not None:
+            by = self.grants.label(held)
+            v = Verdict("allow", f"{reason} — {by}", grant, scope, key, True)
+            v.granted_by, v.choices = by, choices
+            return v
         if self.approval == "never":
             return Verdict(
                 "deny", f"{reason} — approval policy `never` denies crossings", None, scope, key
@@ -159,72 +175,37 @@ class Policy:
                 scope,
                 key,
             )
-        return Verdict("ask", reason, grant, scope, key)
+        v = Verdict("ask", reason, grant, scope, key)
+        v.choices = choices
+        return v
 
     def after_failure(
         self, tool: str, declared: Declared, exit_code: int | None, output: str
     ) -> Verdict | None:
-        """A command that failed inside the sandbox with a denial-looking error gets an ask to
-        rerun with more room (the paths it was refused, or the network): under `on-failure` that
-        is the policy itself; under `on-request` and `untrusted` a refusal the person could grant
-        would otherwise be a silent failure the model cannot fix. Never under `never`. None when
-        there is nothing to offer."""
-        if self.approval == "never" or not self.enforced or self.mode == "full-access":
-            return None
-        if not (tool in COMMAND_TOOLS or declared.command is not None) or exit_code in (0, None):
-            return None
-        kinds = denial_kinds(output)
-        hidden = hidden_writes(absent_paths(output), self.boundary)
-        if hidden:
-            kinds.add("write")
-        if not kinds:
-            return None
-        room: list[Path] = []
-        reasons: list[str] = []
-        if "write" in kinds:
-            named = [realpath(p, self.workspace) for p in denied_paths(output)]
-            named += [p for p in hidden if p not in named]
-            named += [p for p in self._paths(declared.writes, drop_root=True) if p not in named]
-            if self.mode == "read-only":
-                named.append(self.workspace)
-            for p in named:
-                r = self._needs_room(p)
-                if r is not None and r not in room:
-                    room.append(r)
-            if room:
-                reasons.append("it was refused writes to " + ", ".join(display(r) for r in room))
-        network = "network" in kinds and not self.network_grant()
-        if network:
-            reasons.append("it looks like it needed the network")
-        if not reasons:
-            return None
-        command = declared.command or ""
-        prefix = command_prefix(command)
-        return Verdict(
-            "ask",
-            f"failed inside the sandbox (exit {exit_code}); rerun with more room? {'; '.join(reasons)}",
-            Grant(extra_writable=tuple(room), network=network or bool(self.network_grant())),
-            f"commands starting with `{prefix}`",
-            f"command:{prefix}",
-        )
+        """An ask to rerun a refused command with more room (rerun.py); None: nothing to offer."""
+        return rerun_verdict(self, tool, declared, exit_code, output)
 
-    # -- session grants ----------------------------------------------------------------------
+    # -- session grants and lasting rules ------------------------------------------------------
     def grant_session(self, verdict: Verdict) -> None:
         if verdict.scope_key:
-            self._session[verdict.scope_key] = verdict.scope or verdict.scope_key
-            if verdict.grant is not None:
-                self._session_room[verdict.scope_key] = verdict.grant
+            self.grants.grant(verdict.scope_key, verdict.scope, verdict.grant)
+
+    def keep_rule(self, verdict: Verdict, decision: str) -> bool:
+        """ "Always in this workspace" (decision "allow") or "never" ("deny") for this verdict's
+        scope, kept outside the workspace; False when there is no store (the session asks on)."""
+        if not verdict.scope_key:
+            return False
+        return self.grants.keep(verdict.scope_key, verdict.scope, decision, verdict.grant)
 
     def session_grants(self) -> list[str]:
-        return list(self._session)
+        return [k for k, _ in self.grants.session_scopes()]
 
     def session_scopes(self) -> list[tuple[str, str]]:
         """(scope_key, scope spelled out) pairs, for the palette's list."""
-        return list(self._session.items())
+        return self.grants.session_scopes()
 
     def revoke(self, scope_key: str) -> bool:
-        self._session_room.pop(scope_key, None)
-        return self._session.pop(scope_key, None) is not None
+        return self.grants.revoke(scope_key)
 
     # -- parts --------------------------------------------------------------------------------
     def _paths(self, paths: list[Path], *, drop_root: bool) -> list[Path]:
@@ -280,7 +261,11 @@ class Policy:
                     _Crossing(f"writes {shown} (sandbox mode is read-only)", self._needs_room(p))
                 )
             elif where == "outside":
-                out.append(_Crossing(f"writes {shown}, outside the workspace", self._needs_room(p)))
+                out.append(
+                    _Crossing(
+                        f"writes {shown}, outside the workspace", self._needs_room(p), outside=True
+                    )
+                )
             elif where == "protected":
                 out.append(
                     _Crossing(
@@ -356,17 +341,32 @@ class Policy:
     def _scope(
         self,
         tool: str,
-        declared: Declared,
-        is_cmd: bool,
+        command: str | None,
         writes: list[Path],
+        reads: list[Path],
         crossings: list[_Crossing],
         asks: list[_Crossing],
-        reads: list[Path],
+        need: Grant,
+    ) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        """(scope, key, every choice narrowest first): what "approve for session" covers."""
+        if command is not None:
+            options = command_choices(command, need, self.boundary.show)
+            return options[-1].label, options[-1].key, tuple((o.key, o.label) for o in options)
+        scope, key = self._file_scope(tool, writes, reads, bool(asks and not crossings))
+        choices = [(key, scope)]
+        outside = [p for p in writes if self.boundary.where(p) == "outside"]
+        folder = folder_choice(outside, self.workspace, self.boundary.show)
+        if folder is not None and len(outside) == len(writes) and all(c.outside for c in crossings):
+            choices.append((folder.key, folder.label))
+        return scope, key, tuple(choices)
+
+    def _file_key(self, tool: str, writes: list[Path], reads: list[Path]) -> str:
+        return self._file_scope(tool, writes, reads, False)[1]
+
+    def _file_scope(
+        self, tool: str, writes: list[Path], reads: list[Path], rule_only: bool
     ) -> tuple[str, str]:
-        if is_cmd:
-            prefix = command_prefix(declared.command or "")
-            return f"commands starting with `{prefix}`", f"command:{prefix}"
-        if asks and not crossings:
+        if rule_only:
             patterns = sorted(
                 {
                     r.pattern

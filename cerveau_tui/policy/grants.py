@@ -1,0 +1,96 @@
+"""The person's answers given in advance: session grants and lasting rules, asked as one book.
+
+Deny before allow: a "never" rule is looked at before anything else in the policy, a session
+grant or an "always" rule only answers an ask. Both kinds are matched structurally (scopes.py):
+a grant covers exactly what its scope says, with the room it gave.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..sandbox.base import Grant
+from .rules_store import LastingRules
+from .scopes import command_covered, command_denied, folder_covers, parts
+
+
+class GrantBook:
+    def __init__(self, lasting: LastingRules | None = None) -> None:
+        self.lasting = lasting
+        self._session: dict[str, str] = {}  # scope_key -> scope, in grant order
+        self._room: dict[str, Grant] = {}  # scope_key -> the room that grant gave
+
+    # -- giving and taking back ---------------------------------------------------------------
+    def grant(self, key: str, scope: str, room: Grant | None) -> None:
+        self._session[key] = scope or key
+        self._room[key] = room or Grant()
+
+    def keep(self, key: str, scope: str, decision: str, room: Grant | None) -> bool:
+        """A lasting rule for this workspace ("allow" or "deny"); False without a store."""
+        if self.lasting is None:
+            return False
+        return self.lasting.add(key, scope, "allow" if decision == "allow" else "deny", room)
+
+    def session_scopes(self) -> list[tuple[str, str]]:
+        return list(self._session.items())
+
+    def revoke(self, key: str) -> bool:
+        self._room.pop(key, None)
+        return self._session.pop(key, None) is not None
+
+    # -- asking -------------------------------------------------------------------------------
+    def _held(self) -> dict[str, Grant]:
+        held = dict(self.lasting.allows()) if self.lasting is not None else {}
+        held.update(self._room)
+        return held
+
+    def label(self, key: str) -> str:
+        if key in self._session:
+            return f"approved for this session ({self._session[key]})"
+        shown = self.lasting.label(key) if self.lasting is not None else key
+        return f"always allowed in this workspace ({shown})"
+
+    def denied(self, command: str | None, key: str, writes: list[Path]) -> str | None:
+        """The "never" rule this call falls under, spelled out; None when there is none."""
+        if self.lasting is None:
+            return None
+        denies = self.lasting.denies()
+        if command is not None:
+            hit = command_denied(command, denies)
+        else:
+            hit = next(
+                (k for k in denies if k == key or (writes and folder_covers(k, writes))), None
+            )
+        return self.lasting.label(hit) if hit is not None else None
+
+    def command_room(self, command: str) -> Grant:
+        """The room every held grant that covers this whole command gave it: the rerun the person
+        approved for `make` with /opt writable gives every later `make` that room too."""
+        extra: list[Path] = []
+        network = False
+        for k, g in self._held().items():
+            if command_covered(command, {k: g}, Grant()) is not None:
+                extra += [p for p in g.extra_writable if p not in extra]
+                network = network or g.network
+        return Grant(extra_writable=tuple(extra), network=network)
+
+    def covers_command(self, command: str, need: Grant) -> str | None:
+        return command_covered(command, self._held(), need)
+
+    def covers_file(self, key: str, outside_writes: list[Path] | None) -> str | None:
+        """A file tool's call: the exact scope held, or (for writes that only cross by being
+        outside the workspace) a folder scope holding them all."""
+        held = self._held()
+        if key in held:
+            return key
+        if outside_writes:
+            return next(
+                (
+                    k
+                    for k in held
+                    if any(a.startswith("dir:") for a in parts(k))
+                    and folder_covers(k, outside_writes)
+                ),
+                None,
+            )
+        return None

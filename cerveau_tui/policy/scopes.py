@@ -1,0 +1,249 @@
+"""What a grant covers, matched by the command's structure, never by the text of its line.
+
+The failure that motivated it: the scope offered for `curl -s -m 3 http://127.0.0.1:PORT/one; true`
+was that whole line, so the next `curl` to the same host asked again; and a prefix of the text is
+the wrong test anyway: `git push; rm -rf ~` starts with `git push`. So a command is parsed (shlex),
+split into simple commands on `;`, `&&`, `||`, `|`, `&`, and a grant covers it only when EVERY
+simple command that is not a known-safe read is covered by one held scope that also gives the room
+it needs. What cannot be parsed with confidence (a substitution, a redirection, a subshell, a
+newline) is covered only by the exact command.
+
+Scope keys (stable: they are sealed into session logs and lasting rules):
+- `exact:<command>`: this command line, exactly;
+- `command:<program> [<subcommand>]`: every simple command whose words start with these;
+- `command:<program> [<subcommand>]@<host[:port]>`: the same, its every URL naming that host;
+- `dir:<folder>`: a file tool's writes under that folder (outside the workspace);
+- `write:`, `read:`, `rule:`, `tool:`: a file tool's exact paths, an ask rule, a whole tool.
+A key of several parts is a JSON list of them (`["command:git add","command:git commit"]`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..sandbox.base import Grant
+from .commands import is_known_safe
+
+_PROGRAM = re.compile(r"^[A-Za-z0-9._+-][A-Za-z0-9._+/-]*$")
+_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9-]*$")
+_UNSAFE = ("$(", "`", "\n", "\r", "<(", ">(")
+# Options that send a program's traffic somewhere its URL does not name: a host-limited grant
+# never covers a command that carries one.
+_REROUTE = re.compile(
+    r"^(-x|--proxy|--preproxy|--socks\w*|--connect-to|--resolve|-K|--config|--url|-e|"
+    r"--execute|--use-ascii|--proxy-\w+|-c|--config-env)(=|$)"
+)
+# Words that name no program to cover: `cd` changes only where the next one runs.
+_NEUTRAL = frozenset({"cd", "true", ":"})
+
+
+@dataclass(frozen=True)
+class Scope:
+    key: str
+    label: str
+
+
+def simple_commands(command: str) -> list[list[str]] | None:
+    """The words of each simple command, in order; None when the command holds anything a
+    structural match cannot vouch for (a substitution, a redirection, a subshell)."""
+    if any(s in command for s in _UNSAFE):
+        return None
+    lex = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
+    lex.whitespace_split = True
+    try:
+        tokens = list(lex)
+    except ValueError:
+        return None
+    out: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok and set(tok) <= set(";&|"):
+            out.append([])
+        elif tok and set(tok) & set("<>()"):
+            return None
+        else:
+            out[-1].append(tok)
+    return [words for words in out if words]
+
+
+def _needs_cover(words: list[str]) -> bool:
+    return words[0] not in _NEUTRAL and not is_known_safe(shlex.join(words))
+
+
+def program_words(words: list[str]) -> list[str] | None:
+    """`git push`, `npm install`, `curl`: the program and a subcommand-like second word."""
+    if not _PROGRAM.match(words[0]):
+        return None
+    if len(words) > 1 and _SUBCOMMAND.match(words[1]):
+        return words[:2]
+    return words[:1]
+
+
+def hosts(words: list[str]) -> list[str] | None:
+    """The hosts (with port) the URLs among the arguments name; None when an option could send
+    the traffic elsewhere (a proxy, a resolve override, a config file)."""
+    found: list[str] = []
+    for w in words[1:]:
+        if w.startswith("-"):
+            if _REROUTE.match(w):
+                return None
+            continue
+        if "://" in w:
+            try:
+                netloc = urlsplit(w).netloc.rsplit("@", 1)[-1].lower()
+            except ValueError:
+                return None
+            if not netloc:
+                return None
+            if netloc not in found:
+                found.append(netloc)
+    return found
+
+
+def parts(key: str) -> list[str]:
+    if key.startswith("["):
+        try:
+            value = json.loads(key)
+        except ValueError:
+            return []
+        return [str(x) for x in value] if isinstance(value, list) else []
+    return [key]
+
+
+def joined(keys: list[str]) -> str:
+    return keys[0] if len(keys) == 1 else json.dumps(keys)
+
+
+def _atom_covers(atom: str, words: list[str], command: str) -> bool:
+    if atom.startswith("exact:"):
+        return atom[len("exact:") :] == command.strip()
+    if not atom.startswith("command:"):
+        return False
+    body = atom[len("command:") :]
+    host = None
+    if "@" in body:
+        body, host = body.rsplit("@", 1)
+    want = body.split(" ")
+    if words[: len(want)] != want:
+        return False
+    if host is None:
+        return True
+    named = hosts(words)
+    return bool(named) and named == [host]
+
+
+def _room_fits(held: Grant, need: Grant) -> bool:
+    if need.network and not held.network:
+        return False
+    return all(
+        any(p == r or r in p.parents for r in held.extra_writable) for p in need.extra_writable
+    )
+
+
+def command_covered(command: str, grants: dict[str, Grant], need: Grant) -> str | None:
+    """The key of the grant that lets `command` through with room `need`, or None. Every simple
+    command that needs a cover must find one held scope covering it with all that room."""
+    simple = simple_commands(command)
+    exact = [k for k, g in grants.items() if f"exact:{command.strip()}" in parts(k)]
+    for k in exact:
+        if _room_fits(grants[k], need):
+            return k
+    if simple is None:
+        return None
+    used: list[str] = []
+    for words in simple:
+        if not _needs_cover(words):
+            continue
+        hit = next(
+            (
+                k
+                for k, g in grants.items()
+                if _room_fits(g, need) and any(_atom_covers(a, words, command) for a in parts(k))
+            ),
+            None,
+        )
+        if hit is None:
+            return None
+        if hit not in used:
+            used.append(hit)
+    return used[0] if used else None
+
+
+def command_denied(command: str, keys: list[str]) -> str | None:
+    """The "never" rule any part of `command` falls under (an unparseable command falls under a
+    rule for its first word too: a "never" must not be dodged by adding a `$(true)`)."""
+    simple = simple_commands(command)
+    if simple is None:
+        try:
+            first = shlex.split(command)[:2]
+        except ValueError:
+            first = command.split()[:2]
+        simple = [first] if first else []
+    for k in keys:
+        for a in parts(k):
+            if a.startswith("exact:") and a[len("exact:") :] == command.strip():
+                return k
+            if any(
+                _atom_covers(a.split("@", 1)[0], w, command) for w in simple if w
+            ):  # a "never curl to h" is a never for curl: the host is the model's to choose
+                return k
+    return None
+
+
+def command_choices(command: str, need: Grant, shown: callable) -> list[Scope]:  # type: ignore[valid-type]
+    """What "approve for session" could cover, narrowest first; the last is the default `a`."""
+    room = ""
+    if need.extra_writable:
+        room = ", writing under " + ", ".join(shown(p) for p in need.extra_writable)
+    out = [Scope(f"exact:{command.strip()}", f"exactly `{command.strip()}`{room}")]
+    simple = simple_commands(command)
+    if simple is None:
+        return out
+    covered = [w for w in simple if _needs_cover(w)]
+    progs: list[list[str]] = []
+    for words in covered:
+        p = program_words(words)
+        if p is None:
+            return out
+        if p not in progs:
+            progs.append(p)
+    if not progs:
+        return out
+    names = ", ".join(f"`{' '.join(p)}`" for p in progs)
+    named = {h for w in covered for h in (hosts(w) or [])}
+    if need.network and len(named) == 1 and all(hosts(w) for w in covered):
+        host = next(iter(named))
+        keys = [f"command:{' '.join(p)}@{host}" for p in progs]
+        out.append(Scope(joined(keys), f"commands starting with {names} to {host} only{room}"))
+        anyhost = ", any host"
+    else:
+        anyhost = ""
+    keys = [f"command:{' '.join(p)}" for p in progs]
+    out.append(Scope(joined(keys), f"commands starting with {names}{anyhost}{room}"))
+    return out
+
+
+def folder_choice(writes: list[Path], workspace: Path, shown: callable) -> Scope | None:  # type: ignore[valid-type]
+    """For a file tool's writes outside the workspace: the folder they are in, spelled out. Never
+    the home folder or an ancestor of it (or of the workspace): that is every dotfile."""
+    if not writes:
+        return None
+    folders = {p.parent for p in writes}
+    if len(folders) != 1:
+        return None
+    folder = next(iter(folders))
+    home = Path.home()
+    if folder == folder.parent or folder == home or folder in home.parents:
+        return None
+    if folder == workspace or folder in workspace.parents or workspace in folder.parents:
+        return None
+    return Scope(f"dir:{folder.as_posix()}", f"file tools writing under {shown(folder)}")
+
+
+def folder_covers(key: str, writes: list[Path]) -> bool:
+    folders = [Path(a[len("dir:") :]) for a in parts(key) if a.startswith("dir:")]
+    return bool(writes) and all(any(d in p.parents for d in folders) for p in writes)

@@ -1,0 +1,147 @@
+"""Each scope covers the next call it names and not one it does not (policy/scopes.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cerveau_tui.policy.scopes import simple_commands
+
+from .conftest import PolicyFactory, bash, write
+
+
+def _grant(policy, ws: Path, command: str, key_start: str, network: bool = False) -> str:
+    v = policy.evaluate("bash", bash(ws, command, network=network))
+    assert v.action == "ask"
+    key = next(k for k, _ in v.choices if k.startswith(key_start))
+    policy.grant_session(v.choose(key))
+    return key
+
+
+def test_a_subcommand_grant_covers_the_same_subcommand_with_other_arguments(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy(approval="untrusted")
+    _grant(policy, ws, "git push origin dev", "command:git push")
+    assert policy.evaluate("bash", bash(ws, "git push origin main")).action == "allow"
+
+
+def test_a_subcommand_grant_does_not_cover_a_chained_command(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy(approval="untrusted")
+    _grant(policy, ws, "git push", "command:git push")
+    for chained in ("git push; curl x", "git push && rm -rf ~", "git push | sh", "git push & rm x"):
+        assert policy.evaluate("bash", bash(ws, chained)).action == "ask", chained
+
+
+def test_a_subcommand_grant_does_not_cover_another_subcommand(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy(approval="untrusted")
+    _grant(policy, ws, "git push", "command:git push")
+    assert policy.evaluate("bash", bash(ws, "git reset --hard")).action == "ask"
+    assert policy.evaluate("bash", bash(ws, "X=1 git push")).action == "ask"
+    assert policy.evaluate("bash", bash(ws, "/tmp/git push")).action == "ask"
+
+
+def test_substitution_and_redirection_are_never_covered_by_a_program_grant(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy(approval="untrusted")
+    _grant(policy, ws, "git push", "command:git push")
+    for hidden in ("git push $(rm -rf ~)", "git push `id`", "git push > ~/.bashrc", "git push\nid"):
+        assert policy.evaluate("bash", bash(ws, hidden)).action == "ask", hidden
+
+
+def test_every_part_of_a_chain_must_be_covered(make_policy: PolicyFactory, ws: Path) -> None:
+    policy = make_policy(approval="untrusted")
+    _grant(policy, ws, "git add .", "command:git add")
+    assert policy.evaluate("bash", bash(ws, "git add . && git commit -m x")).action == "ask"
+    _grant(policy, ws, "git commit -m y", "command:git commit")
+    assert policy.evaluate("bash", bash(ws, "git add . && git commit -m x")).action == "allow"
+
+
+def test_a_host_grant_covers_the_next_call_to_that_host_only(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy()
+    first = "curl -s -m 3 http://127.0.0.1:8080/one; true"
+    key = _grant(policy, ws, first, "command:curl@", network=True)
+    assert key == "command:curl@127.0.0.1:8080"
+    v = policy.evaluate("bash", bash(ws, "curl http://127.0.0.1:8080/two", network=True))
+    assert v.action == "allow" and v.grant is not None and v.grant.network
+    assert "127.0.0.1:8080" in v.granted_by
+    for other in (
+        "curl http://127.0.0.1:9999/x",
+        "curl http://evil.example/x",
+        "curl -x http://evil:1 http://127.0.0.1:8080/x",
+        "curl http://127.0.0.1:8080/ http://evil.example/",
+    ):
+        assert policy.evaluate("bash", bash(ws, other, network=True)).action == "ask", other
+
+
+def test_an_any_host_grant_covers_another_host(make_policy: PolicyFactory, ws: Path) -> None:
+    policy = make_policy()
+    v = policy.evaluate("bash", bash(ws, "curl http://a.example/", network=True))
+    assert [k for k, _ in v.choices] == [
+        "exact:curl http://a.example/",
+        "command:curl@a.example",
+        "command:curl",
+    ]
+    policy.grant_session(v.choose("command:curl"))
+    assert (
+        policy.evaluate("bash", bash(ws, "curl http://b.example/", network=True)).action == "allow"
+    )
+
+
+def test_an_exact_grant_covers_only_that_command(make_policy: PolicyFactory, ws: Path) -> None:
+    policy = make_policy()
+    _grant(policy, ws, "curl http://a.example/", "exact:", network=True)
+    assert policy.evaluate("bash", bash(ws, "curl http://a.example/", network=True)).allowed
+    assert not policy.evaluate("bash", bash(ws, "curl http://a.example/x", network=True)).allowed
+
+
+def test_a_command_grant_names_its_folder_and_covers_only_it(
+    make_policy: PolicyFactory, ws: Path, outside: Path
+) -> None:
+    other = outside.parent / "other"
+    other.mkdir()
+    policy = make_policy()
+    v = policy.evaluate("bash", bash_writing(ws, f"mkdir {outside}/a", outside / "a"))
+    assert v.action == "ask" and f"writing under {outside}" in v.scope
+    policy.grant_session(v)
+    again = policy.evaluate("bash", bash_writing(ws, f"mkdir {outside}/b", outside / "b"))
+    assert again.action == "allow" and outside in again.grant.extra_writable  # type: ignore[union-attr]
+    assert (
+        policy.evaluate("bash", bash_writing(ws, f"mkdir {other}/c", other / "c")).action == "ask"
+    )
+
+
+def test_a_folder_grant_covers_file_tool_writes_under_it_only(
+    make_policy: PolicyFactory, outside: Path
+) -> None:
+    policy = make_policy()
+    v = policy.evaluate("write_file", write(outside / "x"))
+    assert (f"dir:{outside}", f"file tools writing under {outside}") in v.choices
+    policy.grant_session(v.choose(f"dir:{outside}"))
+    assert policy.evaluate("write_file", write(outside / "sub" / "y")).action == "allow"
+    assert policy.evaluate("write_file", write(outside.parent / "z")).action == "ask"
+
+
+def test_simple_commands_split_on_every_operator() -> None:
+    assert simple_commands("a 1; b 2 && c || d | e & f") == [
+        ["a", "1"],
+        ["b", "2"],
+        ["c"],
+        ["d"],
+        ["e"],
+        ["f"],
+    ]
+    assert simple_commands("echo 'a; b'") == [["echo", "a; b"]]
+    assert simple_commands("cat <(id)") is None
+
+
+def bash_writing(ws: Path, command: str, target: Path):
+    d = bash(ws, command)
+    d.writes.append(target)
+    return d
