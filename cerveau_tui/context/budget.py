@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..text_cut import cut_marker, line_breaks
+
 #: The reply cap when the person set none: an eighth of the window, within these bounds. A fixed
 #: 512 cut ordinary `write_file` and `commit_plan` calls on a 32k model; an eighth leaves the
 #: prompt seven eighths, and the ceiling keeps a 128k window from reserving 16k for every reply.
@@ -48,9 +50,15 @@ def fit_result(text: str, room: int, count: Callable[[str], int]) -> str:
         head = chars * 2 // 3
         tail = chars - head
         cut = len(text) - head - tail
+        lines = line_breaks(text, head, len(text) - tail)
         marker = (
-            f"\n[… {cut:,} characters ({tokens:,} tokens in all) cut here: the window had room "
-            f"for {room:,} tokens of this result …]\n"
+            "\n"
+            + cut_marker(
+                lines,
+                f"{cut:,} characters ({tokens:,} tokens in all) cut here: the window had room "
+                f"for {room:,} tokens of this result",
+            )
+            + "\n"
         )
         shown = text[:head] + marker + (text[-tail:] if tail else "")
         if count(shown) <= room or chars <= 0:

@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..text_cut import cut_marker
 from . import reaper
 from .command import CommandResult
 
@@ -48,7 +49,9 @@ def cap_output(text: str, cap: int) -> tuple[str, bool]:
     head = cap * 2 // 3
     tail = cap - head
     cut = len(text) - cap
-    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}", True
+    lines = text.count("\n", head, len(text) - tail)
+    marker = cut_marker(lines, f"{cut} characters cut")
+    return f"{text[:head]}\n{marker}\n{text[-tail:]}", True
 
 
 # A command that floods output (`yes`, a runaway log) is killed once it has written this much: we
@@ -65,9 +68,11 @@ class _Sink:
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.newlines = 0  # in everything written, kept or not
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
+        self.newlines += chunk.count(b"\n")
         room = self.keep - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -85,7 +90,9 @@ class _Sink:
             -(cap - cap * 2 // 3) :
         ]
         cut = self.total - len(head.encode()) - len(tail.encode())
-        return f"{head}\n[... about {cut} bytes cut ...]\n{tail}", True
+        # A newline byte survives decoding with replacement as itself: this count is exact.
+        lines = self.newlines - head.count("\n") - tail.count("\n")
+        return f"{head}\n{cut_marker(lines, f'about {cut} bytes cut')}\n{tail}", True
 
 
 def _drain(fd: int, sink: _Sink) -> bool:

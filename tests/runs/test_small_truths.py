@@ -48,3 +48,32 @@ def test_the_session_log_lines_carry_the_same_ts_as_the_json_events(cli, tmp_pat
             logged[obj["seq"]] = obj.get("ts")
     printed = {e["seq"]: e["ts"] for e in events if e["seq"] in logged}
     assert printed and all(logged[s] == t for s, t in printed.items())
+
+
+def _bash_output(cli, ws, command, *extra):
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"content": "done."},
+        ]
+    }
+    with ScriptedServer(script) as srv:
+        code, events, err = cli(ws, srv.url, "run it", *extra)
+    assert code == 0, err[-2000:]
+    (result,) = [e["payload"] for e in events if e["type"] == "tool_result"]
+    return result["output"], events
+
+
+def test_a_capped_log_card_counts_every_line_not_shown_not_only_the_kept_ones(cli, tmp_path):
+    from cerveau_tui.app.widgets.tool_card import MAX_OUTPUT_LINES, clip_output
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    output, _ = _bash_output(cli, ws, "seq 1 20000")
+    assert len(output) < 20_000  # the output cap cut it before the card saw it
+    shown = clip_output(output)
+    first, *rest = shown.splitlines()
+    assert rest[-1] == "[exit code 0]" and rest[-2] == "20000"
+    assert len(rest) == MAX_OUTPUT_LINES
+    # 20,000 lines of output and the exit line: all but the last 40 were not shown.
+    assert first == f"… {20_001 - MAX_OUTPUT_LINES:,} earlier lines not shown"

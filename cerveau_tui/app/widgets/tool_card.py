@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.widgets import Collapsible, Static
 
 from ...protocol import ReplyProgress, ToolResultPayload
+from ...text_cut import line_breaks
 from .diff_view import DiffView
 
 STATUSES = ("queued", "waiting", "running", "done", "failed", "denied", "guarded")
@@ -68,9 +69,29 @@ def draft_summary(p: ReplyProgress, width: int = 60) -> str:
     return " ".join(x for x in (p.tool_name, target, size) if x)
 
 
+#: Lines of the call's head shown on its draft card: enough for a command or a file's first lines.
+HEAD_LINES = 6
+# JSON's escapes for layout, read back so the head reads as the text the model is writing. Only
+# these: a `\u001b` stays six characters, never becomes the control it names.
+_HEAD_ESCAPES = re.compile(r"\\([nt\"\\/])")
+_HEAD_CHARS = {"n": "\n", "t": "    ", '"': '"', "\\": "\\", "/": "/"}
+
+
+def draft_head(p: ReplyProgress, lines: int = HEAD_LINES) -> str:
+    """The start of the call's arguments as the person reads them (the stream carries its first
+    characters): `{"path": "a.py", "content": "def f():` with its newlines as lines, cut to
+    `lines` lines, `…` when more was written than shown."""
+    head = _HEAD_ESCAPES.sub(lambda m: _HEAD_CHARS[m.group(1)], p.tool_head)
+    shown = head.split("\n")
+    more = len(shown) > lines or p.tool_chars > len(p.tool_head)
+    text = "\n".join(shown[:lines]).rstrip()
+    return text + " …" if more and text else text
+
+
 class DraftCard(Static):
     """The call the model is writing, before it is whole: replaced by its ToolCard when the
-    reply ends. A long `write_file` took minutes with nothing on screen before this."""
+    reply ends. A long `write_file` took minutes with nothing on screen before this, then
+    minutes of "3.1k chars · writing": it shows the head of what is being written too."""
 
     DEFAULT_CSS = """
     DraftCard { height: auto; margin: 0 1; padding: 0 0 0 1; border-left: thick $accent;
@@ -82,7 +103,9 @@ class DraftCard(Static):
         self.show(p)
 
     def show(self, p: ReplyProgress) -> None:
-        self.update(Content(f"{draft_summary(p)}  · writing"))
+        head = draft_head(p)
+        line = Content(f"{draft_summary(p)}  · writing")
+        self.update(Content.assemble(line, "\n", (head, "$text-accent")) if head else line)
 
 
 def clip_output(output: str, max_lines: int = MAX_OUTPUT_LINES) -> str:
@@ -95,7 +118,10 @@ def clip_output(output: str, max_lines: int = MAX_OUTPUT_LINES) -> str:
     cut = len(text)
     for _ in range(max_lines):
         cut = text.rfind("\n", 0, cut)
-    return f"… {total - max_lines} earlier lines not shown\n" + text[cut + 1 :]
+    # Through the cut markers: what the output cap and the window took from the middle was not
+    # shown either (text_cut.py; "3206 earlier lines" when 19,961 were).
+    hidden = line_breaks(text, 0, cut + 1)
+    return f"… {hidden:,} earlier lines not shown\n" + text[cut + 1 :]
 
 
 class ToolCard(Collapsible):
