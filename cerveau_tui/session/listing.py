@@ -206,15 +206,32 @@ def sessions_command(workspace: Path, as_json: bool) -> tuple[int, str]:
         return 1, str(exc)
     if as_json:
         return 0, json.dumps([s.model_dump() for s in found], indent=2)
-    if not found:
-        return 0, f"no sessions under {sessions_dir(Path(workspace))}"
-    lines = [f"{'ID':<14} {'LAST ACTIVE':<26} {'TURNS':>5}  {'STATUS':<20} FIRST TASK"]
-    for s in found:
+    # An app opened and closed without a word leaves a log with no turn: listed, a day of them
+    # buried the conversations the person came for. The JSON keeps every one (`turns` says).
+    talked = [s for s in found if s.turns]
+    empty = len(found) - len(talked)
+    unlisted = (
+        f"{empty} session(s) without a turn not listed (`cerveau sessions --json` lists them)"
+        if empty
+        else ""
+    )
+    if not talked:
+        where = f"no sessions with a turn under {sessions_dir(Path(workspace))}"
+        return 0, where + (f"; {unlisted}" if unlisted else "")
+    lines = [
+        f"{'ID':<14} {'STARTED':<25} {'LAST ACTIVE':<25} {'TURNS':>5}  {'STATUS':<20} FIRST TASK"
+    ]
+    for s in talked:
         # The task is the log's text (a model's, a cloned repository's): its control characters
         # shown, not sent to the terminal (a cursor-up and erase would hide the line above).
         task = visible(" ".join(s.first_task.split())[:60])
         status = f"{s.status} FOREIGN" if s.foreign else s.status
-        lines.append(f"{s.id:<14} {s.last_active:<26} {s.turns:>5}  {status:<20} {task}")
-    if any(s.foreign for s in found):
+        started = visible(s.started or "-")[:25]
+        lines.append(
+            f"{s.id:<14} {started:<25} {s.last_active:<25} {s.turns:>5}  {status:<20} {task}"
+        )
+    if any(s.foreign for s in talked):
         lines.append(f"FOREIGN: {FOREIGN_WHY}; never resumed")
+    if unlisted:
+        lines.append(unlisted)
     return 0, "\n".join(lines)

@@ -4,6 +4,9 @@ or a JSON line says must be what happened."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 
 from cerveau_tui.testing.scripted_server import ScriptedServer
@@ -77,3 +80,48 @@ def test_a_capped_log_card_counts_every_line_not_shown_not_only_the_kept_ones(cl
     assert len(rest) == MAX_OUTPUT_LINES
     # 20,000 lines of output and the exit line: all but the last 40 were not shown.
     assert first == f"… {20_001 - MAX_OUTPUT_LINES:,} earlier lines not shown"
+
+
+def _sessions(ws, *flags):
+    proc = subprocess.run(
+        [sys.executable, "-m", "cerveau_tui", "sessions", "--workspace", str(ws), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "CERVEAU_CONFIG": str(ws.parent / "no-user-config.toml")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_sessions_leaves_out_a_session_without_a_turn_and_says_so(cli, tmp_path):
+    from cerveau_tui.bus import Emitter
+    from cerveau_tui.plan.persist import SessionLog
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with ScriptedServer({"responses": [{"content": "hi."}]}) as srv:
+        code, events, err = cli(ws, srv.url, "say hi")
+    assert code == 0, err[-2000:]
+    talked = events[0]["session_id"]
+    opened = SessionLog(ws, "openedonly")  # the app opened and closed without a word
+    Emitter("openedonly").subscribe(opened)
+    opened.close()
+    text = _sessions(ws)
+    assert talked in text and "openedonly" not in text
+    assert "1 session(s) without a turn not listed" in text
+    listed = {s["id"]: s["turns"] for s in json.loads(_sessions(ws, "--json"))}
+    assert listed == {talked: 1, "openedonly": 0}
+
+
+def test_sessions_header_names_the_columns_each_row_has(cli, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with ScriptedServer({"responses": [{"content": "hi."}]}) as srv:
+        code, events, err = cli(ws, srv.url, "say hi")
+    assert code == 0, err[-2000:]
+    header, row = _sessions(ws).splitlines()[:2]
+    (summary,) = json.loads(_sessions(ws, "--json"))
+    names = header.split()
+    assert names[:5] == ["ID", "STARTED", "LAST", "ACTIVE", "TURNS"]
+    assert row.split()[:4] == [summary["id"], summary["started"], summary["last_active"], "1"]
