@@ -114,6 +114,9 @@ class ToolResultPayload(Payload):
     # guarded: the loop did not run it (the repeat guard), which is not the person refusing it.
     status: Literal["done", "failed", "denied", "guarded"] = "done"
     wrote: list[str] = Field(default_factory=list)  # workspace-relative paths actually written
+    # Which grant let the call through without asking, spelled out ("approved for this session
+    # (commands starting with `git push`)"), or the person's one-time yes; "" when none was needed.
+    granted_by: str = ""
 
 
 class ApprovalRequested(Payload):
@@ -125,15 +128,21 @@ class ApprovalRequested(Payload):
     paths: list[str] = Field(default_factory=list)
     diff: str | None = None
     scope: str = ""  # what "approve for session" would cover, spelled out
+    # Every scope the person could choose, [scope_key, scope] narrowest first; `scope` is one.
+    choices: list[list[str]] = Field(default_factory=list)
     timeout_s: float = 0.0
 
 
 class ApprovalResolved(Payload):
     request_id: str
     call_id: str = ""
-    decision: Literal["approved", "approved_session", "denied", "stopped"]
+    decision: Literal[
+        "approved", "approved_session", "approved_always", "denied", "denied_always", "stopped"
+    ]
     reason: str = ""
     by: Literal["person", "policy", "timeout", "session_grant", "headless"] = "person"
+    # What the grant (session, or lasting rule) covers, spelled out; "" for a one-call decision.
+    scope: str = ""
 
 
 class ReplyProgress(Payload):

@@ -135,13 +135,33 @@ class Dispatcher:
                 return ex.finish(ToolResult(False, "denied: the person stopped the turn"), "denied")
             if not decision.approved:
                 return ex.finish(ToolResult(False, _denial_text(decision)), "denied")
-            if decision.decision == "approved_session" and self.judge is not None:
-                self.judge.grant_session(verdict)
+            ex.verdict = verdict = self._granted(verdict, decision)
         if verdict is not None and verdict.grant is not None:
             # On `allow` too: a session grant or the network the person granted is room the
             # command must actually get (found: both were accepted, then not applied).
             grant = verdict.grant
         return self._execute(ex, grant)
+
+    def _granted(self, verdict: Verdict, decision: ApprovalDecision) -> Verdict:
+        """The verdict with the scope the person chose, its grant given (for the session, or as a
+        lasting rule of this workspace), and which yes let the call through, for its card."""
+        chosen = verdict.choose(decision.scope_key)
+        if self.judge is not None and decision.decision in ("approved_session", "approved_always"):
+            keep = getattr(self.judge, "keep_rule", None)
+            kept = (
+                decision.decision == "approved_always"
+                and keep is not None
+                and keep(chosen, "allow")
+            )
+            if not kept:  # no store (an unwritable config dir): it lasts the session
+                self.judge.grant_session(chosen)
+            chosen.granted_by = (
+                f"{'always allowed in this workspace' if kept else 'approved for this session'}"
+                f" ({chosen.scope})"
+            )
+        else:
+            chosen.granted_by = "approved by the person, this call only"
+        return chosen
 
     def _ask(self, ex: ToolExecution, verdict: Verdict) -> ApprovalDecision:
         d = ex.declared
@@ -155,10 +175,17 @@ class Dispatcher:
             paths=paths,
             diff=self._preview(ex),
             scope=verdict.scope,
+            choices=list(verdict.choices),
         )
         self.events.status(ex, "waiting")
         decision = self.approver.approve(req)
-        resolved_event(self.events.bus, req, decision)
+        lasting = ("approved_session", "approved_always", "denied_always")
+        scope = verdict.choose(decision.scope_key).scope if decision.decision in lasting else ""
+        resolved_event(self.events.bus, req, decision, scope)
+        if decision.decision == "denied_always" and self.judge is not None:
+            keep = getattr(self.judge, "keep_rule", None)
+            if keep is not None:
+                keep(verdict.choose(decision.scope_key), "deny")
         return decision
 
     def _preview(self, ex: ToolExecution) -> str | None:
@@ -191,24 +218,31 @@ class Dispatcher:
                 result, retried=not tool.runs_command, interrupted=self.state.cancelled
             )
         if not result.ok and not rerun and tool.runs_command:
-            retry = self._approved_rerun(ex, result)
-            if retry is not None:
-                return self._execute(ex, retry.grant, rerun=True)
+            asked = self._approved_rerun(ex, result, grant)
+            if asked is not None:
+                retry, decision = asked
+                if decision.approved:
+                    ex.verdict = retry = self._granted(retry, decision)
+                    return self._execute(ex, retry.grant, rerun=True)
+                # Said as what it is: the person refused the room (found: a denied `!cmd`
+                # showed as "failed" with only the sandbox's error).
+                ex.stop = ex.stop or decision.decision == "stopped"
+                result.output = f"{_denial_text(decision)} (asked: {retry.reason})\n{result.output}"
+                return ex.finish(result, "denied")
         return ex.finish(result, "done" if result.ok else "failed")
 
-    def _approved_rerun(self, ex: ToolExecution, result: ToolResult) -> Verdict | None:
-        """Put to the person once: a rerun that is refused again is the answer, not a new question."""
+    def _approved_rerun(
+        self, ex: ToolExecution, result: ToolResult, ran_with: Grant | None
+    ) -> tuple[Verdict, ApprovalDecision] | None:
+        """Put to the person once: a rerun that is refused again is the answer, not a new
+        question; nor is a rerun with no more room than it had (found: a call approved with the
+        network failed on DNS, and a second "rerun with more room?" offered the same network)."""
         if self.judge is None or ex.declared is None:
             return None
         retry = self.judge.after_failure(ex.name, ex.declared, result.exit_code, result.output)
-        if retry is None:
+        if retry is None or retry.grant is None or _within(retry.grant, ran_with):
             return None
-        decision = self._ask(ex, retry)
-        if not decision.approved:
-            return None
-        if decision.decision == "approved_session":
-            self.judge.grant_session(retry)
-        return retry
+        return retry, self._ask(ex, retry)
 
     def _before_change(self, ex: ToolExecution, tool: Tool) -> None:
         if not tool.mutates or self.undo_log is None or ex.declared is None:
@@ -253,6 +287,14 @@ class Dispatcher:
                 f"{ex.name} crashed: {type(exc).__name__}: {exc}",
                 error_class=RetryClass.TRANSIENT,
             )
+
+
+def _within(more: Grant, had: Grant | None) -> bool:
+    """True when `more` adds no room to `had`."""
+    had = had or Grant()
+    return (not more.network or had.network) and all(
+        p in had.extra_writable for p in more.extra_writable
+    )
 
 
 def _denial_text(decision: ApprovalDecision) -> str:

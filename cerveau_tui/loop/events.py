@@ -62,7 +62,14 @@ class ProgressEvents:
 
 
 def approval_resolved(
-    bus: Emitter, *, request_id: str, call_id: str, decision: str, reason: str, by: str
+    bus: Emitter,
+    *,
+    request_id: str,
+    call_id: str,
+    decision: str,
+    reason: str,
+    by: str,
+    scope: str = "",
 ) -> None:
     bus.emit(
         EventType.APPROVAL_RESOLVED,
@@ -72,6 +79,7 @@ def approval_resolved(
             decision=decision,  # type: ignore[arg-type]
             reason=reason,
             by=by if by in _BY else "person",  # type: ignore[arg-type]
+            scope=scope,
         ),
     )
 
@@ -122,6 +130,7 @@ class TurnEvents:
                 duration_ms=float(r.meta.get("duration_ms", 0.0)),
                 status=ex.status,  # type: ignore[arg-type]
                 wrote=self.shown(r.wrote),
+                granted_by=ex.verdict.granted_by if ex.verdict is not None else "",
             ),
         )
 

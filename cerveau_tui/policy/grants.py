@@ -23,7 +23,12 @@ class GrantBook:
     # -- giving and taking back ---------------------------------------------------------------
     def grant(self, key: str, scope: str, room: Grant | None) -> None:
         self._session[key] = scope or key
-        self._room[key] = room or Grant()
+        # The same scope granted again with other room (another folder) keeps both rooms.
+        had, room = self._room.get(key, Grant()), room or Grant()
+        self._room[key] = Grant(
+            extra_writable=tuple(dict.fromkeys([*had.extra_writable, *room.extra_writable])),
+            network=had.network or room.network,
+        )
 
     def keep(self, key: str, scope: str, decision: str, room: Grant | None) -> bool:
         """A lasting rule for this workspace ("allow" or "deny"); False without a store."""
