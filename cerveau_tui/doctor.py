@@ -55,12 +55,26 @@ def collect(settings: Settings) -> dict[str, Any]:
         from .stack.cli import doctor_info
 
         server.update(doctor_info(settings))
+        server["embedded"] = embedded_state(server)
+        server["reachable"] = server["embedded"] == "running"
     info["server"] = server
     from .sandbox.select import doctor_info as sandbox_info
 
     info["sandbox"] = sandbox_info(settings)
     info["gate"] = gate_info(settings)
     return info
+
+
+def embedded_state(server: dict[str, Any]) -> str:
+    """What the embedded stack is doing, said as such: "reachable=False" for a server that is
+    only started when a session needs it read as a broken install. "running" (a verified record
+    of one of ours answers), "starts on demand" (provisioned, nothing runs yet), or "not
+    provisioned" (`cerveau stack provision` first)."""
+    if server.get("server_url"):
+        return "running"
+    if server.get("ready"):
+        return "starts on demand"
+    return "not provisioned"
 
 
 def gate_info(settings: Settings) -> dict[str, Any]:
@@ -99,9 +113,15 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
 
     s, sb = info["server"], info["sandbox"]
     say(f"cerveau {info['version']}  workspace {info['workspace']}")
-    say(
-        f"server:    {s.get('url') or 'embedded (managed llama-server)'}  reachable={s.get('reachable')}"
-    )
+    if s.get("url"):
+        say(f"server:    {s['url']}  reachable={s.get('reachable')}")
+    else:
+        state = s["embedded"]
+        if state == "running":
+            state += f" at {s['server_url']}" + (f" (pid {s['pid']})" if s.get("pid") else "")
+        elif state == "not provisioned":
+            state += " (`cerveau stack provision` gets llama-server and the model)"
+        say(f"server:    embedded (managed llama-server): {state}")
     for key in (
         "model",
         "n_ctx",

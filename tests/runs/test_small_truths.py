@@ -125,3 +125,41 @@ def test_sessions_header_names_the_columns_each_row_has(cli, tmp_path):
     names = header.split()
     assert names[:5] == ["ID", "STARTED", "LAST", "ACTIVE", "TURNS"]
     assert row.split()[:4] == [summary["id"], summary["started"], summary["last_active"], "1"]
+
+
+def _doctor(tmp_path, *flags):
+    """`cerveau doctor` on the embedded stack: a llama-server binary and a model in place (files
+    only: nothing is started), and no server named."""
+    ws, person = tmp_path / "ws", tmp_path / "person"
+    ws.mkdir(exist_ok=True)
+    person.mkdir(exist_ok=True)
+    binary = person / "llama-server"
+    binary.write_text("#!/bin/sh\nexit 1\n")
+    binary.chmod(0o755)
+    (person / "m.gguf").write_bytes(b"GGUF")
+    config = person / "config.toml"
+    config.write_text(f'model_path = "{person / "m.gguf"}"\ncache_dir = "{person / "cache"}"\n')
+    env = {
+        **os.environ,
+        "CERVEAU_CONFIG": str(config),
+        "CERVEAU_LLAMA_SERVER": str(binary),
+        "CERVEAU_SERVER_URL": "",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "cerveau_tui", "doctor", "--workspace", str(ws), *flags],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_doctor_says_the_embedded_stack_starts_on_demand_not_unreachable(tmp_path):
+    text = _doctor(tmp_path)
+    (server,) = [line for line in text.splitlines() if line.startswith("server:")]
+    assert "embedded" in server and "starts on demand" in server
+    assert "reachable=False" not in text
+    info = json.loads(_doctor(tmp_path, "--json"))
+    assert info["server"]["embedded"] == "starts on demand"
