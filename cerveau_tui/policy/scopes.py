@@ -187,11 +187,21 @@ def command_denied(command: str, keys: list[str]) -> str | None:
         for a in parts(k):
             if a.startswith("exact:") and a[len("exact:") :] == command.strip():
                 return k
-            if any(
-                _atom_covers(a.split("@", 1)[0], w, command) for w in simple if w
-            ):  # a "never curl to h" is a never for curl: the host is the model's to choose
+            if any(_never_covers(a, w, command) for w in simple if w):
                 return k
     return None
+
+
+def _never_covers(atom: str, words: list[str], command: str) -> bool:
+    """A "never curl to h" holds for any curl naming h among its URLs, and for one whose traffic
+    could go anywhere (a proxy option): what cannot be told apart is refused."""
+    if "@" not in atom or not atom.startswith("command:"):
+        return _atom_covers(atom, words, command)
+    body, host = atom.rsplit("@", 1)
+    if not _atom_covers(body, words, command):
+        return False
+    named = hosts(words)
+    return named is None or host in named
 
 
 def command_choices(command: str, need: Grant, shown: callable) -> list[Scope]:  # type: ignore[valid-type]

@@ -118,6 +118,7 @@ def denied_reads(settings: Settings) -> list[Any]:
 
 def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
     from ..policy import Policy
+    from ..policy.rules_store import LastingRules
 
     return Policy(
         settings.workspace,
@@ -127,4 +128,6 @@ def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
         network_grant=lambda: settings.network,
         enforced=bool(status.get("enforced")),
         deny_read=denied_reads(settings),
+        # "always" / "never" for this workspace, read from beside the trust store (sealed).
+        lasting=LastingRules(settings.workspace),
     )
