@@ -174,8 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(rep)
     rep.add_argument("--session", default=None)
     rep.add_argument("--json", action="store_true")
+    from .policy.rules_cli import add_rules_parser
     from .stack.cli import add_stack_parser
 
+    add_rules_parser(sub)
     add_stack_parser(sub)
     return p
 
@@ -188,6 +190,14 @@ def main(argv: list[str] | None = None) -> int:
             from .session.listing import sessions_command
 
             code, text = sessions_command((args.workspace or Path.cwd()).resolve(), args.json)
+            print(text if args.json and code == 0 else visible(text),
+                  file=sys.stdout if code == 0 else sys.stderr)  # fmt: skip
+            return code
+        if args.cmd == "rules":
+            from .policy.rules_cli import rules_command
+
+            ws = (args.workspace or Path.cwd()).resolve()
+            code, text = rules_command(ws, args.json, args.revoke)
             print(text if args.json and code == 0 else visible(text),
                   file=sys.stdout if code == 0 else sys.stderr)  # fmt: skip
             return code
