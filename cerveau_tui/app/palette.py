@@ -122,9 +122,24 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             "Ask again next time instead of approving this for the session",
             partial(revoke_grant, app, key, scope),
         )
+    rules = getattr(session, "lasting_rules", None)
+    for key, scope, decision in rules() if rules is not None else []:
+        kind = "always" if decision == "allow" else "never"
+        yield SystemCommand(
+            f"Revoke lasting rule ({kind}): {scope}",
+            "Kept for this workspace outside it; revoked, the next matching call asks again",
+            partial(revoke_rule, app, key, f"{kind}: {scope}"),
+        )
 
 
 def revoke_grant(app: PaletteHost, key: str, scope: str) -> None:
     session = app.runner.session if app.runner is not None else None
     if session is not None and session.revoke(key):
         app.chat.notice(f"session grant revoked: {scope}")
+
+
+def revoke_rule(app: PaletteHost, key: str, shown: str) -> None:
+    session = app.runner.session if app.runner is not None else None
+    revoke = getattr(session, "revoke_rule", None)
+    if revoke is not None and revoke(key):
+        app.chat.notice(f"lasting rule revoked ({shown})")

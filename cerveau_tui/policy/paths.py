@@ -109,3 +109,32 @@ def hidden_writes(named: list[str], boundary: Boundary) -> list[Path]:
     the allow-listed sandbox does not show them, so "no such file" there means "refused"."""
     out = [Path(os.path.realpath(p)) for p in named]
     return [q for q in out if boundary.where(q) == "outside" and q.parent.is_dir()]
+
+
+def app_refusal(
+    boundary: Boundary,
+    deny_read: list[Path],
+    own: list[Path],
+    reads: list[Path],
+    writes: list[Path],
+) -> str | None:
+    """What the file tools refuse in every mode but full-access (policy.py's first question)."""
+    for p in [*reads, *writes]:
+        hit = next((d for d in deny_read if p == d or d in p.parents), None)
+        if hit is not None:
+            return (
+                f"{display(p)} is on the deny-read list ({display(hit)}: secrets and the app's own "
+                "config); the person can change `deny_read` in their own config"
+            )
+    for p in writes:
+        if (refusal := own_refusal(p, own)) is not None:
+            return refusal
+        rel = boundary.rel(p)
+        if rel is None:
+            continue
+        parts = [x.lower() for x in rel.split("/")]
+        if ".git" in parts:
+            return f"{display(rel)} is inside git's own folder; the file tools never write there (it can run code at the next git command)"
+        if parts[0] == ".cerveau":
+            return f"{display(rel)} is the app's own state; the file tools never write there"
+    return None

@@ -29,7 +29,7 @@ from ..tools.base import Declared
 from .commands import is_known_safe
 from .glob import glob_match
 from .grants import GrantBook
-from .paths import Boundary, display, own_paths, own_refusal, realpath, room_for
+from .paths import Boundary, app_refusal, own_paths, realpath, room_for
 from .rerun import rerun_verdict
 from .rules_store import LastingRules
 from .scopes import command_choices, folder_choice
@@ -93,7 +93,7 @@ class Policy:
         if never is not None:
             return Verdict("deny", f"you set this to never in this workspace ({never})")
         if not is_cmd and self.mode != "full-access":
-            refusal = self._app_refusal(reads, writes)
+            refusal = app_refusal(self.boundary, self.deny_read, self.own_paths, reads, writes)
             if refusal:
                 return Verdict("deny", refusal)
 
@@ -207,6 +207,14 @@ class Policy:
     def revoke(self, scope_key: str) -> bool:
         return self.grants.revoke(scope_key)
 
+    def lasting_rules(self) -> list[tuple[str, str, str]]:
+        """(scope_key, scope, "allow" | "deny") of this workspace's lasting rules (the palette)."""
+        lasting = self.grants.lasting
+        return [(r.scope_key, r.scope, r.decision) for r in lasting.rules] if lasting else []
+
+    def revoke_rule(self, scope_key: str) -> bool:
+        return self.grants.lasting is not None and self.grants.lasting.revoke(scope_key)
+
     # -- parts --------------------------------------------------------------------------------
     def _paths(self, paths: list[Path], *, drop_root: bool) -> list[Path]:
         out: list[Path] = []
@@ -292,27 +300,6 @@ class Policy:
                 )
             )
         return out
-
-    def _app_refusal(self, reads: list[Path], writes: list[Path]) -> str | None:
-        for p in [*reads, *writes]:
-            hit = next((d for d in self.deny_read if p == d or d in p.parents), None)
-            if hit is not None:
-                return (
-                    f"{display(p)} is on the deny-read list ({display(hit)}: secrets and the app's own "
-                    "config); the person can change `deny_read` in their own config"
-                )
-        for p in writes:
-            if (own := own_refusal(p, self.own_paths)) is not None:
-                return own
-            rel = self.boundary.rel(p)
-            if rel is None:
-                continue
-            parts = [x.lower() for x in rel.split("/")]
-            if ".git" in parts:
-                return f"{display(rel)} is inside git's own folder; the file tools never write there (it can run code at the next git command)"
-            if parts[0] == ".cerveau":
-                return f"{display(rel)} is the app's own state; the file tools never write there"
-        return None
 
     def _needs_room(self, path: Path) -> Path | None:
         """The room a command needs to write `path`; None when the sandbox already allows it.

@@ -203,6 +203,16 @@ class Session:
         revoke = getattr(self.engine.policy, "revoke", None)
         return bool(revoke(scope_key)) if revoke is not None else False
 
+    def lasting_rules(self) -> list[tuple[str, str, str]]:
+        """(scope_key, scope, "allow" | "deny") of the workspace's lasting rules (the palette)."""
+        rules = getattr(self.engine.policy, "lasting_rules", None)
+        return list(rules()) if rules is not None else []
+
+    def revoke_rule(self, scope_key: str) -> bool:
+        """Take back a lasting rule, in this session and the next. False if there was none."""
+        revoke = getattr(self.engine.policy, "revoke_rule", None)
+        return bool(revoke(scope_key)) if revoke is not None else False
+
 
 def _action_mode(provider: Any, configured: str) -> str:
     """What runs ("native" or "constrained"), not "auto": the header and doctor say the truth."""
