@@ -93,6 +93,7 @@ def run_headless(
     sandbox_flag: str | None = None,
     resume: str | None = None,
 ) -> int:
+    from .sandbox.protect import StateDirUnwritable
     from .session import build_session
     from .session.boundary import said_at_start
 
@@ -119,6 +120,15 @@ def run_headless(
     approver: Any = ApproveAll() if yes else DenyAll()
     try:
         session = build_session(settings, bus=bus, approver=approver, resume=resume)
+    except StateDirUnwritable as exc:
+        # Not a failure of the run but of where it was asked to run: the usage error's exit
+        # code, one line a person can act on, and the same events a script reads.
+        print(visible(f"cerveau: {exc}"), file=sys.stderr)
+        error = ErrorPayload(message=str(exc), error_class="fatal")
+        ended = TurnEnded(reason=TURN_ERROR, iterations=0, message=str(exc))
+        bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
+        bus.emit(EventType.TURN_ENDED, ended.model_dump(mode="json", exclude_unset=True))
+        return 2
     except Exception as exc:  # a dead server, a failed provision: say so as an event, exit non-zero
         # On stderr too: a session that cannot be resumed (held by another cerveau, unreadable)
         # must be readable by a person who piped stdout away.

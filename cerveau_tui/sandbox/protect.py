@@ -11,6 +11,7 @@ inside, and nothing beneath it can be created, replaced or linked.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -25,6 +26,31 @@ class StateDirRefused(RuntimeError):
     state redirected (a link) or unprotectable (a file)."""
 
 
+class StateDirUnwritable(StateDirRefused):
+    """`.cerveau` cannot be made or written: a read-only workspace (a mounted image, a checkout on
+    a read-only share). A session cannot keep its log, undo copies or memory, so it does not start;
+    the message says what the person can do, instead of the raw `OSError` it used to end in."""
+
+
+#: errno values meaning "this folder is not ours to write", as opposed to a link or a file there.
+_UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def unwritable_message(ws: Path, why: str) -> str:
+    """One sentence, the same in the TUI's chat and on the headless runner's stderr."""
+    import shlex
+
+    import platformdirs
+
+    elsewhere = Path(platformdirs.user_state_dir("cerveau"))
+    return (
+        f"cannot keep this session's state in {ws / STATE_DIR} ({why}): cerveau writes its "
+        f"session log, undo copies and memory there. Make the workspace writable, or work on a "
+        f"writable copy (cp -a {shlex.quote(str(ws))} COPY, then cerveau --workspace COPY); keeping the state "
+        f"outside the workspace (the user state folder {elsewhere}) is not supported yet"
+    )
+
+
 def ensure_state_dir(ws: Path) -> Path:
     """Make `ws/.cerveau` a real directory (never following a link), or refuse.
 
@@ -37,8 +63,16 @@ def ensure_state_dir(ws: Path) -> Path:
         return path
     except FileExistsError:
         pass
+    except OSError as exc:
+        if exc.errno in _UNWRITABLE:
+            raise StateDirUnwritable(unwritable_message(ws, exc.strerror or str(exc))) from None
+        raise
     st = os.lstat(path)
     if stat.S_ISDIR(st.st_mode):
+        # There, but a session could not write its log in it (a read-only mount keeps a folder a
+        # checkout already had): said now, not as an OSError from the first write.
+        if not os.access(path, os.W_OK):
+            raise StateDirUnwritable(unwritable_message(ws, "not writable"))
         keep_out_of_git(ws)
         return path
     kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a directory"
@@ -50,6 +84,18 @@ def ensure_state_dir(ws: Path) -> Path:
 
 
 GITIGNORE = "# cerveau's own state (sessions, blobs, the undo log): not part of the project\n*\n"
+
+
+def require_writable_state_dir(ws: Path) -> None:
+    """Before a session builds anything (the embedded server takes minutes to load a model):
+    StateDirUnwritable when its state has nowhere to go. A link or a file at `.cerveau` is left to
+    the runner, which refuses each command with its own message (ensure_state_dir)."""
+    try:
+        ensure_state_dir(Path(ws))
+    except StateDirUnwritable:
+        raise
+    except (StateDirRefused, OSError):
+        pass
 
 
 def keep_out_of_git(ws: Path) -> None:

@@ -17,7 +17,7 @@ from ..plan.state import PlanState
 from ..protocol import EventType
 from ..provider.llama import LlamaProvider
 from ..reminders import skill_book
-from ..sandbox.protect import keep_out_of_git
+from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
@@ -234,6 +234,8 @@ def build_session(
 ) -> Session:
     """`resume`: None starts fresh; an id (or "" / "last": the latest) resumes that stored session
     in place: same id, its log appended to, its history, plan, grants and undo back (resume.py)."""
+    # First: a read-only workspace failed after the server had loaded, on a raw OSError.
+    require_writable_state_dir(settings.workspace)
     bus = bus or Emitter()
     managed = None
     if provider is None:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 
@@ -163,3 +165,56 @@ def test_doctor_says_the_embedded_stack_starts_on_demand_not_unreachable(tmp_pat
     assert "reachable=False" not in text
     info = json.loads(_doctor(tmp_path, "--json"))
     assert info["server"]["embedded"] == "starts on demand"
+
+
+def _unshare_ok() -> bool:
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+def _run_on_a_read_only_workspace(ws, url, config):
+    """`cerveau run --json` with the workspace bind-mounted read-only in a private mount
+    namespace: the kernel refuses the writes (EROFS), as on a mounted image or a read-only share."""
+    import shlex
+
+    run = [sys.executable, "-m", "cerveau_tui", "run", "--json", "--workspace", str(ws)]
+    run += ["--server", url, "say hi"]
+    script = (
+        f"mount --bind {shlex.quote(str(ws))} {shlex.quote(str(ws))} && "
+        f"mount -o remount,ro,bind {shlex.quote(str(ws))} && exec {shlex.join(run)}"
+    )
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CERVEAU_CONFIG": str(config)},
+    )
+
+
+@pytest.mark.skipif(not _unshare_ok(), reason="needs root and unshare for a read-only mount")
+@pytest.mark.parametrize("had_state_dir", [False, True], ids=["fresh", "checkout-had-cerveau"])
+def test_a_read_only_workspace_is_refused_in_one_line_naming_what_to_do(tmp_path, had_state_dir):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    if had_state_dir:
+        (ws / ".cerveau").mkdir()
+    before = sorted(p.name for p in ws.rglob("*"))
+    with ScriptedServer({"responses": [{"content": "hi."}]}) as srv:
+        proc = _run_on_a_read_only_workspace(ws, srv.url, tmp_path / "no-user-config.toml")
+        asked = list(srv.requests), dict(srv.state.hits)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"cerveau: cannot keep this session's state in {ws / '.cerveau'}")
+    assert "writable copy" in line and "OSError" not in line and "Errno" not in line
+    events = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [e["type"] for e in events] == ["error", "turn_ended"]
+    # Refused before anything started: the server was not even asked for its props (an embedded
+    # one would have loaded its model first), and the workspace is as it was.
+    assert asked == ([], {})
+    assert sorted(p.name for p in ws.rglob("*")) == before
