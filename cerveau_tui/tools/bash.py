@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ..protocol import EventType
 from ..sandbox.base import CommandResult
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
+
+#: `/tmp` as a path in a command (`> /tmp/out.log`, `cd /tmp`), not `./tmp` or `build/tmp`.
+_TMP_PATH = re.compile(r"(?<![\w./~-])/tmp(?![\w.-])")
+
+PRIVATE_TMP_NOTICE = (
+    "commands run with a private /tmp, emptied when each command ends: what a command writes "
+    "under /tmp is not in your machine's /tmp and is gone afterwards (the model was told; keep "
+    "files you want in the workspace). Said once per session."
+)
 
 NETWORK_HINTS = (
     "curl ",
@@ -41,6 +52,9 @@ class Bash(Tool):
             reads=[ctx.workspace], writes=[ctx.workspace], command=args.command, network=network
         )
 
+    def __init__(self) -> None:
+        self._told_private_tmp = False
+
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         if not args.command.strip():
             raise ToolError("command is empty")
@@ -61,6 +75,7 @@ class Bash(Tool):
             grant=ctx.grant,
             cancel=ctx.cancel,
         )
+        self._tell_private_tmp(args.command, ctx)
         # A command may change anything in the workspace. With a fingerprinter we know exactly
         # what it changed (and a read-only command leaves the verification seal alone); without
         # one, assume it wrote, so a stale seal is never reported as fresh.
@@ -98,3 +113,16 @@ class Bash(Tool):
                 "duration_ms": res.duration_ms,
             },
         )
+
+    def _tell_private_tmp(self, command: str, ctx: ToolContext) -> None:
+        """The model's description says /tmp is private; the person was never told, and looked
+        on their own /tmp for a log a command had written there. Once, the first time a command
+        names /tmp under the backend that makes it private (bubblewrap; not full-access, which
+        runs without the sandbox)."""
+        if self._told_private_tmp or ctx.bus is None or ctx.mode == "full-access":
+            return
+        if ctx.runner is None or ctx.runner.backend != "bubblewrap":
+            return
+        if _TMP_PATH.search(command):
+            self._told_private_tmp = True
+            ctx.bus.emit(EventType.NOTICE, {"text": PRIVATE_TMP_NOTICE})

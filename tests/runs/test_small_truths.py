@@ -218,3 +218,57 @@ def test_a_read_only_workspace_is_refused_in_one_line_naming_what_to_do(tmp_path
     # one would have loaded its model first), and the workspace is as it was.
     assert asked == ([], {})
     assert sorted(p.name for p in ws.rglob("*")) == before
+
+
+def _bwrap_ok() -> bool:
+    import shutil
+
+    return shutil.which("bwrap") is not None
+
+
+PRIVATE_TMP = "commands run with a private /tmp"
+
+
+def _notices(events):
+    return [e["payload"].get("text", "") for e in events if e["type"] == "notice"]
+
+
+@pytest.mark.skipif(not _bwrap_ok(), reason="the private /tmp is bubblewrap's")
+def test_the_person_is_told_once_that_tmp_is_private_when_a_command_writes_there(cli, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = f"/tmp/cerveau-private-tmp-{os.getpid()}.log"
+    calls = [
+        {"name": "bash", "arguments": {"command": f"echo one > {marker}"}},
+        {"name": "bash", "arguments": {"command": f"echo two >> {marker}; cat {marker}"}},
+    ]
+    script = {"responses": [{"tool_calls": [c]} for c in calls] + [{"content": "done."}]}
+    with ScriptedServer(script) as srv:
+        code, events, err = cli(
+            ws, srv.url, "log to tmp", env={"CERVEAU_SANDBOX_BACKEND": "bubblewrap"}
+        )
+    assert code == 0, err[-2000:]
+    started = [e["payload"] for e in events if e["type"] == "session_started"][0]
+    assert started["sandbox"]["backend"] == "bubblewrap"
+    assert not os.path.exists(marker)  # the host's /tmp never had it: private indeed
+    assert len([n for n in _notices(events) if n.startswith(PRIVATE_TMP)]) == 1
+
+
+@pytest.mark.skipif(not _bwrap_ok(), reason="the private /tmp is bubblewrap's")
+def test_a_command_that_never_names_tmp_says_nothing_about_it(cli, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = {
+        "responses": [
+            {
+                "tool_calls": [
+                    {"name": "bash", "arguments": {"command": "ls ./tmp build/tmp; true"}}
+                ]
+            },
+            {"content": "done."},
+        ]
+    }
+    with ScriptedServer(script) as srv:
+        code, events, err = cli(ws, srv.url, "list", env={"CERVEAU_SANDBOX_BACKEND": "bubblewrap"})
+    assert code == 0, err[-2000:]
+    assert not [n for n in _notices(events) if n.startswith(PRIVATE_TMP)]
