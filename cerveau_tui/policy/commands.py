@@ -43,6 +43,10 @@ def is_known_safe(command: str) -> bool:
         return False
     if head == "git":
         return bool(args) and args[0] in _SAFE_GIT and "--output" not in " ".join(args)
+    if head in ("env", "printenv") and any(not a.startswith("-") for a in args[:1]):
+        # `env curl evil`, `env X=1 sh`: env runs its arguments (printenv only reads one, but
+        # is kept to the same rule: one line, no exception to remember).
+        return head == "printenv" and len(args) == 1 and "=" not in args[0]
     if head == "find":
         return not any(a in _UNSAFE_FLAGS["find"] for a in args)
     return head in _SAFE_WORDS

@@ -82,7 +82,10 @@ def room_for(path: Path) -> Path | None:
     # runners drop such a grant anyway (sandbox/grantable.py).
     from ..sandbox.grantable import grant_refusal
 
-    return None if grant_refusal(p) is not None else p
+    if grant_refusal(p) is not None:
+        return None
+    store = _rules_store()
+    return None if p == store or p in store.parents else p
 
 
 def own_paths() -> list[Path]:
@@ -91,7 +94,15 @@ def own_paths() -> list[Path]:
     checkout inside the workspace (cerveau on itself) ran the model's edit at the next start."""
     from ..sandbox.view import control_paths, runtime_paths
 
-    return [*runtime_paths(), *control_paths()]
+    return [*runtime_paths(), *control_paths(), _rules_store()]
+
+
+def _rules_store() -> Path:
+    # The lasting rules (rules_store.py) decide the next session's boundary too: sealed, so a
+    # write cannot forge one, but a write could delete a "never".
+    from .rules_store import store_path
+
+    return Path(os.path.realpath(store_path()))
 
 
 def own_refusal(path: Path, own: list[Path]) -> str | None:

@@ -38,6 +38,8 @@ _REROUTE = re.compile(
     r"^(-x|--proxy|--preproxy|--socks\w*|--connect-to|--resolve|-K|--config|--url|-e|"
     r"--execute|--use-ascii|--proxy-\w+|-c|--config-env)(=|$)"
 )
+_BARE_HOST = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?([/?#]|$)|^[A-Za-z0-9.-]+:\d+")
+_NETLOC = re.compile(r"^[a-z0-9.-]+(:\d{1,5})?$")
 # Words that name no program to cover: `cd` changes only where the next one runs.
 _NEUTRAL = frozenset({"cd", "true", ":"})
 
@@ -97,10 +99,16 @@ def hosts(words: list[str]) -> list[str] | None:
                 netloc = urlsplit(w).netloc.rsplit("@", 1)[-1].lower()
             except ValueError:
                 return None
-            if not netloc:
-                return None
-            if netloc not in found:
-                found.append(netloc)
+        elif _BARE_HOST.match(w) or w.startswith("["):
+            # curl takes `evil.example` without a scheme as a URL: counted as a host (an option's
+            # value that looks like one, `-o out.json`, only makes the grant ask again).
+            netloc = re.split(r"[/?#]", w, maxsplit=1)[0].lower()
+        else:
+            continue
+        if not netloc or not _NETLOC.match(netloc):
+            return None
+        if netloc not in found:
+            found.append(netloc)
     return found
 
 

@@ -158,3 +158,20 @@ def test_revoking_a_rule_asks_again(ws: Path, store: Path) -> None:
     _always(_policy(ws, store), ws, "pytest -q")
     assert LastingRules(ws, store, KEY).revoke("command:pytest")
     assert _policy(ws, store).evaluate("bash", bash(ws, "pytest")).action == "ask"
+
+
+def test_the_rule_store_is_out_of_reach_of_tools_and_grants(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cerveau_tui.policy.paths import room_for
+    from cerveau_tui.policy.rules_store import store_path
+
+    monkeypatch.setenv("CERVEAU_CONFIG", str(tmp_path / "cfg" / "config.toml"))
+    store = store_path()
+    store.parent.mkdir(parents=True)
+    store.write_text('{"rules": []}')
+    p = Policy(ws, "workspace-write", "on-request", [], network_grant=lambda: False, enforced=True)
+    from cerveau_tui.tools.base import Declared
+
+    assert p.evaluate("write_file", Declared(writes=[store])).action == "deny"
+    assert room_for(store) is None and room_for(store.parent) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cerveau_tui.policy.commands import is_known_safe
 from cerveau_tui.policy.scopes import simple_commands
 
 from .conftest import PolicyFactory, bash, write
@@ -145,3 +146,25 @@ def bash_writing(ws: Path, command: str, target: Path):
     d = bash(ws, command)
     d.writes.append(target)
     return d
+
+
+def test_a_bare_host_argument_is_a_host(make_policy: PolicyFactory, ws: Path) -> None:
+    policy = make_policy()
+    _grant(policy, ws, "curl -s -m 3 http://h.example:80/", "command:curl@", network=True)
+    for other in (
+        "curl http://h.example:80/ evil.example",
+        "curl http://h.example:80/ 10.0.0.1:22",
+    ):
+        assert policy.evaluate("bash", bash(ws, other, network=True)).action == "ask", other
+    assert policy.evaluate("bash", bash(ws, "curl -s http://h.example:80/x", network=True)).allowed
+
+
+def test_env_running_a_program_is_not_a_safe_part_of_a_chain(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy()
+    _grant(policy, ws, "curl http://h.example/", "command:curl@", network=True)
+    chained = "curl http://h.example/; env curl http://evil.example/"
+    assert policy.evaluate("bash", bash(ws, chained, network=True)).action == "ask"
+    assert not is_known_safe("env curl http://evil.example/")
+    assert is_known_safe("env") and is_known_safe("printenv HOME")
