@@ -131,6 +131,8 @@ class Settings(_Model):
     # Hiding the model's reasoning hides from the person what it is about to do.
     show_reasoning: Annotated[bool, Flag(tight=True)] = True
     theme: Annotated[str, NEUTRAL] = "cerveau-dark"  # a name among the person's themes
+    # The bell and a desktop notification (OSC 9/777) when a dialog waits or a long turn ends.
+    notify: Annotated[bool, NEUTRAL] = True
     # No rule: a keymap could put "approve" on the key the person presses to deny.
     keymap: dict[str, str] = Field(default_factory=dict)
     cache_dir: Path | None = None

@@ -25,6 +25,7 @@ from ..bus import Emitter
 from ..config import Settings, save_user_setting
 from ..loop.approver import BusApprover
 from .approvals import Approvals
+from .attention import Attention, terminal_writer
 from .bridge import Bridge
 from .layout import main_layout
 from .messages import Item, JobDone, SessionReady, Wake
@@ -93,7 +94,7 @@ class CerveauApp(App[int]):
         self._handle_signals = handle_signals
         self.settings = settings
         self.bus = bus or Emitter()
-        self.approver = BusApprover(self.bus, timeout_s=settings.approval_timeout_s)
+        self.approver = BusApprover(self.bus, timeout_s=settings.approval_timeout_s, clock=clock)
         self.clock = clock
         self.quiet_s = quiet_s
         self._theme_load = load_themes(theme_dirs)
@@ -111,12 +112,21 @@ class CerveauApp(App[int]):
                 self._from_engine,
                 cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
             )
-        self.approvals = Approvals(self, self.approver, clock, quiet_s, self._stop_turn)
+        self.attention = Attention(terminal_writer(self), clock, lambda: self.settings.notify)
+        self.approvals = Approvals(
+            self, self.approver, clock, quiet_s, self._stop_turn, self.attention
+        )
         self.plan = PlanFeed(lambda: self.screen_stack[0], settings.workspace)
         self.busy = False
         self.exiting = False
         self.router = Router(
-            self, self.bridge, self.plan, self.approvals, self.job_done, lambda: self.exiting
+            self,
+            self.bridge,
+            self.plan,
+            self.approvals,
+            self.job_done,
+            lambda: self.exiting,
+            self.attention,
         )
         self._last_escape = -10.0
         self._stopped = False

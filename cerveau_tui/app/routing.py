@@ -36,6 +36,7 @@ from ..protocol import (
     UsagePayload,
 )
 from .approvals import Approvals
+from .attention import Attention
 from .bridge import Bridge
 from .lines import (
     budget_line,
@@ -81,6 +82,7 @@ class Router:
         approvals: Approvals,
         job_done: Callable[[JobDone], None],
         exiting: Callable[[], bool],
+        attention: Attention | None = None,
     ) -> None:
         self.app = app
         self.bridge = bridge
@@ -88,6 +90,7 @@ class Router:
         self.approvals = approvals
         self._job_done = job_done
         self._exiting = exiting
+        self._attention = attention  # rings the person when a long turn ends
         self._last_drain = 0.0
         self._drain_timer: Any = None
         self._draft: DraftCard | None = None  # the call being written, until its card comes
@@ -167,6 +170,8 @@ class Router:
             case TurnStarted(input=text):
                 chat.user(text)
                 status.turn_started()
+                if self._attention is not None:
+                    self._attention.turn_started()
             case ReplyProgress():
                 status.reply_progress(payload)
                 self.draft(payload)
@@ -200,6 +205,8 @@ class Router:
                 self.draft(None)
                 chat.settle()
                 status.turn_ended(payload)
+                if self._attention is not None:
+                    self._attention.turn_ended()
                 if payload.reason != TURN_COMPLETED:
                     chat.notice(*turn_ended_line(payload, self._said_error))
                 self._said_error = ""

@@ -61,7 +61,7 @@ def offer_gate(app: Host) -> None:
     command = _ask(_session(app), "gate_offer")
     if not command:
         return
-    screen = GateScreen(str(command), app.clock, app.prompt, app.quiet_s)
+    screen = GateScreen(str(command), app.clock, app.prompt, app.quiet_s, say=app.chat.notice)
     app.push_screen(screen, partial(gate_answered, app))
 
 

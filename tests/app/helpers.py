@@ -11,7 +11,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from cerveau_tui.app.app import CerveauApp, default_factory
-from cerveau_tui.app.screens.armed import QUIET_S, ArmedModal
+from cerveau_tui.app.screens.armed import ALONE_S, QUIET_S, ArmedModal
 from cerveau_tui.bus import Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
@@ -47,6 +47,17 @@ async def arm(pilot: Pilot[Any], clock: FakeClock) -> ArmedModal[Any]:
     screen.tick_arming()
     assert await wait_until(pilot, lambda: screen.armed)
     return screen
+
+
+async def press_alone(pilot: Pilot[Any], clock: FakeClock, *keys: str) -> None:
+    """Each key pressed on its own, as a person answering a dialog does: the dialog armed (quiet
+    before), the key, then ALONE_S with no other key (quiet after) and a tick to notice it."""
+    for key in keys:
+        screen = await arm(pilot, clock)
+        await pilot.press(key)
+        clock.advance(ALONE_S)
+        screen.tick_arming()
+        await pilot.pause()
 
 
 def viewer_app(tmp_path: Path, clock: FakeClock | None = None, **settings: Any) -> CerveauApp:

@@ -10,10 +10,10 @@ from typing import Any
 from textual.message import Message
 
 from cerveau_tui.app.screens.approval import ApprovalScreen
-from cerveau_tui.app.screens.armed import ARMING_TEXT, QUIET_S, Arming
+from cerveau_tui.app.screens.armed import ARMING_TEXT, QUIET_S, Arming, Keystroke
 from cerveau_tui.app.widgets.prompt import PromptInput
 
-from .helpers import AskInThread, FakeClock, arm, viewer_app, wait_until
+from .helpers import AskInThread, FakeClock, arm, press_alone, viewer_app, wait_until
 
 
 async def _dialog(pilot: Any) -> ApprovalScreen:
@@ -72,8 +72,7 @@ async def test_after_quiet_y_approves_once(tmp_path: Path) -> None:
         ask = AskInThread(app)
         screen = await _dialog(pilot)
         await _type_steadily(pilot, clock, screen, "say hi")
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved"
         assert [d.decision for _, d in screen.decisions] == ["approved"]
@@ -115,8 +114,7 @@ async def test_the_next_request_in_the_queue_re_arms(tmp_path: Path) -> None:
         screen = await _dialog(pilot)
         second = AskInThread(app, summary="make deploy", call_id="c2")
         assert await wait_until(pilot, lambda: len(screen.queue) == 2)
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         first.thread.join(5)
         assert not screen.armed and _keys_line(screen) == ARMING_TEXT
         await pilot.press("y")
@@ -172,5 +170,6 @@ def test_a_key_between_drawing_the_keys_and_arming_voids_the_arming() -> None:
     clock.advance(QUIET_S)
     assert arming.due()
     scheduled = arming.generation  # the keys are drawn; arming waits for the refresh
-    assert arming.key() is False  # a key arrives first
+    x = Keystroke("x", "x")
+    assert arming.press(x, decisive=False) == [x]  # a key arrives first: it is typing
     assert arming.arm(scheduled) is False and not arming.armed

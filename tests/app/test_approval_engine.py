@@ -10,7 +10,7 @@ from typing import Any
 from cerveau_tui.app.screens.approval import ApprovalScreen
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
-from .helpers import FakeClock, arm, engine_app, wait_until
+from .helpers import FakeClock, engine_app, press_alone, wait_until
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -29,8 +29,7 @@ async def test_approve_once_runs_the_command(tmp_path: Path) -> None:
         async with app.run_test() as pilot:
             await _submit(pilot, app, "write a")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await arm(pilot, clock)
-            await pilot.press("y")
+            await press_alone(pilot, clock, "y")
             assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
             await pilot.press("ctrl+q")
     assert (app.settings.workspace / "a.txt").read_text() == "hi\n"
@@ -45,8 +44,7 @@ async def test_approve_for_session_is_not_asked_again_for_the_same_command(tmp_p
         async with app.run_test() as pilot:
             await _submit(pilot, app, "append twice")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await arm(pilot, clock)
-            await pilot.press("a")
+            await press_alone(pilot, clock, "a", "a")
             assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
             await pilot.press("ctrl+q")
     assert len(rec.of("approval_requested")) == 1
@@ -60,8 +58,8 @@ async def test_a_denial_reason_reaches_the_models_next_request(tmp_path: Path) -
         async with app.run_test() as pilot:
             await _submit(pilot, app, "clean up")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await arm(pilot, clock)
-            await pilot.press("n", *"keep src, delete build only", "enter")
+            await press_alone(pilot, clock, "n")
+            await pilot.press(*"keep src, delete build only", "enter")
             assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
             await pilot.press("ctrl+q")
         second = json.dumps(srv.requests[1]["messages"])
@@ -77,8 +75,7 @@ async def test_escape_on_the_modal_stops_the_turn(tmp_path: Path) -> None:
         async with app.run_test() as pilot:
             await _submit(pilot, app, "clean up")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await arm(pilot, clock)
-            await pilot.press("escape")
+            await press_alone(pilot, clock, "escape")
             assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
             await pilot.press("ctrl+q")
         requests = len(srv.requests)
@@ -99,8 +96,7 @@ async def test_a_session_grant_revoked_from_the_palette_asks_again(tmp_path: Pat
         async with app.run_test() as pilot:
             await _submit(pilot, app, "append")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await arm(pilot, clock)
-            await pilot.press("a")
+            await press_alone(pilot, clock, "a", "a")
             assert await wait_until(pilot, lambda: len(rec.of("turn_ended")) == 1 and not app.busy)
             await pilot.press("ctrl+p")
             await pilot.pause()
@@ -110,8 +106,7 @@ async def test_a_session_grant_revoked_from_the_palette_asks_again(tmp_path: Pat
             assert await wait_until(pilot, lambda: not app.runner.session.session_grants())
             await pilot.press(*"append again", "enter")
             assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await arm(pilot, clock)
-            await pilot.press("y")
+            await press_alone(pilot, clock, "y")
             assert await wait_until(pilot, lambda: len(rec.of("turn_ended")) == 2)
             await pilot.press("ctrl+q")
     assert len(rec.of("approval_requested")) == 2

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cerveau_tui.app.screens.approval import ApprovalScreen
 
-from .helpers import AskInThread, FakeClock, arm, viewer_app, wait_until
+from .helpers import AskInThread, FakeClock, arm, press_alone, viewer_app, wait_until
 
 
 async def test_y_approves_once_once_armed(tmp_path: Path) -> None:
@@ -16,8 +16,7 @@ async def test_y_approves_once_once_armed(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         ask = AskInThread(app)
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved"
         assert await wait_until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))
@@ -32,7 +31,7 @@ async def test_a_approves_for_the_session_and_spells_out_the_scope(tmp_path: Pat
         await arm(pilot, clock)
         keys = str(app.screen.query_one("#keys").render())
         assert "approve for this session: commands starting with `npm install`" in keys
-        await pilot.press("a")
+        await press_alone(pilot, clock, "a", "a")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved_session"
 
@@ -48,8 +47,7 @@ async def test_keys_do_not_answer_before_the_dialog_arms(tmp_path: Path) -> None
         await pilot.pause()
         assert ask.decision is None and isinstance(app.screen, ApprovalScreen)
         assert app.approver.pending == [ask.req.request_id]
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "approved"
 
@@ -60,8 +58,8 @@ async def test_n_denies_with_the_reason_typed_before_enter(tmp_path: Path) -> No
     async with app.run_test() as pilot:
         ask = AskInThread(app)
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await arm(pilot, clock)
-        await pilot.press("n", *"not yet, a y", "enter")
+        await press_alone(pilot, clock, "n")
+        await pilot.press(*"not yet, a y", "enter")
         ask.thread.join(5)
         assert ask.decision is not None
         assert (ask.decision.decision, ask.decision.reason) == ("denied", "not yet, a y")
@@ -73,8 +71,7 @@ async def test_escape_denies_and_stops(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         ask = AskInThread(app)
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await arm(pilot, clock)
-        await pilot.press("escape")
+        await press_alone(pilot, clock, "escape")
         ask.thread.join(5)
         assert ask.decision is not None and ask.decision.decision == "stopped"
 
@@ -107,16 +104,15 @@ async def test_two_pending_requests_queue_and_both_are_answered(tmp_path: Path) 
         assert isinstance(screen, ApprovalScreen)
         assert await wait_until(pilot, lambda: len(screen.queue) == 2)
         assert "(1 of 2)" in str(screen.query_one("#head").render())
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         first.thread.join(5)
         # the dialog re-arms for the second request: the same key repeated does nothing
         await pilot.press("n")
         await pilot.pause()
         assert second.decision is None
         assert "make deploy" in str(screen.query_one("#subject").render())
-        await arm(pilot, clock)
-        await pilot.press("n", "enter")
+        await press_alone(pilot, clock, "n")
+        await pilot.press("enter")
         second.thread.join(5)
         assert first.decision is not None and first.decision.decision == "approved"
         assert second.decision is not None and second.decision.decision == "denied"
@@ -131,8 +127,7 @@ async def test_a_request_arriving_as_the_dialog_closes_gets_a_dialog_of_its_own(
     async with app.run_test() as pilot:
         first = AskInThread(app, summary="make build", call_id="c1")
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         second = AskInThread(app, summary="make deploy", call_id="c2")
         first.thread.join(5)
 
@@ -144,7 +139,6 @@ async def test_a_request_arriving_as_the_dialog_closes_gets_a_dialog_of_its_own(
             )
 
         assert await wait_until(pilot, showing_second)
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y")
         second.thread.join(5)
         assert second.decision is not None and second.decision.decision == "approved"

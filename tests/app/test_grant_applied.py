@@ -11,7 +11,7 @@ from typing import Any
 from cerveau_tui.app.screens.approval import ApprovalScreen
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
-from .helpers import FakeClock, arm, engine_app, wait_until
+from .helpers import FakeClock, engine_app, press_alone, wait_until
 
 
 def bash(command: str) -> dict[str, Any]:
@@ -35,8 +35,7 @@ async def test_a_session_grant_from_the_dialog_gives_the_next_command_its_room(
                 assert await wait_until(pilot, lambda: app.runner.session is not None)
                 await pilot.press(*"touch two files", "enter")
                 assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-                await arm(pilot, clock)
-                await pilot.press("a")
+                await press_alone(pilot, clock, "a", "a")
                 assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
                 await pilot.press("ctrl+q")
         assert (out / "a").exists() and (out / "b").exists()

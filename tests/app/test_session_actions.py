@@ -10,7 +10,7 @@ from cerveau_tui.app.app import CerveauApp
 from cerveau_tui.app.screens.gate import GateScreen
 from cerveau_tui.config import Settings
 
-from .helpers import FakeClock, FakeSession, arm, wait_until
+from .helpers import FakeClock, FakeSession, press_alone, wait_until
 
 
 @dataclass
@@ -71,8 +71,7 @@ async def test_the_detected_check_is_offered_once_and_y_saves_auto(tmp_path: Pat
     async with app.run_test() as pilot:
         assert await wait_until(pilot, lambda: isinstance(app.screen, GateScreen))
         assert "pytest -q" in str(app.screen.query_one("#items").render())
-        await arm(pilot, clock)
-        await pilot.press("y")
+        await press_alone(pilot, clock, "y", "y")
         assert await wait_until(pilot, lambda: session.gate_set == ["auto"])
         assert not isinstance(app.screen, GateScreen)
 

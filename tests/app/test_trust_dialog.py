@@ -16,7 +16,7 @@ from cerveau_tui.app.widgets.entries import NoticeLine
 from cerveau_tui.app.workspace_trust import TrustHooks
 from cerveau_tui.config import Settings
 
-from .helpers import FakeClock, arm, wait_until
+from .helpers import FakeClock, press_alone, wait_until
 
 REVIEW = ["sandbox: full-access (otherwise workspace-write)", "network: granted to every command"]
 
@@ -132,8 +132,7 @@ async def test_t_records_the_trust_and_builds_the_session_from_the_reloaded_sett
     h = Harness(tmp_path)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)
-        await arm(pilot, h.clock)
-        await pilot.press("t")
+        await press_alone(pilot, h.clock, "t", "t")
         assert await wait_until(pilot, lambda: bool(h.built))
         await pilot.press("ctrl+q")
     assert h.recorded == [(tmp_path, "d1")] and h.reloads == 1
@@ -144,8 +143,7 @@ async def test_trusting_says_which_values_are_in_force(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)
-        await arm(pilot, h.clock)
-        await pilot.press("t")
+        await press_alone(pilot, h.clock, "t", "t")
         assert await wait_until(pilot, lambda: any("trusted and applied" in n for n in h.notices()))
         notice = next(n for n in h.notices() if "trusted and applied" in n)
         await pilot.press("ctrl+q")
@@ -156,8 +154,7 @@ async def test_i_keeps_the_safer_values_and_says_so(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)
-        await arm(pilot, h.clock)
-        await pilot.press("i")
+        await press_alone(pilot, h.clock, "i")
         assert await wait_until(pilot, lambda: bool(h.built))
         notices = h.notices()
         await pilot.press("ctrl+q")
@@ -173,8 +170,7 @@ async def test_escape_once_armed_ignores_too(tmp_path: Path) -> None:
     h = Harness(tmp_path)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)
-        await arm(pilot, h.clock)
-        await pilot.press("escape")
+        await press_alone(pilot, h.clock, "escape")
         assert await wait_until(pilot, lambda: bool(h.built))
         await pilot.press("ctrl+q")
     assert h.recorded == [] and h.built == [h.safer]
@@ -186,8 +182,7 @@ async def test_a_file_changed_after_it_was_shown_is_not_applied(tmp_path: Path) 
     h = Harness(tmp_path, reloaded=changed)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)
-        await arm(pilot, h.clock)
-        await pilot.press("t")
+        await press_alone(pilot, h.clock, "t", "t")
         assert await wait_until(pilot, lambda: bool(h.built))
         notices = h.notices()
         await pilot.press("ctrl+q")
@@ -201,8 +196,7 @@ async def test_without_a_way_to_reload_the_trust_applies_from_the_next_start(
     h = Harness(tmp_path, can_reload=False)
     async with h.app.run_test() as pilot:
         await _dialog(pilot)
-        await arm(pilot, h.clock)
-        await pilot.press("t")
+        await press_alone(pilot, h.clock, "t", "t")
         assert await wait_until(pilot, lambda: bool(h.built))
         notices = h.notices()
         await pilot.press("ctrl+q")

@@ -1,11 +1,15 @@
 """The approval modal: the loop asked the Approver; the person decides.
 
 Keys never change meaning between dialogs: y approve once, a approve for this session (its scope
-spelled out), n deny (type a reason, Enter), Esc deny and stop the turn. No key answers until the
-dialog has ARMED (armed.py): on screen, then QUIET_S without any key; keys typed before that go
-back to the prompt, so a person typing a steering message when the dialog pops up neither
-approves anything nor loses a letter. Requests queue: the screen shows one at a time and re-arms
-for each one that reaches the head. A countdown shows when the approver will deny by itself.
+spelled out; `a` again, alone, confirms it), n deny (type a reason, Enter), Esc deny and stop
+the turn. A key answers only when pressed on its own (armed.py): quiet before it and after it;
+keys that were typing go to the prompt, so a person typing a steering message, however long the
+dialog has been up, neither approves anything nor loses a letter. Requests queue: the screen
+shows one at a time and re-arms for each one that reaches the head.
+
+ONE countdown: the approver's (loop/approver.py). It starts when a request is first shown here
+(`shown`, which also rings the person: attention.py) and this screen only displays it; when the
+approver has given up on a request (its timeout, an interrupt), the screen drops it.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from ...loop.approver import ApprovalDecision
+from ...loop.approver import ApprovalDecision, Countdown
 from ..widgets.diff_view import DiffView
-from .armed import QUIET_S, TICK_S, ArmedModal, KeySink
+from .armed import QUIET_S, TICK_S, ArmedModal, KeySink, Say
 
 Resolve = Callable[[str, ApprovalDecision], object]
+Shown = Callable[[dict[str, Any]], object]
 
 
 class ApprovalScreen(ArmedModal[None]):
@@ -46,13 +51,18 @@ class ApprovalScreen(ArmedModal[None]):
         clock: Callable[[], float],
         quiet_s: float = QUIET_S,
         sink: KeySink | None = None,
+        *,
+        countdown: Countdown | None = None,
+        shown: Shown | None = None,
+        say: Say | None = None,
     ) -> None:
-        super().__init__(clock, sink, quiet_s, id="approval")
+        super().__init__(clock, sink, quiet_s, say=say, id="approval")
         self._resolve = resolve
-        self._clock = clock
+        self._countdown = countdown
+        self._on_shown = shown
+        self._shown: set[str] = set()  # request ids the person was shown (and rung for)
         self.queue: list[dict[str, Any]] = []
         self.closing = False
-        self._shown_at = clock()
         self.decisions: list[tuple[str, ApprovalDecision]] = []  # what this screen resolved
 
     def compose(self) -> ComposeResult:
@@ -81,11 +91,8 @@ class ApprovalScreen(ArmedModal[None]):
         return self.queue[0] if self.queue else None
 
     def add(self, request: dict[str, Any]) -> None:
-        # The approver's timeout started when it asked, not when this request reached the head.
-        request = {**request, "_received_at": request.get("_received_at", self._clock())}
-        self.queue.append(request)
+        self.queue.append(dict(request))
         if len(self.queue) == 1:
-            self._shown_at = self._clock()
             self.rearm()
         if self.is_mounted:
             self._show_head()
@@ -106,7 +113,6 @@ class ApprovalScreen(ArmedModal[None]):
             self.closing = True  # a request arriving now needs a new screen, not this one
             self.dismiss(None)
             return
-        self._shown_at = self._clock()
         self.rearm()  # a different question: what was typed for the last one must not answer it
         self._show_head()
 
@@ -116,6 +122,9 @@ class ApprovalScreen(ArmedModal[None]):
         if not diff.has_class("-empty"):
             diff.focus()  # so the arrow keys scroll a long diff
 
+    def taking_text(self) -> bool:
+        return self.has_class("-reason")  # after `n`: the keys are the reason's
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While a reason is typed, y/a/n are letters of the reason; only Esc keeps its meaning.
         if self.has_class("-reason") and action == "deny_with_reason":
@@ -124,8 +133,30 @@ class ApprovalScreen(ArmedModal[None]):
             return False
         return True
 
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self._ring()
+
+    def _ring(self) -> None:
+        """The head is on screen: the approver's countdown starts now, and the person is rung."""
+        head = self.current
+        if head is None or not self.on_screen:
+            return
+        rid = str(head.get("request_id", ""))
+        if rid in self._shown:
+            return
+        self._shown.add(rid)
+        if self._on_shown is not None:
+            self._on_shown(head)
+        self._show_countdown()
+
     def action_decide(self, decision: str, reason: str = "") -> None:
-        if self.current is None or not self.armed:
+        head = self.current
+        if head is None or not self.armed:
+            return
+        if decision == "approved_session" and not self.confirmed(
+            "approved_session", self._confirm_content(head)
+        ):
             return
         if decision == "stopped" and not reason:
             reason = "the person stopped the turn"
@@ -146,29 +177,25 @@ class ApprovalScreen(ArmedModal[None]):
         rid = str(head.get("request_id", ""))
         self.decisions.append((rid, decision))
         self._resolve(rid, decision)
+        if self.say is not None and decision.approved:
+            self.say(*granted_line(head, decision))
         self._next()
 
     def tick(self) -> None:
         head = self.current
         if head is None:
             return
-        left = self.seconds_left()
-        if left is not None and left <= 0:
-            self._finish(
-                ApprovalDecision(
-                    "denied", f"no answer within {head.get('timeout_s', 0):g} s", by="timeout"
-                )
-            )
+        if self._countdown is not None and self._countdown.seconds_left(head["request_id"]) is None:
+            self.drop(str(head["request_id"]))  # the approver gave up on it (timeout, interrupt)
             return
         self.tick_arming()
         self._show_countdown()
 
     def seconds_left(self) -> float | None:
         head = self.current
-        timeout = float(head.get("timeout_s") or 0) if head else 0.0
-        if not timeout:
+        if head is None or self._countdown is None:
             return None
-        return timeout - (self._clock() - float(head.get("_received_at", self._shown_at)))  # type: ignore[union-attr]
+        return self._countdown.seconds_left(str(head.get("request_id", "")))
 
     # --- rendering -----------------------------------------------------------------------------
     def _show_head(self) -> None:
@@ -203,11 +230,11 @@ class ApprovalScreen(ArmedModal[None]):
             Content("paths: " + ", ".join(paths)) if paths else ""
         )
         self.show_keys()
+        self._ring()
         self._show_countdown()
 
     def keys_content(self) -> Content:
-        head = self.current or {}
-        scope = str(head.get("scope") or head.get("summary") or "this request")
+        scope = _scope(self.current or {})
         return Content.assemble(
             ("y", "bold $text-accent"),
             " approve once    ",
@@ -219,9 +246,31 @@ class ApprovalScreen(ArmedModal[None]):
             " deny and stop the turn",
         )
 
+    def _confirm_content(self, head: dict[str, Any]) -> Content:
+        return Content.assemble(
+            ("a", "bold $text-accent"),
+            " again, alone: approve for the rest of this session: ",
+            (_scope(head), "bold"),
+            "\n",
+            ("any other key", "bold $text-accent"),
+            " back (nothing granted)",
+        )
+
     def countdown_text(self) -> str:
         left = self.seconds_left()
         return "" if left is None else f"denies automatically in {max(0, math.ceil(left))} s"
 
     def _show_countdown(self) -> None:
         self.query_one("#countdown", Static).update(self.countdown_text())
+
+
+def _scope(head: dict[str, Any]) -> str:
+    return str(head.get("scope") or head.get("summary") or "this request")
+
+
+def granted_line(head: dict[str, Any], decision: ApprovalDecision) -> tuple[str, str]:
+    """The chat line a grant leaves: a grant nobody can see afterwards is one nobody can revoke."""
+    what = f"{head.get('tool', '?')}: {head.get('summary') or ''}".strip()
+    if decision.decision == "approved_session":
+        return f"you approved for this session: {_scope(head)} (revoke from Ctrl+P)", "warning"
+    return f"you approved once: {what}", "info"

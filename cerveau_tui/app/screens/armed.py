@@ -1,23 +1,30 @@
-"""Arming: a dialog that asks the person something answers keys only once they were meant for it.
+"""A decision is a deliberate act: a dialog answers a key only when it was pressed on its own.
 
-The failure this prevents (found by a person, in tmux): they were typing a steering message while
-a command ran, the approval dialog opened mid-word, and the next letters became answers (`a`,
-"approve for the session"); a file was written outside the workspace. A fixed grace period after
-the dialog appears does not help someone who keeps typing.
+The failures this prevents (found by a person, in tmux): they were typing a steering message
+while a command ran, the approval dialog opened mid-word, and the next letters became answers.
+A fixed grace period after the dialog appears does not help someone who keeps typing, and
+arming once does not help someone who starts typing later: a dialog open for 3 s took "also,
+please fix the test", its `a` granted a session-wide write and the rest of the sentence was lost.
 
-The rules, for every dialog built on `ArmedModal`:
-- The dialog arms only once it has been on screen AND the keyboard has been quiet for QUIET_S
-  since it appeared: each key (or paste) during arming restarts the quiet period. The clock is
-  injected; `tick()` (a timer, or a test) notices the quiet period has passed.
-- It arms one refresh AFTER the real keys are drawn, and only if no key came in between: a key
-  answers what the person could see, never a dialog still showing "arming…".
-- While arming, the keys line reads "arming… (keys typed now go to the prompt)" and every key is
-  replayed into the prompt the person was typing in (`KeySink`), in order: characters at the
-  cursor, Backspace deletes, Shift+Enter/Ctrl+J insert a newline, and Enter sends the prompt
-  exactly as it would have (a steering message while a turn runs). Keys that carry no text
-  (arrows, Tab, function keys, Esc) do nothing to the dialog or the prompt; they still restart
-  the quiet period. Esc is "deny and stop" only once armed: during arming it is like any key.
-  Keys bound with priority at the app level (Ctrl+C, Ctrl+Q) keep their meaning throughout.
+The rules, for every dialog built on `ArmedModal` (the clock is injected; `tick()`, a timer or a
+test, notices time passing):
+- Quiet BEFORE: the dialog ARMS once it is on screen and the keyboard has been quiet for QUIET_S
+  (since it appeared, or since the last key). It arms one refresh AFTER its real keys are drawn,
+  and only if no key came in between: a key answers what the person could see, never a dialog
+  still showing "arming…". Every key and paste restarts the quiet period.
+- Quiet AFTER: a decision key pressed while armed is HELD, not acted on. If any other key (or a
+  paste) comes within ALONE_S, the held key was the start of a word: it and the new key go to
+  the prompt, in that order, and the dialog arms again from the quiet period. Only when ALONE_S
+  passes with no key is the held key the person's answer (its binding runs).
+- Typing is never lost: every key that is not an answer is replayed into the prompt the person
+  was typing in (`KeySink`), in order: characters at the cursor, Backspace deletes,
+  Shift+Enter/Ctrl+J insert a newline, Enter sends the prompt exactly as it would have.
+  Navigation keys (arrows, PgUp) bound to nothing on the dialog reach its focused widget (a long
+  diff scrolls) and restart the quiet period.
+- Broader than once (a session grant, anything saved for the workspace) asks for the same key
+  again, alone (`confirmed()`): after a first answer the keys line asks for it, and any other
+  answer, or typing, goes back. Prose cannot type two isolated keys.
+- Keys bound with priority at the app level (Ctrl+C, Ctrl+Q) keep their meaning throughout.
 - The dialog re-arms whenever what it asks changes (`rearm()`: the next request of a queue
   reaches the head) and whenever it comes back on screen (another screen was above it).
 """
@@ -25,9 +32,12 @@ The rules, for every dialog built on `ArmedModal`:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from textual import events
+from textual.actions import parse
+from textual.binding import Binding
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -35,43 +45,88 @@ from textual.widgets import Static
 #: 0.6 s: longer than the gap between two keys of someone typing (typically 0.1-0.3 s), short
 #: enough that a person who stopped to read does not notice the wait.
 QUIET_S = 0.6
+#: 0.4 s with no further key: at 5 keys/s (a slow typist) the next key of a word comes within
+#: 0.2 s; a person who answers lifts their finger and reads.
+ALONE_S = 0.4
 TICK_S = 0.1
+_EPS = 1e-9  # 1000.6 + 0.4 - 1000.6 < 0.4 in floats: a period that has passed, has passed
 ARMING_TEXT = "arming… (keys typed now go to the prompt)"
+#: Keys without text that still edit the prompt: replayed, never passed to the dialog's widgets.
+EDITING_KEYS = frozenset({"enter", "backspace", "shift+enter", "ctrl+j", "tab", "delete"})
 
 T = TypeVar("T")
+Say = Callable[[str, str], object]  # (text, level): a line in the chat (ChatView.notice)
 
 
 class KeySink(Protocol):
-    """Where keys typed during arming go: the prompt (widgets/prompt.py PromptInput)."""
+    """Where keys that were typing go: the prompt (widgets/prompt.py PromptInput)."""
 
     def replay_key(self, key: str, character: str | None) -> bool: ...
     def replay_paste(self, text: str) -> None: ...
 
 
-class Arming:
-    """The pure state: when the quiet period started, and whether the dialog is armed."""
+@dataclass(frozen=True)
+class Keystroke:
+    key: str
+    character: str | None = None
 
-    def __init__(self, clock: Callable[[], float], quiet_s: float = QUIET_S) -> None:
+
+class Arming:
+    """The pure state: when the quiet period started, whether the dialog is armed, and the key
+    held until ALONE_S tells whether it was pressed on its own."""
+
+    def __init__(
+        self, clock: Callable[[], float], quiet_s: float = QUIET_S, alone_s: float = ALONE_S
+    ) -> None:
         self._clock = clock
         self.quiet_s = quiet_s
+        self.alone_s = alone_s
         self.armed = False
         self.generation = 0  # bumped by every key and restart; an arm scheduled before is void
         self._since = clock()
+        self.held: Keystroke | None = None
+        self._held_at = 0.0
 
     def restart(self) -> None:
         self.armed = False
         self.generation += 1
         self._since = self._clock()
 
-    def key(self) -> bool:
-        """A key came. True: it is for the dialog. False: the quiet period starts over."""
-        if self.armed:
-            return True
+    def press(self, stroke: Keystroke, decisive: bool) -> list[Keystroke]:
+        """A key came; `decisive`: it answers the dialog if pressed alone. Returns the keys that
+        turned out to be typing, in order (for the prompt); a decisive key while armed is held."""
+        if self.held is not None:
+            typed = [self.held, stroke]
+            self.held = None
+            self.restart()
+            return typed
+        if self.armed and decisive:
+            self.held, self._held_at = stroke, self._clock()
+            return []
         self.restart()
-        return False
+        return [stroke]
+
+    def paste(self) -> list[Keystroke]:
+        """A paste came: it is typing, and so is a key held before it."""
+        typed = [self.held] if self.held is not None else []
+        self.held = None
+        self.restart()
+        return typed
+
+    def drop(self) -> None:
+        """What is asked changed: a key held for the old question answers nothing."""
+        self.held = None
+        self.restart()
+
+    def answer(self) -> Keystroke | None:
+        """The held key, once ALONE_S passed with no other key: the person's answer."""
+        if self.held is None or self._clock() - self._held_at < self.alone_s - _EPS:
+            return None
+        stroke, self.held = self.held, None
+        return stroke
 
     def due(self) -> bool:
-        return not self.armed and self._clock() - self._since >= self.quiet_s
+        return not self.armed and self._clock() - self._since >= self.quiet_s - _EPS
 
     def arm(self, generation: int) -> bool:
         if generation != self.generation or self.armed:
@@ -81,12 +136,14 @@ class Arming:
 
 
 class ArmedModal(ModalScreen[T]):
-    """A modal whose keys count only once armed. Subclasses render their keys in `keys_content`
-    into a `Static#keys` and may react in `on_armed`."""
+    """A modal whose keys count only when pressed on their own. Subclasses render their keys in
+    `keys_content` into a `Static#keys`, may react in `on_armed`, and guard broad answers with
+    `confirmed()`."""
 
     AUTO_FOCUS = None  # nothing focused while arming: every key reaches `on_key` below first
     DEFAULT_CSS = """
     ArmedModal #keys.-arming { color: $text-muted; text-style: italic; }
+    ArmedModal #keys.-confirm { color: $text-warning; }
     """
 
     def __init__(
@@ -95,13 +152,19 @@ class ArmedModal(ModalScreen[T]):
         sink: KeySink | None,
         quiet_s: float = QUIET_S,
         *,
+        alone_s: float = ALONE_S,
+        say: Say | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self._sink = sink
-        self.arming = Arming(clock, quiet_s)
+        self.say = say
+        self.arming = Arming(clock, quiet_s, alone_s)
         self._real_keys_drawn = False
         self.on_screen = False  # the screen is current (resumed), so its arming clock runs
+        self._answering: str | None = None  # the key whose binding runs now
+        self._confirming: tuple[str, str] | None = None  # (what, key) awaiting the same key again
+        self._confirm_text: Content = Content()
 
     @property
     def armed(self) -> bool:
@@ -113,30 +176,97 @@ class ArmedModal(ModalScreen[T]):
     def on_armed(self) -> None:
         """Called once the real keys are on screen and the dialog answers them."""
 
+    def taking_text(self) -> bool:
+        """True while a widget of the dialog takes typed text (a reason): keys are its own."""
+        return False
+
+    # --- broad answers -------------------------------------------------------------------------
+    def confirmed(self, what: str, prompt: Content) -> bool:
+        """For an answer broader than once: True when this is the second time in a row that the
+        same key, alone, asked for `what`. The first time, `prompt` replaces the keys line."""
+        key = self._answering or ""
+        if self._confirming == (what, key):
+            self._confirming = None
+            return True
+        self._confirming, self._confirm_text = (what, key), prompt
+        self.arming.drop()  # the second key answers the prompt, once it is drawn
+        self.show_keys()
+        return False
+
+    def _cancel_confirm(self) -> None:
+        if self._confirming is not None:
+            self._confirming = None
+            self.show_keys()
+
     # --- the state machine ---------------------------------------------------------------------
     def rearm(self) -> None:
-        self.arming.restart()
+        self.arming.drop()
+        self._confirming = None
         if self.is_mounted:
             self.set_focus(None)
             self.show_keys()
 
     def tick_arming(self) -> None:
-        if not self.on_screen or not self.arming.due():
+        if not self.on_screen:
+            return
+        stroke = self.arming.answer()
+        if stroke is not None:
+            self._answer(stroke)
+            return
+        if not self.arming.due():
             return
         generation = self.arming.generation
         self.show_keys(armed=True)
         self.call_after_refresh(self._arm, generation)
 
     def _arm(self, generation: int) -> None:
-        # Redrawn as "arming…" since (a queue change)? Then the next tick draws and tries again.
+        # Redrawn as "arming…" since (a key, a queue change)? Then the next tick tries again.
         if self._real_keys_drawn and self.arming.arm(generation):
             self.on_armed()
+
+    def _answer(self, stroke: Keystroke) -> None:
+        if self._confirming is not None and stroke.key != self._confirming[1]:
+            self._cancel_confirm()  # another answer while confirming goes back, decides nothing
+            self.arming.restart()
+            return
+        bound = self._decision(stroke.key)
+        if bound is None:
+            return
+        # Run here, in the tick, not queued: a key pressed after this must meet the dialog as
+        # this answer left it (a confirmation prompt, the next request).
+        _, name, params = parse(bound)
+        method = getattr(self, f"action_{name}", None)
+        if method is None:
+            return
+        self._answering = stroke.key  # read by `confirmed()`: "the same key again"
+        try:
+            method(*params)
+        finally:
+            self._answering = None
+
+    def _decision(self, key: str) -> str | None:
+        """The action this dialog binds to `key` (the person's keymap applied), if enabled."""
+        active = self.active_bindings.get(key)
+        if active is None or active.node is not self or not active.enabled:
+            return None
+        # Only the dialog's own answers: Screen's inherited Tab or Ctrl+C are not decisions.
+        if active.binding.id is None or active.binding.id not in self._answer_ids():
+            return None
+        return active.binding.action
+
+    @classmethod
+    def _answer_ids(cls) -> set[str]:
+        return {b.id for b in cls.BINDINGS if isinstance(b, Binding) and b.id}
 
     def show_keys(self, armed: bool | None = None) -> None:
         armed = self.armed if armed is None else armed
         keys = self.query_one("#keys", Static)
-        keys.update(self.keys_content() if armed else Content(ARMING_TEXT))
+        if not armed:
+            keys.update(Content(ARMING_TEXT))
+        else:
+            keys.update(self._confirm_text if self._confirming else self.keys_content())
         keys.set_class(not armed, "-arming")
+        keys.set_class(armed and self._confirming is not None, "-confirm")
         self._real_keys_drawn = armed
 
     # --- Textual handlers ----------------------------------------------------------------------
@@ -148,22 +278,37 @@ class ArmedModal(ModalScreen[T]):
         self.on_screen = False
 
     def on_key(self, event: events.Key) -> None:
-        if self.arming.key():
-            return  # armed: the bindings decide
-        # Stopped here, the key never reaches the bindings (checked once it bubbles to the app).
+        if self.taking_text():
+            return  # a reason being typed: the input has the keys, Esc its binding
+        decisive = self._decision(event.key) is not None
+        navigation = not event.is_printable and event.key not in EDITING_KEYS
+        if navigation and not decisive and self.arming.held is None:
+            self.arming.restart()  # the focused widget scrolls; the quiet period starts over
+            self.show_keys()
+            return
+        # Stopped here, the key never reaches the bindings (checked once it bubbles to the app);
+        # a held key's binding runs from `tick_arming` when it turns out to be alone.
         event.stop()
         event.prevent_default()
-        self.show_keys()  # a key between "drawn" and "armed" puts "arming…" back
+        typed = self.arming.press(Keystroke(event.key, event.character), decisive)
+        if typed:
+            self._cancel_confirm()
+            self.show_keys()  # a key between "drawn" and "armed" puts "arming…" back
         if self._sink is not None:
-            self._sink.replay_key(event.key, event.character)
+            for stroke in typed:
+                self._sink.replay_key(stroke.key, stroke.character)
 
     def on_paste(self, event: events.Paste) -> None:
-        if self.arming.key():
+        if self.taking_text():
             return
         event.stop()
         event.prevent_default()
+        typed = self.arming.paste()
+        self._cancel_confirm()
         self.show_keys()
         if self._sink is not None:
+            for stroke in typed:
+                self._sink.replay_key(stroke.key, stroke.character)
             self._sink.replay_paste(event.text)
 
 

@@ -2,9 +2,11 @@
 no `[done]` criteria or gate are written, so the model's "done" would be taken on its word.
 
 `y` uses the detected check (`[done] gate = "auto"`), `n` never for this workspace (`"off"`);
-both are saved in `.cerveau/config.toml` and can be changed from the palette. Esc decides nothing:
-asked again at the next start. It arms like every dialog (armed.py): a key typed as it appears
-goes to the prompt, not to the question.
+both are saved in `.cerveau/config.toml` and can be changed from the palette, so each asks for
+its key again, alone (armed.py `confirmed`): the `n` in "fix the failing test" once switched the
+check off and saved that. Esc decides nothing: asked again at the next start. A key answers only
+when pressed on its own, like every dialog (armed.py); typing goes to the prompt. Each answer is
+a line in the chat (`say`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from .armed import QUIET_S, ArmedQuestion, KeySink
+from .armed import QUIET_S, ArmedQuestion, KeySink, Say
+
+#: The chat line each answer leaves, and its level.
+SAID = {
+    "auto": ("done check on for this workspace: {command} (saved; Ctrl+P to change)", "info"),
+    "off": ("done check OFF for this workspace (saved; Ctrl+P to change)", "warning"),
+}
 
 
 class GateScreen(ArmedQuestion[str | None]):
@@ -37,8 +45,10 @@ class GateScreen(ArmedQuestion[str | None]):
         clock: Callable[[], float],
         sink: KeySink | None = None,
         quiet_s: float = QUIET_S,
+        *,
+        say: Say | None = None,
     ) -> None:
-        super().__init__(clock, sink, quiet_s, id="gate")
+        super().__init__(clock, sink, quiet_s, say=say, id="gate")
         self.command = command
 
     def compose(self) -> ComposeResult:
@@ -71,4 +81,25 @@ class GateScreen(ArmedQuestion[str | None]):
         )
 
     def action_answer(self, value: str) -> None:
+        if not self.armed:
+            return
+        if value and not self.confirmed(value, self._confirm_content(value)):
+            return
+        if value and self.say is not None:
+            text, level = SAID[value]
+            self.say(text.format(command=self.command), level)
         self.answer(value or None)
+
+    def _confirm_content(self, value: str) -> Content:
+        key = self._answering or ("y" if value == "auto" else "n")
+        what = (
+            f"use {self.command} as the done check for this workspace"
+            if value == "auto"
+            else "no done check for this workspace"
+        )
+        return Content.assemble(
+            (key, "bold $text-accent"),
+            f" again, alone: {what} (saved)\n",
+            ("any other key", "bold $text-accent"),
+            " back",
+        )

@@ -5,8 +5,9 @@ That file sits where the model (and whoever wrote the repository) can write, so 
 apply what it lowers until the person has trusted that exact file (its content hash); until then
 the safer values are in force. This screen lists what the file asks for and takes the answer, at
 start-up, before the session is built: `t` trust this file (its lowerings then apply; any later
-edit asks again), `i` or Esc ignore them (the safer values stay). It arms like every dialog
-(armed.py): a key typed as it appears goes to the prompt, not to the question.
+edit asks again; it lasts, so `t` again, alone, confirms it), `i` or Esc ignore them for this
+start (the safer values stay; the app says so in the chat). A key answers only when pressed on
+its own, like every dialog (armed.py); typing goes to the prompt.
 """
 
 from __future__ import annotations
@@ -75,4 +76,16 @@ class TrustScreen(ArmedQuestion[bool]):
         )
 
     def action_answer(self, trusted: bool) -> None:
+        if not self.armed:
+            return
+        if trusted and not self.confirmed("trust", self._confirm_content()):
+            return
         self.answer(trusted)
+
+    def _confirm_content(self) -> Content:
+        return Content.assemble(
+            (self._answering or "t", "bold $text-accent"),
+            " again, alone: trust this file and apply what it lowers\n",
+            ("any other key", "bold $text-accent"),
+            " back",
+        )
