@@ -323,3 +323,15 @@ async def test_the_done_check_off_needs_n_twice_and_is_a_line_in_the_chat(
         await press_alone(pilot, clock, "n")
         assert await wait_until(pilot, lambda: answers == ["off"])
         assert "done check OFF for this workspace" in _chat(app)
+
+
+async def test_the_grant_line_shows_the_models_terminal_controls_inert(tmp_path: Path) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        ask = AskInThread(app, summary="ls \x1b[2J\x1b]52;c;eA==\x07")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await press_alone(pilot, clock, "y")
+        ask.thread.join(5)
+        assert await wait_until(pilot, lambda: "you approved once: bash: ls" in _chat(app))
+        assert "\x1b" not in _chat(app) and "\\x1b" in _chat(app)

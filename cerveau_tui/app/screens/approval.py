@@ -26,6 +26,7 @@ from textual.content import Content
 from textual.widgets import Input, Static
 
 from ...loop.approver import ApprovalDecision, Countdown
+from ...text_safety import visible
 from ..widgets.diff_view import DiffView
 from .armed import QUIET_S, TICK_S, ArmedModal, KeySink, Say
 
@@ -270,7 +271,9 @@ def _scope(head: dict[str, Any]) -> str:
 
 def granted_line(head: dict[str, Any], decision: ApprovalDecision) -> tuple[str, str]:
     """The chat line a grant leaves: a grant nobody can see afterwards is one nobody can revoke."""
-    what = f"{head.get('tool', '?')}: {head.get('summary') or ''}".strip()
+    # The model wrote the summary: its terminal controls are shown, never sent (text_safety).
+    what = visible(f"{head.get('tool', '?')}: {head.get('summary') or ''}".strip())
     if decision.decision == "approved_session":
-        return f"you approved for this session: {_scope(head)} (revoke from Ctrl+P)", "warning"
+        scope = visible(_scope(head))
+        return f"you approved for this session: {scope} (revoke from Ctrl+P)", "warning"
     return f"you approved once: {what}", "info"
