@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -27,6 +28,7 @@ from ..loop.approver import BusApprover
 from .approvals import Approvals
 from .attention import Attention, terminal_writer
 from .bridge import Bridge
+from .keys import SCROLL_BINDINGS, Keyboard, is_typing
 from .layout import main_layout
 from .messages import Item, JobDone, SessionReady, Wake
 from .palette import app_commands
@@ -46,10 +48,6 @@ from .widgets.planner import PlannerPanel
 from .widgets.prompt import PromptInput
 from .workspace_trust import TrustHooks, answer, review_of, startup_notices
 
-ESC_ESC_S = 1.0
-
-#: (bus, approver, progress) -> a built session; runs on the engine thread.
-
 
 class CerveauApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
@@ -63,18 +61,7 @@ class CerveauApp(App[int]):
         Binding("f1", "help", "Help", id="app.help"),
         # `?` reaches here only when the prompt does not take it (prompt.py: it does unless empty).
         Binding("question_mark", "help", "Help", id="app.help_key", show=False),
-        # Priority: the prompt has focus and would move its cursor; on a dialog they are its own.
-        Binding(
-            "pageup", "scroll_chat('up')", "Scroll up", id="app.page_up", show=False, priority=True
-        ),
-        Binding(
-            "pagedown",
-            "scroll_chat('down')",
-            "Scroll down",
-            id="app.page_down",
-            show=False,
-            priority=True,
-        ),
+        *SCROLL_BINDINGS,
     ]
 
     def __init__(
@@ -117,8 +104,7 @@ class CerveauApp(App[int]):
             self, self.approver, clock, quiet_s, self._stop_turn, self.attention
         )
         self.plan = PlanFeed(lambda: self.screen_stack[0], settings.workspace)
-        self.busy = False
-        self.exiting = False
+        self.busy = self.exiting = False
         self.router = Router(
             self,
             self.bridge,
@@ -128,10 +114,8 @@ class CerveauApp(App[int]):
             lambda: self.exiting,
             self.attention,
         )
-        self._last_escape = -10.0
-        self._stopped = False
-        self._started = False
-        self._gate_offered = False
+        self.keys = Keyboard(self, clock)
+        self._stopped = self._started = self._gate_offered = False
 
     # --- layout and start ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -151,9 +135,7 @@ class CerveauApp(App[int]):
             # SIGTERM killed the app where it stood: the terminal left in the alternate screen
             # with the mouse on, the session not closed. Quit as Ctrl+Q does instead.
             loop = asyncio.get_running_loop()
-            loop.add_signal_handler(
-                signal.SIGTERM, lambda: asyncio.ensure_future(self.action_quit())
-            )
+            loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(self.quit_now()))
             loop.add_signal_handler(signal.SIGHUP, self._hang_up)
         for theme in self._theme_load.themes:
             self.register_theme(theme)
@@ -162,6 +144,7 @@ class CerveauApp(App[int]):
         )
         self.theme = wanted if wanted in self.available_themes else "textual-dark"
         self.theme_changed_signal.subscribe(self, self._theme_saver)
+        self.screen_change_signal.subscribe(self, self.router.screen_changed)
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
         self.set_class(not self.settings.show_reasoning, "-hide-reasoning")
@@ -268,6 +251,12 @@ class CerveauApp(App[int]):
             self.runner.interrupt()
 
     # --- input ---------------------------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        # Before Textual hands it to the focused widget: typing aimed elsewhere is the prompt's.
+        if is_typing(event) and self.screen_stack and not self._stopped:
+            self.keys.refocus_prompt()
+        await super().on_event(event)
+
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         chat = self.chat
@@ -326,12 +315,7 @@ class CerveauApp(App[int]):
             self.chat.notice("interrupting…", "warning")
 
     def action_escape(self) -> None:
-        now = self.clock()
-        if now - self._last_escape <= ESC_ESC_S:
-            self._last_escape = -10.0
-            self.action_interrupt()
-        else:
-            self._last_escape = now
+        self.keys.escape()
 
     def action_toggle_planner(self) -> None:
         self.screen_stack[0].query_one(PlannerPanel).toggle_class("-open")
@@ -351,6 +335,10 @@ class CerveauApp(App[int]):
         chat.scroll_page_up() if direction == "up" else chat.scroll_page_down()
 
     async def action_quit(self) -> None:
+        if self.keys.may_quit():  # mid-turn, the first press asks (keys.py)
+            await self.quit_now()
+
+    async def quit_now(self) -> None:
         self.chat.notice("stopping the session…", "warning")
         await asyncio.to_thread(self.stop_session)
         self.exiting = True

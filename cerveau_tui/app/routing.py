@@ -35,6 +35,7 @@ from ..protocol import (
     TurnStarted,
     UsagePayload,
 )
+from ..text_safety import visible
 from .approvals import Approvals
 from .attention import Attention
 from .bridge import Bridge
@@ -59,6 +60,7 @@ from .plan_feed import PlanFeed
 from .plan_model import PLAN_EVENTS
 from .runner import progress_text
 from .widgets.chat import ChatView
+from .widgets.header import SessionHeader
 from .widgets.status_bar import StatusBar
 from .widgets.tool_card import DraftCard
 from .wire import Untyped, typed
@@ -67,6 +69,9 @@ from .wire import Untyped, typed
 #: key latency of the variants measured (shared/reference/textual.md), and 20 updates a second
 #: still reads as smooth.
 COALESCE_S = 0.05
+
+#: Decisions that leave a grant in force beyond the call: the header lists them.
+GRANTING = ("approved_session", "approved_always")
 
 
 class Router:
@@ -130,6 +135,10 @@ class Router:
         return self.app.screen_stack[0].query_one(ChatView)
 
     @cached_property
+    def header(self) -> SessionHeader:
+        return self.app.screen_stack[0].query_one(SessionHeader)
+
+    @cached_property
     def status(self) -> StatusBar:
         return self.app.screen_stack[0].query_one(StatusBar)
 
@@ -153,6 +162,7 @@ class Router:
                 self.status.refresh_state()
             case SessionReady(status=status):
                 self.status.session_ready(status)
+                self.grants()  # a resumed session's, restored from its journal
                 model = status.get("model") or "model"
                 chat.provision(f"ready: {model} at {status.get('server_url', '?')}")
             case SessionFailed(error=error):
@@ -161,6 +171,7 @@ class Router:
                 chat.notice(f"could not start the session: {error}", "error")
             case JobDone():
                 self._job_done(item)
+                self.grants()
         return False
 
     def event(self, item: EngineEvent) -> None:
@@ -190,9 +201,12 @@ class Router:
                 chat.card_status(payload.call_id, "waiting")
                 self.approvals.ask(payload)
             case ApprovalResolved(call_id=call_id, decision=decision, request_id=request_id):
-                denied = decision in ("denied", "stopped")
+                denied = decision.startswith("denied") or decision == "stopped"
                 chat.card_status(call_id, "denied" if denied else "running")
                 self.approvals.drop(request_id)
+                scope = str(getattr(payload, "scope", "") or "")  # the policy's words
+                if decision in GRANTING and scope:
+                    self.header.grant(scope)
             case UsagePayload():
                 self.draft(None)
                 status.usage(payload)
@@ -225,6 +239,24 @@ class Router:
                     chat.notice(*polished)
             case Untyped():
                 self.untyped(payload)
+
+    def screen_changed(self, screen: object) -> None:
+        if screen is self.app.screen_stack[0]:  # back from the palette, where grants are revoked
+            self.grants()
+
+    def grants(self) -> None:
+        """The grants in force as the session holds them, read when the engine is idle (ready,
+        a job done, the palette closed): revoked ones go, a resumed session's appear."""
+        runner = getattr(self.app, "runner", None)
+        session = runner.session if runner is not None else None
+        held = getattr(session, "session_grants", None)
+        if not callable(held):
+            return
+        try:
+            scopes = [visible(str(scope)) for _, scope in held()]
+        except RuntimeError:  # changed while read (a grant given this instant): the event has it
+            return
+        self.header.show_grants(scopes)
 
     def draft(self, p: ReplyProgress | None) -> None:
         """The card of the call being written: shown as its arguments stream, gone when the

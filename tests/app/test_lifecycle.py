@@ -25,7 +25,8 @@ async def test_quit_mid_command_leaves_no_thread_or_child_process(tmp_path: Path
                 lambda: any(e.payload.get("status") == "running" for e in rec.of("tool_started")),
             )
             assert child_pids() - before  # the command really runs as a child
-            await pilot.press("ctrl+q")
+            # Mid-turn Ctrl+Q asks once (issue 21); the second press quits.
+            await pilot.press("ctrl+q", "ctrl+q")
         engine_thread = app.runner.thread
     assert not engine_thread.is_alive()
     assert "cerveau-engine" not in [t.name for t in threading.enumerate()]

@@ -1,5 +1,12 @@
-"""One line at the bottom: server and model, context used of n_ctx, tokens/s of the last reply,
-the iteration, the sandbox state and the verification seal.
+"""One line at the bottom: the turn's elapsed time, the sandbox state, what the round is doing,
+its tokens so far and the rate they arrive at (live_rate.py), the context used of n_ctx, the
+iteration, the verification seal, the model and server.
+
+Tried on a slow server, it showed the previous round's figures: `ctx 0/8,192` through the whole
+first round, 5.8 tok/s while the server did 0.3-1.3, and `running Ns` restarted every round.
+Now the time is the turn's, the rate and the tokens are this round's as they arrive, and the
+context is the server's prompt count plus what was generated since, `?` until one is known.
+Narrow, the parts take short forms and the least useful go first (fit.py).
 
 "NOT enforced" is spelled out in the error colour because the person's trust in an approval
 prompt depends on knowing whether the kernel is backing it.
@@ -9,14 +16,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.content import Content
 from textual.widgets import Static
 
 from ...protocol import ReplyProgress, TurnEnded, UsagePayload
-from .tool_card import draft_summary
+from .fit import Part, fit_line
+from .live_rate import TokenSamples
+from .tool_card import draft_summary, short_count
 
 
 @dataclass
@@ -33,6 +42,11 @@ class StatusState:
     phase: str = "starting"  # starting | disconnected | ready | running | failed
     round_started: float | None = None  # the clock's reading when this round began
     activity: str = ""  # what the round is doing: the prompt, tokens, the call being written
+    turn_started: float | None = None  # when the turn began: the elapsed time is the turn's
+    round_tokens: int = 0  # generated this round so far (every call of the round)
+    prompt_total: int = 0  # the prompt of the call streaming now, as the server counts it
+    samples: TokenSamples = field(default_factory=TokenSamples)
+    short_activity: str = ""  # the activity for a narrow terminal ("" : the same)
 
 
 #: One frame per quarter second of the round: the spinner moves because time passed, never
@@ -76,57 +90,72 @@ def short_model(name: str) -> str:
     return name[:-5] if name.endswith(".gguf") else name
 
 
-def status_content(s: StatusState, now: float | None = None) -> Content:
-    """Most important first, so a narrow terminal cuts the least useful part (model and server,
-    also shown in the chat at start-up), never the sandbox state."""
-    parts: list[tuple[str, str] | str] = []
+def rate_text(rate: float) -> str:
+    return f"{rate:.1f} tok/s" if rate >= 0.1 or rate == 0 else f"{rate:.2f} tok/s"
 
-    def sep() -> None:
-        parts.append((" │ ", "$text-muted"))
 
-    phase_style = {
-        "running": "$text-accent",
-        "failed": "$text-error",
-        "disconnected": "$text-error",
-    }.get(s.phase, "$text-muted")
-    running = s.phase == "running" and s.round_started is not None and now is not None
-    if running and now is not None and s.round_started is not None:
-        took = now - s.round_started
+def _context_part(s: StatusState, running: bool) -> Part:
+    tokens = s.context_tokens
+    if running and s.prompt_total:
+        tokens = max(tokens, s.prompt_total + s.round_tokens)  # the window as it fills
+    if not s.n_ctx:
+        return Part("ctx –", "$text-muted", rank=2)
+    if not tokens:
+        return Part(f"ctx ?/{s.n_ctx:,}", "$text-muted", f"ctx ?/{short_count(s.n_ctx)}", 2)
+    pct = 100.0 * tokens / s.n_ctx
+    style = "$text-error" if pct >= 90 else "$text-warning" if pct >= 75 else ""
+    return Part(f"ctx {tokens:,}/{s.n_ctx:,} ({pct:.0f}%)", style, f"ctx {pct:.0f}%", 2)
+
+
+def status_parts(s: StatusState, now: float | None = None) -> list[Part]:
+    """Most important first, so a narrow terminal loses the least useful part (model and
+    server, also shown in the chat at start-up), never the sandbox state."""
+    parts: list[Part] = []
+    style = {"running": "$text-accent", "failed": "$text-error", "disconnected": "$text-error"}
+    phase_style = style.get(s.phase, "$text-muted")
+    started = s.turn_started if s.turn_started is not None else s.round_started
+    running = s.phase == "running" and started is not None and now is not None
+    if running and now is not None and started is not None:
+        took = now - started
         frame = SPINNER[int(max(0.0, took) * 4) % len(SPINNER)]
-        parts.append((f"{frame} running {elapsed_text(took)}", phase_style))
+        parts.append(Part(f"{frame} running {elapsed_text(took)}", phase_style))
     else:
-        parts.append((s.phase, phase_style))
-    sep()
+        parts.append(Part(s.phase, phase_style))
     if s.enforced is False:
-        parts.append((f"sandbox: {s.sandbox or 'none'} NOT enforced", "bold $text-error"))
+        parts.append(Part(f"sandbox: {s.sandbox or 'none'} NOT enforced", "bold $text-error"))
     elif s.sandbox:
-        parts.append((f"sandbox: {s.sandbox}", "$text-success"))
+        parts.append(Part(f"sandbox: {s.sandbox}", "$text-success"))
     else:
-        parts.append(("sandbox: ?", "$text-muted"))
-    sep()
+        parts.append(Part("sandbox: ?", "$text-muted"))
+    rate = s.samples.rate_at(now) if running and now is not None else None
+    live = f" · {rate_text(rate)}" if rate is not None else ""
     if running and s.activity:
         # After the sandbox state, which an 80-column terminal must still show.
-        parts.append((s.activity, "$text-accent"))
-        sep()
-    if s.n_ctx:
-        pct = 100.0 * s.context_tokens / s.n_ctx
-        style = "$text-error" if pct >= 90 else "$text-warning" if pct >= 75 else ""
-        parts.append((f"ctx {s.context_tokens:,}/{s.n_ctx:,} ({pct:.0f}%)", style))
-    else:
-        parts.append(("ctx –", "$text-muted"))
-    sep()
-    parts.append(f"{s.tokens_per_s:.1f} tok/s" if s.tokens_per_s else ("– tok/s", "$text-muted"))
-    sep()
-    parts.append(f"iter {s.iteration}")
+        short = s.short_activity or s.activity
+        if s.activity.endswith(" tok"):  # the tokens are the activity: the rate joins them
+            parts.append(Part(s.activity + live, "$text-accent", short + live))
+        else:
+            parts.append(Part(s.activity, "$text-accent", short))
+            if s.round_tokens:
+                parts.append(Part(f"{s.round_tokens:,} tok{live}", "$text-accent", rank=1))
+    parts.append(_context_part(s, running))
+    if not running:
+        # Between turns: the server's own figure for the last reply, which is what it was.
+        tps = s.tokens_per_s
+        parts.append(
+            Part(rate_text(tps), rank=3) if tps else Part("– tok/s", "$text-muted", rank=3)
+        )
+    parts.append(Part(f"iter {s.iteration}", rank=3))
     seal = SEALS.get(s.seal)
     if seal is not None:
-        sep()
-        parts.append(seal)
-    sep()
-    parts.append((short_model(s.model) or "no model", "bold"))
-    if s.server:
-        parts.append((f" @ {short_server(s.server)}", "$text-muted"))
-    return Content.assemble(*parts)
+        parts.append(Part(seal[0], seal[1], rank=1))
+    model = short_model(s.model) or "no model"
+    parts.append(Part(model + (f" @ {short_server(s.server)}" if s.server else ""), rank=4))
+    return parts
+
+
+def status_content(s: StatusState, now: float | None = None, width: int | None = None) -> Content:
+    return fit_line(status_parts(s, now), width)
 
 
 class StatusBar(Static):
@@ -140,6 +169,8 @@ class StatusBar(Static):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__("", id="status", markup=False)
         self.state = StatusState()
+        self._round_base = 0  # tokens of this round's calls that ended
+        self._call_tokens = 0  # the streaming call's, as its last progress said
         self.clock = clock  # injected: a test sets the time, and the spinner follows it
 
     def on_mount(self) -> None:
@@ -155,11 +186,29 @@ class StatusBar(Static):
             self.refresh_state()
 
     def refresh_state(self) -> None:
-        self.update(status_content(self.state, self.clock()))
+        width = self.content_size.width if self.is_attached else 0
+        self.update(status_content(self.state, self.clock(), width or None))
+
+    def on_resize(self) -> None:
+        self.refresh_state()
 
     def reply_progress(self, p: ReplyProgress) -> None:
-        self.state.activity = activity_text(p)
+        s = self.state
+        if p.tokens < self._call_tokens:  # a new call of the same round (a retry, a summary)
+            self._round_base += self._call_tokens
+        self._call_tokens = p.tokens
+        s.round_tokens = self._round_base + p.tokens
+        s.prompt_total = p.prompt_total or s.prompt_total
+        if p.tokens:
+            s.samples.add(self.clock(), s.round_tokens)
+        s.activity = f"{s.round_tokens:,} tok" if p.tokens and not p.tool_name else activity_text(p)
+        s.short_activity = draft_summary(p, width=0) if p.tool_name else ""
         self.refresh_state()
+
+    def _new_round(self) -> None:
+        s = self.state
+        s.round_tokens = s.prompt_total = self._round_base = self._call_tokens = 0
+        s.samples.clear()
 
     def tool_running(self, name: str) -> None:
         self.state.activity = f"{name} running"
@@ -182,22 +231,29 @@ class StatusBar(Static):
         s.n_ctx = p.n_ctx or s.n_ctx
         if p.predicted_per_second:
             s.tokens_per_s = p.predicted_per_second
+        self._round_base += self._call_tokens  # the call ended: its tokens stay the round's
+        self._call_tokens = 0
+        s.prompt_total = 0  # the server's count is in context_tokens now
         s.activity = ""
         self.refresh_state()
 
     def turn_started(self) -> None:
         self.state.phase, self.state.iteration = "running", 0
         self.state.round_started, self.state.activity = self.clock(), ""
+        self.state.turn_started = self.state.round_started
+        self._new_round()
         self.refresh_state()
 
     def iteration_started(self, iteration: int) -> None:
         self.state.iteration = iteration or self.state.iteration + 1
         self.state.round_started, self.state.activity = self.clock(), "processing prompt…"
+        self._new_round()
         self.refresh_state()
 
     def turn_ended(self, p: TurnEnded) -> None:
         s = self.state
         s.phase, s.round_started, s.activity = "ready", None, ""
+        s.turn_started = None
         s.iteration = p.iterations or s.iteration
         s.context_tokens = p.context_tokens or s.context_tokens
         s.n_ctx = p.n_ctx or s.n_ctx

@@ -60,7 +60,7 @@ def short_count(n: int) -> str:
 
 def draft_summary(p: ReplyProgress, width: int = 60) -> str:
     """A call being written, as the person recognises it: `write_file parser.py … 1.4k chars`."""
-    found = _DRAFT_KEY.search(p.tool_head)
+    found = _DRAFT_KEY.search(p.tool_head) if width else None  # 0: the name and size only
     target = " ".join(found.group(1).split()) if found else ""
     if len(target) > width:
         target = target[: width - 1] + "…"

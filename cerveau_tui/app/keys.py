@@ -1,0 +1,108 @@
+"""Keys that must reach the prompt, and the quit that asks once while a turn runs.
+
+Tried as a new user would: Tab moved focus off the prompt (to the chat, then each tool card's
+title) and every key typed after it vanished; six Tabs brought the prompt back. In every peer the
+input takes typing whatever was clicked or tabbed to. So on the main screen a printable key or a
+paste aimed at any other widget is given to the prompt, which takes focus back; keys that move or
+act (Tab, arrows, Enter on a card's title) keep their meaning where the focus is.
+
+Ctrl+Q in the middle of a turn quit at once, losing the turn's work in flight: it now says so and
+quits on the second press within QUIT_AGAIN_S (on the app's injected clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from textual import events
+from textual.binding import Binding
+from textual.screen import Screen
+
+from .widgets.chat import ChatView
+from .widgets.prompt import PromptInput
+
+#: Priority: the prompt has focus and would move its cursor; on a dialog they are its own.
+SCROLL_BINDINGS = [
+    Binding(
+        "pageup", "scroll_chat('up')", "Scroll up", id="app.page_up", show=False, priority=True
+    ),
+    Binding(
+        "pagedown",
+        "scroll_chat('down')",
+        "Scroll down",
+        id="app.page_down",
+        show=False,
+        priority=True,
+    ),
+]
+
+#: Esc twice within this interrupts the turn.
+ESC_ESC_S = 1.0
+
+#: The second Ctrl+Q must follow the first this quickly: a press minutes later is a new decision.
+QUIT_AGAIN_S = 5.0
+
+
+def is_typing(event: events.Event) -> bool:
+    """A key that types a character (not a binding's chord), or a paste."""
+    if isinstance(event, events.Paste):
+        return True
+    if not isinstance(event, events.Key) or event.is_forwarded:
+        return False
+    char = event.character
+    return char is not None and len(char) == 1 and char.isprintable() and event.is_printable
+
+
+class KeyHost(Protocol):
+    """What the keyboard rules need of the app (app.py's CerveauApp)."""
+
+    busy: bool
+
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
+    @property
+    def screen(self) -> Screen[Any]: ...
+    @property
+    def prompt(self) -> PromptInput: ...
+    @property
+    def chat(self) -> ChatView: ...
+    def action_interrupt(self) -> None: ...
+
+
+class Keyboard:
+    """The app-wide rules: typing goes to the prompt, Esc Esc interrupts, Ctrl+Q asks once."""
+
+    def __init__(self, app: KeyHost, clock: Callable[[], float]) -> None:
+        self.app = app
+        self.clock = clock
+        self._last_escape = -10.0
+        self._asked_quit: float | None = None
+
+    def refocus_prompt(self) -> None:
+        """Before a key or paste is dispatched: on the main screen, the prompt takes the focus
+        back. Not on a dialog: its keys are its own (its arming replays typing to the prompt)."""
+        base = self.app.screen_stack[0]
+        if self.app.screen is base and not isinstance(base.focused, PromptInput):
+            base.set_focus(self.app.prompt)
+
+    def escape(self) -> None:
+        self.refocus_prompt()  # Esc from a card or the chat: back to typing
+        now = self.clock()
+        if now - self._last_escape <= ESC_ESC_S:
+            self._last_escape = -10.0
+            self.app.action_interrupt()
+        else:
+            self._last_escape = now
+
+    def may_quit(self) -> bool:
+        """Between turns, yes. Mid-turn, the first press says so; a second within QUIT_AGAIN_S
+        quits (a press minutes later asks again)."""
+        if not self.app.busy:
+            return True
+        now = self.clock()
+        if self._asked_quit is not None and now - self._asked_quit <= QUIT_AGAIN_S:
+            return True
+        self._asked_quit = now
+        self.app.chat.notice("a turn is running; Ctrl+Q again to quit", "warning")
+        return False

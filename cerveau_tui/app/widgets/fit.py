@@ -1,0 +1,81 @@
+"""Lay a bar's parts into the columns there are, by what matters, never by where the edge falls.
+
+At 80 columns the header was cut after `autopilot │`: the action mode and the server, which the
+person asked about, were past the edge while nothing said so. Each part says how it may give way:
+a shorter form, and a rank (0: never dropped; higher ranks go first). `fit_line` uses the short
+forms, then drops ranked parts, until the line fits; `fit_lines` wraps the unranked parts onto
+more lines instead of dropping them (the header), and keeps a ranked part only where it fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+
+SEP = " │ "
+SEP_STYLE = "$text-muted"
+
+
+@dataclass(frozen=True)
+class Part:
+    text: str
+    style: str = ""
+    short: str | None = None  # the form for a narrow terminal
+    rank: int = 0  # 0: always shown; the highest rank is dropped first
+    after: str = ""  # joined without a separator, in its own style (a warning on the part)
+    after_style: str = ""
+
+    def base(self, narrow: bool) -> str:
+        return self.short if narrow and self.short is not None else self.text
+
+    def shown(self, narrow: bool) -> str:
+        return self.base(narrow) + self.after
+
+
+def _width(parts: list[Part], narrow: bool) -> int:
+    return sum(len(p.shown(narrow)) for p in parts) + len(SEP) * max(0, len(parts) - 1)
+
+
+def _content(parts: list[Part], narrow: bool) -> Content:
+    pieces: list[tuple[str, str] | str] = []
+    for i, part in enumerate(parts):
+        if i:
+            pieces.append((SEP, SEP_STYLE))
+        text = part.base(narrow)
+        pieces.append((text, part.style) if part.style else text)
+        if part.after:
+            pieces.append((part.after, part.after_style))
+    return Content.assemble(*pieces)
+
+
+def fit_line(parts: list[Part], width: int | None) -> Content:
+    """One line: everything when it fits (or no width is known), else the short forms, then
+    the highest ranks dropped until it fits; what is left is cut at the edge."""
+    if width is None or _width(parts, False) <= width:
+        return _content(parts, False)
+    kept = list(parts)
+    while _width(kept, True) > width:
+        ranked = [p for p in kept if p.rank]
+        if not ranked:
+            break
+        worst = max(ranked, key=lambda p: p.rank)
+        kept = [p for p in kept if p is not worst]
+    return _content(kept, True)
+
+
+def fit_lines(parts: list[Part], width: int | None) -> list[Content]:
+    """As many lines as the unranked parts need (each cut at the edge if alone wider than it),
+    the ranked parts only where they fit on the line they would join."""
+    if width is None or _width(parts, False) <= width:
+        return [_content(parts, False)]
+    lines: list[list[Part]] = [[]]
+    for part in parts:
+        line = lines[-1]
+        if not line or _width([*line, part], True) <= width:
+            if not line and part.rank and len(lines) > 1:
+                continue  # a ranked part never opens a line of its own
+            line.append(part)
+        elif not part.rank:
+            lines.append([part])
+    return [_content(line, True) for line in lines if line]
