@@ -272,3 +272,11 @@ def test_a_command_that_never_names_tmp_says_nothing_about_it(cli, tmp_path):
         code, events, err = cli(ws, srv.url, "list", env={"CERVEAU_SANDBOX_BACKEND": "bubblewrap"})
     assert code == 0, err[-2000:]
     assert not [n for n in _notices(events) if n.startswith(PRIVATE_TMP)]
+
+
+def test_doctor_names_each_embedded_state_for_what_it_is():
+    from cerveau_tui.doctor import embedded_state
+
+    assert embedded_state({"server_url": "http://127.0.0.1:8080", "ready": True}) == "running"
+    assert embedded_state({"server_url": None, "ready": True}) == "starts on demand"
+    assert embedded_state({"server_url": None, "ready": False}) == "not provisioned"
