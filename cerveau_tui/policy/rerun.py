@@ -8,26 +8,42 @@ cannot fix. Never under `never`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..sandbox.base import Grant
 from ..tools.base import Declared
-from .commands import absent_paths, denial_kinds, denied_paths
-from .paths import display, hidden_writes, realpath
+from .commands import COMMAND_TOOLS, absent_paths, denial_kinds, denied_paths
+from .paths import Boundary, display, hidden_writes, realpath
 from .scopes import command_choices
 from .verdict import Verdict
 
-if TYPE_CHECKING:
-    from .policy import Policy
+
+class Asking(Protocol):
+    """What of the policy a rerun's question reads (policy.Policy)."""
+
+    @property
+    def approval(self) -> str: ...
+    @property
+    def enforced(self) -> bool: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def boundary(self) -> Boundary: ...
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def network_grant(self) -> Callable[[], bool]: ...
+
+    def _paths(self, paths: list[Path], *, drop_root: bool) -> list[Path]: ...
+    def _needs_room(self, path: Path) -> Path | None: ...
 
 
 def rerun_verdict(
-    policy: Policy, tool: str, declared: Declared, exit_code: int | None, output: str
+    policy: Asking, tool: str, declared: Declared, exit_code: int | None, output: str
 ) -> Verdict | None:
     """None when there is nothing to offer."""
-    from .policy import COMMAND_TOOLS
-
     if policy.approval == "never" or not policy.enforced or policy.mode == "full-access":
         return None
     if not (tool in COMMAND_TOOLS or declared.command is not None) or exit_code in (0, None):

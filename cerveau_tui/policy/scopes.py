@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -212,7 +213,7 @@ def _never_covers(atom: str, words: list[str], command: str) -> bool:
     return named is None or host in named
 
 
-def command_choices(command: str, need: Grant, shown: callable) -> list[Scope]:  # type: ignore[valid-type]
+def command_choices(command: str, need: Grant, shown: Callable[[Path], str]) -> list[Scope]:
     """What "approve for session" could cover, narrowest first; the last is the default `a`."""
     room = ""
     if need.extra_writable:
@@ -245,7 +246,9 @@ def command_choices(command: str, need: Grant, shown: callable) -> list[Scope]: 
     return out
 
 
-def folder_choice(writes: list[Path], workspace: Path, shown: callable) -> Scope | None:  # type: ignore[valid-type]
+def folder_choice(
+    writes: list[Path], workspace: Path, shown: Callable[[Path], str]
+) -> Scope | None:
     """For a file tool's writes outside the workspace: the folder they are in, spelled out. Never
     the home folder or an ancestor of it (or of the workspace): that is every dotfile."""
     if not writes:
