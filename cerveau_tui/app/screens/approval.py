@@ -42,6 +42,8 @@ class ApprovalScreen(ArmedModal[None]):
     BINDINGS = [
         Binding("y", "decide('approved')", "Approve once", id="approval.approve"),
         Binding("a", "decide('approved_session')", "Approve for session", id="approval.session"),
+        # A lasting rule for this workspace (policy/rules_store.py); confirmed like `a`.
+        Binding("A", "decide('approved_always')", "Always here", id="approval.always"),
         Binding("n", "deny_with_reason", "Deny", id="approval.deny"),
         Binding("escape", "decide('stopped')", "Deny and stop", id="approval.stop"),
     ]
@@ -155,9 +157,8 @@ class ApprovalScreen(ArmedModal[None]):
         head = self.current
         if head is None or not self.armed:
             return
-        if decision == "approved_session" and not self.confirmed(
-            "approved_session", self._confirm_content(head)
-        ):
+        broad = {"approved_session": self._confirm_content, "approved_always": _confirm_always}
+        if decision in broad and not self.confirmed(decision, broad[decision](head)):
             return
         if decision == "stopped" and not reason:
             reason = "the person stopped the turn"
@@ -240,7 +241,8 @@ class ApprovalScreen(ArmedModal[None]):
             ("y", "bold $text-accent"),
             " approve once    ",
             ("a", "bold $text-accent"),
-            f" approve for this session: {scope}\n",
+            f" approve for this session: {scope} ",
+            ("(then a again)\n", "$text-muted"),
             ("n", "bold $text-accent"),
             " deny (type a reason, then Enter)    ",
             ("Esc", "bold $text-accent"),
@@ -265,6 +267,17 @@ class ApprovalScreen(ArmedModal[None]):
         self.query_one("#countdown", Static).update(self.countdown_text())
 
 
+def _confirm_always(head: dict[str, Any]) -> Content:
+    return Content.assemble(
+        ("A", "bold $text-accent"),
+        " again, alone: ALWAYS allow in this workspace (kept after this session): ",
+        (_scope(head), "bold"),
+        "\n",
+        ("any other key", "bold $text-accent"),
+        " back (nothing granted)",
+    )
+
+
 def _scope(head: dict[str, Any]) -> str:
     return str(head.get("scope") or head.get("summary") or "this request")
 
@@ -273,6 +286,9 @@ def granted_line(head: dict[str, Any], decision: ApprovalDecision) -> tuple[str,
     """The chat line a grant leaves: a grant nobody can see afterwards is one nobody can revoke."""
     # The model wrote the summary: its terminal controls are shown, never sent (text_safety).
     what = visible(f"{head.get('tool', '?')}: {head.get('summary') or ''}".strip())
+    if decision.decision == "approved_always":
+        scope = visible(_scope(head))
+        return f"you approved always in this workspace: {scope} (`cerveau rules`)", "warning"
     if decision.decision == "approved_session":
         scope = visible(_scope(head))
         return f"you approved for this session: {scope} (revoke from Ctrl+P)", "warning"

@@ -73,9 +73,9 @@ class GateScreen(ArmedQuestion[str | None]):
     def keys_content(self) -> Content:
         return Content.assemble(
             ("y", "bold $text-accent"),
-            " use it as the done check (saved in .cerveau/config.toml)\n",
+            " use it as the done check (saved in .cerveau/config.toml; then y again)\n",
             ("n", "bold $text-accent"),
-            " not for this workspace   ",
+            " not for this workspace (then n again)   ",
             ("Esc", "bold $text-accent"),
             " ask me later",
         )

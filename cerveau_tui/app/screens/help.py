@@ -51,12 +51,12 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         "Approval dialog",
         [
             ("y", "approve once"),
-            ("a", "approve for this session (the scope is spelled out)"),
+            ("a", "approve for this session (the scope is spelled out); a again confirms"),
             ("n", "deny; type a reason, then Enter"),
             ("Esc", "deny and stop the turn"),
             ("Up / Down, PgUp / PgDn", "scroll a long diff"),
-            ("", "keys answer only once the dialog has armed: a moment without typing;"),
-            ("", "keys typed before that go to the prompt; a countdown shows the auto-deny"),
+            ("", "a key answers only when pressed alone (no typing just before or after);"),
+            ("", "typing goes to the prompt; a countdown shows the auto-deny"),
         ],
     ),
 ]

@@ -68,7 +68,8 @@ class TrustScreen(ArmedQuestion[bool]):
     def keys_content(self) -> Content:
         return Content.assemble(
             ("t", "bold $text-accent"),
-            " trust this file (apply these; asked again if it changes)\n",
+            " trust this file (apply these; asked again if it changes) ",
+            ("(then t again)\n", "$text-muted"),
             ("i", "bold $text-accent"),
             " / ",
             ("Esc", "bold $text-accent"),
