@@ -14,9 +14,7 @@ from .helpers import FakeClock, viewer_app, wait_until
 
 
 def _tool_call(app, call_id: str = "c1") -> None:
-    app.bus.emit(
-        "tool_call", {"call_id": call_id, "name": "bash", "arguments": {"command": "ls"}}
-    )
+    app.bus.emit("tool_call", {"call_id": call_id, "name": "bash", "arguments": {"command": "ls"}})
 
 
 async def test_keys_typed_after_tab_moved_focus_land_in_the_prompt(tmp_path: Path) -> None:

@@ -147,3 +147,18 @@ async def test_the_status_bar_shows_the_turns_time_the_rounds_tokens_and_a_live_
         assert "running 40s" in shown()
         assert "5.8 tok/s" not in shown()  # the last round's figure is not this one's
         assert "ctx 4,020/8,192" in shown()  # the prompt read plus what was generated
+
+
+def test_a_newline_in_a_grant_or_a_model_name_cannot_add_a_header_line() -> None:
+    facts = HeaderFacts(**{**FACTS.__dict__, "grants": ("commands `x`\nsandbox full-access",),
+                           "model": "m\nsandbox read-only"})  # fmt: skip
+    for width in (None, 78, 140):
+        lines = header_content(facts, width).plain.split("\n")
+        assert not any(line.startswith("sandbox") for line in lines[1:]), lines
+    assert "commands `x` sandbox full-access" in header_content(facts).plain
+
+
+def test_a_newline_in_a_tool_name_stays_on_the_cards_line() -> None:
+    from cerveau_tui.app.widgets.tool_card import draft_summary
+
+    assert "\n" not in draft_summary(ReplyProgress(tool_name="bash\nsandbox ok", tool_chars=3))

@@ -27,10 +27,17 @@ class Part:
     after_style: str = ""
 
     def base(self, narrow: bool) -> str:
-        return self.short if narrow and self.short is not None else self.text
+        return one_line(self.short if narrow and self.short is not None else self.text)
 
     def shown(self, narrow: bool) -> str:
-        return self.base(narrow) + self.after
+        return self.base(narrow) + one_line(self.after)
+
+
+def one_line(text: str) -> str:
+    """A part as one line: a newline in a grant's scope (the model's command) or a model's name
+    (the server's) would otherwise start a line of its own in the bar, one that can say
+    anything, `sandbox full-access` included."""
+    return " ".join(text.split()) if not text.isprintable() else text
 
 
 def _width(parts: list[Part], narrow: bool) -> int:
@@ -45,7 +52,7 @@ def _content(parts: list[Part], narrow: bool) -> Content:
         text = part.base(narrow)
         pieces.append((text, part.style) if part.style else text)
         if part.after:
-            pieces.append((part.after, part.after_style))
+            pieces.append((one_line(part.after), part.after_style))
     return Content.assemble(*pieces)
 
 

@@ -66,7 +66,8 @@ def draft_summary(p: ReplyProgress, width: int = 60) -> str:
         target = target[: width - 1] + "…"
     # No "0 chars": the name is known a moment before its arguments start, and "0" read as stuck.
     size = f"… {short_count(p.tool_chars)} chars" if p.tool_chars else "…"
-    return " ".join(x for x in (p.tool_name, target, size) if x)
+    name = " ".join(p.tool_name.split())  # the model's: one line, whatever it holds
+    return " ".join(x for x in (name, target, size) if x)
 
 
 #: Lines of the call's head shown on its draft card: enough for a command or a file's first lines.
@@ -172,7 +173,8 @@ class ToolCard(Collapsible):
 
     def _title_text(self) -> str:
         who = "you ran " if self.by_person else ""
-        return f"{who}{self.tool_name}  {self._summary}  · {_LABELS[self.status]}"
+        name = " ".join(self.tool_name.split())
+        return f"{who}{name}  {self._summary}  · {_LABELS[self.status]}"
 
     def set_status(self, status: str) -> None:
         if status not in STATUSES:
