@@ -173,3 +173,22 @@ async def test_the_dialog_shows_the_approvers_countdown_and_keeps_none_of_its_ow
         assert await wait_until(pilot, lambda: app.approver.seconds_left(rid) == 60)
         screen.tick()
         assert "denies automatically in 60 s" in str(screen.query_one("#countdown").render())
+
+
+async def test_the_end_of_a_turn_longer_than_a_minute_rings_through_the_terminal(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        written = _capture(app)
+        app.bus.emit("turn_started", {"input": "quick"})
+        app.bus.emit("turn_ended", {"reason": "completed", "iterations": 1})
+        await pilot.pause(0.2)
+        assert written == []  # a short turn was watched
+        app.bus.emit("turn_started", {"input": "refactor the parser"})
+        assert await wait_until(pilot, lambda: app.attention._turn_started is not None)
+        clock.advance(LONG_TURN_S + 5)
+        app.bus.emit("turn_ended", {"reason": "completed", "iterations": 9})
+        assert await wait_until(pilot, lambda: bool(written))
+        assert OSC9 in written[0] and "turn ended after 1 min 5 s" in written[0]
