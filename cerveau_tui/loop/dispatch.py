@@ -165,7 +165,12 @@ class Dispatcher:
 
     def _ask(self, ex: ToolExecution, verdict: Verdict) -> ApprovalDecision:
         d = ex.declared
-        paths = self.events.shown(d.writes if d else [])
+        # What the yes makes writable, not the workspace root a command declares (found: a write
+        # outside the workspace asked with `paths: .`).
+        root = self.events.workspace
+        room = list(verdict.grant.extra_writable) if verdict.grant is not None else []
+        named = [p for p in (d.writes if d else []) if p != root and p not in room]
+        paths = self.events.shown([*room, *named])
         summary = (d.command if d and d.command else ", ".join(paths)) or ex.name
         req = ApprovalRequest(
             call_id=ex.call_id,

@@ -143,3 +143,15 @@ def test_always_keeps_a_rule_and_never_denies_from_then_on(ws: Path, tmp_path: P
     assert later.evaluate("bash", d).action == "deny"
     assert Grant(network=True) == v.grant
     assert len(json.loads(store.read_text())["rules"]) == 2
+
+
+def test_the_dialog_names_the_outside_folder_not_the_workspace(ws: Path, outside: Path) -> None:
+    class Writes(FakeBash):
+        def declare(self, args, ctx):
+            return Declared(
+                reads=[ctx.workspace], writes=[ctx.workspace, outside / "x"], command=args.command
+            )
+
+    approver = Answers(ApprovalDecision("denied"))
+    _run(ws, _policy(ws), Writes(), approver, f"touch {outside}/x")
+    assert approver.asked[0].paths == [str(outside), str(outside / "x")]  # the room, then the file
