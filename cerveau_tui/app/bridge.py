@@ -30,7 +30,7 @@ def _shown(item: Item) -> Item:
             return item
         return EngineEvent(event.model_copy(update={"payload": visible_data(event.payload)}))
     if isinstance(item, StreamText):
-        return StreamText(item.kind, visible(item.text))
+        return StreamText(item.kind, visible(item.text), item.fragments)
     return replace(item, **{f.name: visible_data(getattr(item, f.name)) for f in fields(item)})
 
 
@@ -59,6 +59,7 @@ class Bridge:
             last = self._outbox[-1] if self._outbox else None
             if isinstance(last, StreamText) and last.kind == kind:
                 last.text += text
+                last.fragments += 1
             else:
                 self._outbox.append(StreamText(kind, text))
             # While a coalescing timer is pending, text waits for it: no message per token.

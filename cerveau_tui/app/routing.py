@@ -148,6 +148,7 @@ class Router:
         match item:
             case StreamText():
                 chat.stream(item)
+                self.status.streamed(item.fragments)
             case EngineEvent():
                 self.event(item)
                 if item.type in PLAN_EVENTS:

@@ -162,3 +162,20 @@ def test_a_newline_in_a_tool_name_stays_on_the_cards_line() -> None:
     from cerveau_tui.app.widgets.tool_card import draft_summary
 
     assert "\n" not in draft_summary(ReplyProgress(tool_name="bash\nsandbox ok", tool_chars=3))
+
+
+async def test_tokens_between_two_progress_events_are_counted_as_they_stream(
+    tmp_path: Path,
+) -> None:
+    app = viewer_app(tmp_path)
+    async with app.run_test(size=(140, 30)) as pilot:
+        bar = app.query_one(StatusBar)
+        app.bus.emit("turn_started", {"input": "go"})
+        app.bus.emit("iteration_started", {"iteration": 1})
+        # As the loop emits them: the progress with the first delta, then its text.
+        app.bus.emit("reply_progress", {"tokens": 1})
+        for word in ("Hello", " there", ",", " friend", "."):
+            app.bus.emit("token", {"text": word})
+        assert await wait_until(pilot, lambda: "│ 5 tok" in str(bar.render()))
+        app.bus.emit("reply_progress", {"tokens": 17})  # the exact count takes over
+        assert await wait_until(pilot, lambda: "│ 17 tok" in str(bar.render()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual.content import Content
 
 SEP = " │ "
@@ -41,7 +42,8 @@ def one_line(text: str) -> str:
 
 
 def _width(parts: list[Part], narrow: bool) -> int:
-    return sum(len(p.shown(narrow)) for p in parts) + len(SEP) * max(0, len(parts) - 1)
+    # Cells, not characters: a wide character (a CJK model name) takes two columns.
+    return sum(cell_len(p.shown(narrow)) for p in parts) + len(SEP) * max(0, len(parts) - 1)
 
 
 def _content(parts: list[Part], narrow: bool) -> Content:

@@ -171,6 +171,7 @@ class StatusBar(Static):
         self.state = StatusState()
         self._round_base = 0  # tokens of this round's calls that ended
         self._call_tokens = 0  # the streaming call's, as its last progress said
+        self._since_progress = 0  # text fragments received since that progress
         self.clock = clock  # injected: a test sets the time, and the spinner follows it
 
     def on_mount(self) -> None:
@@ -196,7 +197,7 @@ class StatusBar(Static):
         s = self.state
         if p.tokens < self._call_tokens:  # a new call of the same round (a retry, a summary)
             self._round_base += self._call_tokens
-        self._call_tokens = p.tokens
+        self._call_tokens, self._since_progress = p.tokens, 0
         s.round_tokens = self._round_base + p.tokens
         s.prompt_total = p.prompt_total or s.prompt_total
         if p.tokens:
@@ -205,9 +206,26 @@ class StatusBar(Static):
         s.short_activity = draft_summary(p, width=0) if p.tool_name else ""
         self.refresh_state()
 
+    def streamed(self, fragments: int) -> None:
+        """Text arrived: fragments since the last progress count as tokens (less the one the
+        progress already counted: it is sent with its delta's fragment), so the count and the
+        rate move with every token on a slow server, not every 16th."""
+        s = self.state
+        if s.phase != "running" or not self._call_tokens:
+            return
+        self._since_progress += fragments
+        live = self._round_base + self._call_tokens + max(0, self._since_progress - 1)
+        if live > s.round_tokens:
+            s.round_tokens = live
+            s.samples.add(self.clock(), live)
+            if s.activity.endswith(" tok"):
+                s.activity = f"{live:,} tok"
+        self.refresh_state()
+
     def _new_round(self) -> None:
         s = self.state
         s.round_tokens = s.prompt_total = self._round_base = self._call_tokens = 0
+        self._since_progress = 0
         s.samples.clear()
 
     def tool_running(self, name: str) -> None:
@@ -231,8 +249,8 @@ class StatusBar(Static):
         s.n_ctx = p.n_ctx or s.n_ctx
         if p.predicted_per_second:
             s.tokens_per_s = p.predicted_per_second
-        self._round_base += self._call_tokens  # the call ended: its tokens stay the round's
-        self._call_tokens = 0
+        self._round_base = s.round_tokens  # the call ended: its tokens stay the round's
+        self._call_tokens = self._since_progress = 0
         s.prompt_total = 0  # the server's count is in context_tokens now
         s.activity = ""
         self.refresh_state()
