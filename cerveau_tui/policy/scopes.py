@@ -28,7 +28,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..sandbox.base import Grant
-from .commands import is_known_safe
 
 _PROGRAM = re.compile(r"^[A-Za-z0-9._+-][A-Za-z0-9._+/-]*$")
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -41,8 +40,11 @@ _REROUTE = re.compile(
 )
 _BARE_HOST = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?([/?#]|$)|^[A-Za-z0-9.-]+:\d+")
 _NETLOC = re.compile(r"^[a-z0-9.-]+(:\d{1,5})?$")
-# Words that name no program to cover: `cd` changes only where the next one runs.
-_NEUTRAL = frozenset({"cd", "true", ":"})
+# Words that run nothing else and need no grant inside a chain (`cd` changes only where the next
+# part runs); `git status` runs core.fsmonitor only inside the sandbox like the rest.
+_INERT = frozenset(
+    "cd true : echo printf pwd ls cat head tail wc sort uniq cut tr nl basename dirname sleep".split()
+)
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,12 @@ def simple_commands(command: str) -> list[list[str]] | None:
 
 
 def _needs_cover(words: list[str]) -> bool:
-    return words[0] not in _NEUTRAL and not is_known_safe(shlex.join(words))
+    """Every part of a chain needs a cover but the inert ones: the room a grant gives (the
+    network, a folder) is the whole sandboxed run's, so a "known-safe read" that can run a
+    program (`rg --pre`, `git diff`'s external driver, `find -exec`) would borrow it."""
+    if words[0] in _INERT:
+        return False
+    return not (words[0] == "git" and words[1:2] in (["status"], ["rev-parse"]))
 
 
 def program_words(words: list[str]) -> list[str] | None:

@@ -168,3 +168,18 @@ def test_env_running_a_program_is_not_a_safe_part_of_a_chain(
     assert policy.evaluate("bash", bash(ws, chained, network=True)).action == "ask"
     assert not is_known_safe("env curl http://evil.example/")
     assert is_known_safe("env") and is_known_safe("printenv HOME")
+
+
+def test_a_safe_read_that_runs_a_program_is_not_a_free_part_of_a_chain(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy()
+    _grant(policy, ws, "curl http://h.example/", "command:curl@", network=True)
+    for chained in (
+        "curl http://h.example/ && rg --pre ./x y",
+        "curl http://h.example/; find . -name a",
+        "git diff; curl http://h.example/",
+    ):
+        assert policy.evaluate("bash", bash(ws, chained, network=True)).action == "ask", chained
+    inert = "cd sub && curl http://h.example/ | head -5; true"
+    assert policy.evaluate("bash", bash(ws, inert, network=True)).action == "allow"
