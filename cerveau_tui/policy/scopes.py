@@ -40,6 +40,12 @@ _REROUTE = re.compile(
 )
 _BARE_HOST = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?([/?#]|$)|^[A-Za-z0-9.-]+:\d+")
 _NETLOC = re.compile(r"^[a-z0-9.-]+(:\d{1,5})?$")
+# Programs that run whatever their arguments say: "commands starting with `bash`" is every command.
+_RUNNERS = frozenset(
+    "sh bash dash zsh ksh fish env sudo su doas xargs exec eval nohup nice timeout time command "
+    "builtin watch strace ltrace chroot unshare nsenter setsid busybox python python3 perl ruby "
+    "node deno bun php lua tclsh awk gawk".split()
+)
 # Words that run nothing else and need no grant inside a chain (`cd` changes only where the next
 # part runs); `git status` runs core.fsmonitor only inside the sandbox like the rest.
 _INERT = frozenset(
@@ -85,8 +91,9 @@ def _needs_cover(words: list[str]) -> bool:
 
 
 def program_words(words: list[str]) -> list[str] | None:
-    """`git push`, `npm install`, `curl`: the program and a subcommand-like second word."""
-    if not _PROGRAM.match(words[0]):
+    """`git push`, `npm install`, `curl`: the program and a subcommand-like second word. None for
+    a program whose arguments are a program (`sh -c`, `env`, `sudo`): only its exact command."""
+    if not _PROGRAM.match(words[0]) or Path(words[0]).name in _RUNNERS:
         return None
     if len(words) > 1 and _SUBCOMMAND.match(words[1]):
         return words[:2]
@@ -144,7 +151,7 @@ def _atom_covers(atom: str, words: list[str], command: str) -> bool:
     if "@" in body:
         body, host = body.rsplit("@", 1)
     want = body.split(" ")
-    if words[: len(want)] != want:
+    if words[: len(want)] != want or program_words(words) is None:
         return False
     if host is None:
         return True

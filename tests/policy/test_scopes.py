@@ -183,3 +183,15 @@ def test_a_safe_read_that_runs_a_program_is_not_a_free_part_of_a_chain(
         assert policy.evaluate("bash", bash(ws, chained, network=True)).action == "ask", chained
     inert = "cd sub && curl http://h.example/ | head -5; true"
     assert policy.evaluate("bash", bash(ws, inert, network=True)).action == "allow"
+
+
+def test_a_program_that_runs_its_arguments_is_offered_only_exactly(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy(approval="untrusted")
+    for command in ("bash -c 'make'", "python3 -c 'print(1)'", "sudo make install", "env X=1 make"):
+        v = policy.evaluate("bash", bash(ws, command))
+        assert [k for k, _ in v.choices] == [f"exact:{command}"], command
+    policy.grant_session(v.choose("command:bash"))  # a legacy key from an old log
+    policy.grant_session(type(v)("ask", "", None, "bash", "command:bash"))
+    assert policy.evaluate("bash", bash(ws, "bash -c 'rm -rf ~'")).action == "ask"
