@@ -18,6 +18,7 @@ from textual.app import SystemCommand
 from textual.notifications import SeverityLevel
 
 from ..config import Settings
+from ..text_safety import visible
 from . import session_actions
 from .runner import SessionRunner
 from .widgets.chat import ChatView
@@ -123,8 +124,9 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             partial(revoke_grant, app, key, scope),
         )
     rules = getattr(session, "lasting_rules", None)
-    for key, scope, decision in rules() if rules is not None else []:
+    for key, raw, decision in rules() if rules is not None else []:
         kind = "always" if decision == "allow" else "never"
+        scope = visible(raw)  # the model wrote the command it names: its controls shown inert
         yield SystemCommand(
             f"Revoke lasting rule ({kind}): {scope}",
             "Kept for this workspace outside it; revoked, the next matching call asks again",
