@@ -20,7 +20,8 @@ test, notices time passing):
   was typing in (`KeySink`), in order: characters at the cursor, Backspace deletes,
   Shift+Enter/Ctrl+J insert a newline, Enter sends the prompt exactly as it would have.
   Navigation keys (arrows, PgUp) bound to nothing on the dialog reach its focused widget (a long
-  diff scrolls) and restart the quiet period.
+  diff scrolls); they are not typing, so they neither arm nor disarm (a key held for an answer
+  is still voided by them: any other key does that).
 - Broader than once (a session grant, anything saved for the workspace) asks for the same key
   again, alone (`confirmed()`): after a first answer the keys line asks for it, and any other
   answer, or typing, goes back. Prose cannot type two isolated keys.
@@ -283,9 +284,7 @@ class ArmedModal(ModalScreen[T]):
         decisive = self._decision(event.key) is not None
         navigation = not event.is_printable and event.key not in EDITING_KEYS
         if navigation and not decisive and self.arming.held is None:
-            self.arming.restart()  # the focused widget scrolls; the quiet period starts over
-            self.show_keys()
-            return
+            return  # not typing: the focused widget scrolls, the keys stay as they are
         # Stopped here, the key never reaches the bindings (checked once it bubbles to the app);
         # a held key's binding runs from `tick_arming` when it turns out to be alone.
         event.stop()

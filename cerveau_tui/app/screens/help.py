@@ -52,6 +52,7 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("y", "approve once"),
             ("a", "approve for this session (the scope is spelled out); a again confirms"),
+            ("A", "always in this workspace (a lasting rule); A again confirms"),
             ("n", "deny; type a reason, then Enter"),
             ("Esc", "deny and stop the turn"),
             ("Up / Down, PgUp / PgDn", "scroll a long diff"),
