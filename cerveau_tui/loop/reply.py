@@ -154,12 +154,14 @@ class Reply:
             )
             return ToolExecution(i, call.id, call.name, {}, error=told)
         args: dict[str, Any] = {}
-        oversize = self._oversize(call)
-        if oversize is not None:
-            return ToolExecution(i, call.id, call.name, {}, error=oversize, tool=tool)
         try:
             args = call.parsed()
             validated = tool.Args.model_validate(args)
+            # Well-formed but too large to keep: refused unrun (invalid arguments are told as
+            # such first, whatever their size).
+            oversize = self._oversize(call)
+            if oversize is not None:
+                return ToolExecution(i, call.id, call.name, {}, error=oversize, tool=tool)
             ex = ToolExecution(i, call.id, call.name, args, tool=tool, args=validated)
             ex.declared = tool.declare(validated, self.tool_context())
             return ex
