@@ -16,9 +16,11 @@ dropped at load (sandbox/grantable.py).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -137,14 +139,35 @@ class LastingRules:
         rule = LastingRule(scope_key, scope, decision, self.workspace, room or Grant())
         if decision == "allow" and not _grantable(rule.room):
             return False
-        kept = [r for r in self.rules if r.scope_key != scope_key]
-        return self._save([*kept, rule])
+        return self._save(lambda rules: [*(r for r in rules if r.scope_key != scope_key), rule])
 
     def revoke(self, scope_key: str) -> bool:
-        kept = [r for r in self.rules if r.scope_key != scope_key and r.scope != scope_key]
-        return len(kept) != len(self.rules) and self._save(kept)
+        def drop(rules: list[LastingRule]) -> list[LastingRule]:
+            return [r for r in rules if scope_key not in (r.scope_key, r.scope)]
 
-    def _save(self, mine: list[LastingRule]) -> bool:
+        return len(drop(self.rules)) != len(self.rules) and self._save(drop)
+
+    def _save(self, change: Callable[[list[LastingRule]], list[LastingRule]]) -> bool:
+        """`change` applied to this workspace's rules as they are on disk now (another session
+        in the same workspace may have added one since this one read them)."""
+        # Two sessions (two workspaces) saving at once: read-modify-write under one lock, or the
+        # later write drops the other's rule (a "never" lost in silence).
+        try:
+            self.store.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(
+                self.store.with_name(f".{self.store.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600
+            )
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return self._save_locked(
+                change([r for r in self._load() if r.workspace == self.workspace])
+            )
+        finally:
+            os.close(fd)
+
+    def _save_locked(self, mine: list[LastingRule]) -> bool:
         # Every other workspace's entries kept as they were (sealed or not, they are not ours).
         others = [
             e
@@ -159,7 +182,6 @@ class LastingRules:
             entry["mac"] = mac(self._key, body)
             entries.append(entry)
         try:
-            self.store.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.store.with_name(f".{self.store.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps({"rules": entries}, indent=1))
             os.replace(tmp, self.store)

@@ -175,3 +175,13 @@ def test_the_rule_store_is_out_of_reach_of_tools_and_grants(
 
     assert p.evaluate("write_file", Declared(writes=[store])).action == "deny"
     assert room_for(store) is None and room_for(store.parent) is None
+
+
+def test_two_sessions_of_one_workspace_keep_both_rules(ws: Path, store: Path) -> None:
+    one, two = LastingRules(ws, store, KEY), LastingRules(ws, store, KEY)  # both read it empty
+    assert one.add("command:make", "`make`", "allow", Grant())
+    assert two.add("command:git push", "`git push`", "deny", Grant())
+    assert {r.scope_key for r in LastingRules(ws, store, KEY).rules} == {
+        "command:make",
+        "command:git push",
+    }
