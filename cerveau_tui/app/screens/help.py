@@ -51,7 +51,7 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         "Approval dialog",
         [
             ("y", "approve once"),
-            ("a", "approve for this session (the scope is spelled out); a again confirms"),
+            ("a", "approve for this session, its scope spelled out; a again confirms"),
             ("A", "always in this workspace (a lasting rule); A again confirms"),
             ("n", "deny; type a reason, then Enter"),
             ("Esc", "deny and stop the turn"),
