@@ -322,7 +322,7 @@ async def test_the_done_check_off_needs_n_twice_and_is_a_line_in_the_chat(
         assert answers == []
         await press_alone(pilot, clock, "n")
         assert await wait_until(pilot, lambda: answers == ["off"])
-        assert "done check OFF for this workspace" in _chat(app)
+        assert "you chose no done check for this workspace" in _chat(app)
 
 
 async def test_the_grant_line_shows_the_models_terminal_controls_inert(tmp_path: Path) -> None:

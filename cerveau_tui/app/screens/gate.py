@@ -23,9 +23,13 @@ from textual.widgets import Static
 from .armed import QUIET_S, ArmedQuestion, KeySink, Say
 
 #: The chat line each answer leaves, and its level.
+#: Said before the session saves it (a failed save reports itself), so it says what was chosen.
 SAID = {
-    "auto": ("done check on for this workspace: {command} (saved; Ctrl+P to change)", "info"),
-    "off": ("done check OFF for this workspace (saved; Ctrl+P to change)", "warning"),
+    "auto": (
+        "you chose {command} as the done check for this workspace (Ctrl+P changes it)",
+        "info",
+    ),
+    "off": ("you chose no done check for this workspace (Ctrl+P changes it)", "warning"),
 }
 
 
