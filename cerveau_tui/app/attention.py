@@ -6,6 +6,10 @@ So when an approval or a question waits, and when a turn that ran longer than LO
 the app writes the bell and a desktop notification through the terminal: OSC 9 (iTerm2,
 WezTerm, kitty, Windows Terminal, foot) and OSC 777 (rxvt-unicode, VTE/GNOME Terminal, Ghostty).
 A terminal that knows neither ignores them. On by default; `notify = false` turns it off.
+Inside tmux (where the failure was seen) these OSC strings may stop at tmux (not verified here): each is
+also sent wrapped in tmux's passthrough (ESC P tmux; ... ESC backslash), which reaches the outer
+terminal where `allow-passthrough` is on and is dropped silently where it is not; the bell
+tmux passes on by itself.
 
 Textual owns the terminal, so the sequences go through its driver's `write` (what `App.bell`
 does), on the UI thread. What is written is built here from the app's own words, and every
@@ -16,6 +20,7 @@ writes the clipboard).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -38,10 +43,14 @@ def clean(text: str, limit: int = _MAX_BODY) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "~"
 
 
-def sequences(title: str, body: str) -> str:
-    """The bell, then OSC 9 and OSC 777 notifications (BEL-terminated, the widest support)."""
+def sequences(title: str, body: str, tmux: bool = False) -> str:
+    """The bell, then OSC 9 and OSC 777 notifications (BEL-terminated, the widest support),
+    and under tmux the same two again through its passthrough."""
     title, body = clean(title, 40), clean(body)
-    return f"\x07\x1b]9;{title}: {body}\x07\x1b]777;notify;{title};{body}\x07"
+    notes = [f"\x1b]9;{title}: {body}\x07", f"\x1b]777;notify;{title};{body}\x07"]
+    if tmux:
+        notes += ["\x1bPtmux;" + n.replace("\x1b", "\x1b\x1b") + "\x1b\\" for n in notes]
+    return "\x07" + "".join(notes)
 
 
 def terminal_writer(app: App[Any]) -> Write:
@@ -59,9 +68,14 @@ class Attention:
     """Rings the person. `enabled` is read at each ring: the trust dialog may swap settings."""
 
     def __init__(
-        self, write: Write, clock: Callable[[], float], enabled: Callable[[], bool]
+        self,
+        write: Write,
+        clock: Callable[[], float],
+        enabled: Callable[[], bool],
+        tmux: bool | None = None,
     ) -> None:
         self._write = write
+        self._tmux = bool(os.environ.get("TMUX")) if tmux is None else tmux
         self._clock = clock
         self._enabled = enabled
         self._turn_started: float | None = None
@@ -71,7 +85,7 @@ class Attention:
         if not self._enabled():
             return
         self.rung.append(clean(body))
-        self._write(sequences(TITLE, body))
+        self._write(sequences(TITLE, body, self._tmux))
 
     def waiting(self, request: dict[str, Any]) -> None:
         """An approval or a question is on screen, waiting for the person."""

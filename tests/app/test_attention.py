@@ -192,3 +192,10 @@ async def test_the_end_of_a_turn_longer_than_a_minute_rings_through_the_terminal
         app.bus.emit("turn_ended", {"reason": "completed", "iterations": 9})
         assert await wait_until(pilot, lambda: bool(written))
         assert OSC9 in written[0] and "turn ended after 1 min 5 s" in written[0]
+
+
+def test_under_tmux_the_notifications_also_go_through_its_passthrough() -> None:
+    raw = sequences("cerveau", "approval needed: bash", tmux=True)
+    assert raw.startswith(BEL + OSC9)  # plain first: a terminal outside tmux reads these
+    wrapped = "\x1bPtmux;\x1b\x1b]9;cerveau: approval needed: bash\x07\x1b\\"
+    assert wrapped in raw and "\x1bPtmux;\x1b\x1b]777;notify;cerveau;" in raw
