@@ -26,7 +26,7 @@ from cerveau_tui.app.widgets.chat import ChatView
 from cerveau_tui.app.widgets.entries import NoticeLine
 from cerveau_tui.app.widgets.prompt import PromptInput
 
-from .helpers import AskInThread, FakeClock, press_alone, viewer_app, wait_until
+from .helpers import AskInThread, FakeClock, arm, press_alone, viewer_app, wait_until
 
 WORDS = (
     "a y n t i also please fix the test and run it again yes no try that then add "
@@ -290,6 +290,7 @@ async def test_another_key_after_a_goes_back_and_grants_nothing(tmp_path: Path) 
         await press_alone(pilot, clock, "a", "y")
         await pilot.pause()
         assert ask.decision is None and screen.decisions == [] and screen._confirming is None
+        await arm(pilot, clock)  # back to the dialog's own keys, once quiet again
         assert "y approve once" in str(screen.query_one("#keys").render())
 
 

@@ -227,8 +227,8 @@ class ArmedModal(ModalScreen[T]):
 
     def _answer(self, stroke: Keystroke) -> None:
         if self._confirming is not None and stroke.key != self._confirming[1]:
-            self._cancel_confirm()  # another answer while confirming goes back, decides nothing
-            self.arming.restart()
+            self.arming.restart()  # another answer while confirming goes back, decides nothing
+            self._cancel_confirm()
             return
         bound = self._decision(stroke.key)
         if bound is None:
