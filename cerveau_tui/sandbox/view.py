@@ -139,6 +139,10 @@ def person_homes() -> list[Path]:
     return out
 
 
+#: Beside the person's config: the trust store, the grant key, the lasting approval rules.
+CONTROL_BESIDE_CONFIG = ("trusted-workspaces.json", "session-grants.key", "workspace-rules.json")
+
+
 def control_paths() -> list[Path]:
     """The harness's own control files: what decides how the NEXT session is bounded (the
     person's config, the trust store and the grant key beside it) and the cache that holds the
@@ -147,7 +151,7 @@ def control_paths() -> list[Path]:
     from ..config import user_config_path
 
     config = Path(os.path.realpath(user_config_path()))
-    out = [config, config.parent / "trusted-workspaces.json", config.parent / "session-grants.key"]
+    out = [config, *(config.parent / n for n in CONTROL_BESIDE_CONFIG)]
     cache = os.environ.get("CERVEAU_CACHE_DIR")
     out.append(Path(os.path.realpath(cache)) if cache else _default_cache())
     return sorted(set(out))
