@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return doctor(_settings(args), as_json=args.json)
         if args.cmd == "report":
-            from .plan.persist import report_command
+            from .plan.report_cli import report_command
 
             settings = _settings(args)
             session = _report_subject(settings, args.session)

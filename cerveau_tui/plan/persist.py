@@ -35,8 +35,6 @@ from ..person_key import line_verifies, load_key, seal_line, seal_log_header
 from ..protocol import Event, EventType
 from ..state_file import kind_of
 from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
-from .render import render_text
-from .report import build_report_at
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -386,17 +384,3 @@ def load_events(workspace: Path, session_id: str | None = None) -> list[Event]:
             except ValidationError:
                 continue
     return events
-
-
-def report_command(workspace: Path, session: str | None, as_json: bool) -> tuple[int, str]:
-    """`cerveau report`: (exit code, text to print)."""
-    workspace = Path(workspace)
-    try:
-        events = load_events(workspace, session)
-    except (SessionNotFound, ValueError) as exc:
-        return 1, str(exc)
-    sid = session or (events[0].session_id if events else (list_sessions(workspace) or ["?"])[-1])
-    report = build_report_at(events, workspace)
-    if as_json:
-        return 0, json.dumps({"session": sid, **report.to_json()}, indent=2)
-    return 0, render_text(report, sid)
