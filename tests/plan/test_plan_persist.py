@@ -12,8 +12,8 @@ from cerveau_tui.plan.persist import (
     SessionNotFound,
     list_sessions,
     load_events,
-    report_command,
 )
+from cerveau_tui.plan.report_cli import report_command
 
 
 def _session(ws: Path, sid: str) -> SessionLog:
