@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from .persist import SessionNotFound, list_sessions, load_events
-from .report import build_report_at, render_text
+from .render import render_text
+from .report import build_report_at
 
 
 def report_command(workspace: Path, session: str | None, as_json: bool) -> tuple[int, str]:
