@@ -115,9 +115,7 @@ class Settings(_Model):
     deny_read: Annotated[list[str], DENY_LIST] = Field(
         default_factory=lambda: list(DEFAULT_DENY_READ)
     )
-    # Folders outside the workspace that commands may read (read-only), beyond the system and the
-    # toolchain folders of the home (sandbox/view.py): `["~/.m2", "~/datasets"]`. Adding one
-    # widens what the model sees, so a workspace config cannot.
+    # Folders commands may also read, read-only (sandbox/view.py): `["~/.m2"]`; widening, so held.
     sandbox_read: Annotated[list[str], ALLOW_LIST] = Field(default_factory=list)
     # The sandbox's private /tmp and /dev/shm are RAM; uncapped, each could take half the machine.
     sandbox_tmp_mb: Annotated[int, SMALLER] = Field(512, ge=16)
