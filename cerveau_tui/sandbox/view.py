@@ -29,8 +29,10 @@ import pwd
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+
+from .etc_view import EtcItem, etc_plan
 
 #: Top-level system folders, read-only (each bound if it exists; a link is recreated as a link).
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
@@ -211,23 +213,6 @@ class Bind:
 
 
 @dataclass(frozen=True)
-class EtcItem:
-    """One piece of the private /etc: a folder made, a link made, a file's bytes copied in (by
-    descriptor, read at each command), or, for a large folder or file, a read-only bind."""
-
-    kind: Literal["dir", "link", "file", "bind"]
-    dest: Path
-    src: Path | None = None
-    target: str = ""
-
-
-#: A folder of /etc with more entries than this is bound whole (one mount) instead of copied in
-#: entry by entry; a file larger than this many bytes too.
-ETC_EXPAND_ENTRIES = 64
-ETC_COPY_BYTES = 1 << 20
-
-
-@dataclass(frozen=True)
 class MachineView:
     system: tuple[Bind, ...]
     etc: tuple[Bind, ...]
@@ -247,10 +232,24 @@ class MachineView:
 
     def visible(self, path: Path) -> bool:
         """Whether a sandboxed command could read `path` (a realpath): what the file tools may read
-        outside the workspace without it being a crossing."""
-        if any(_under(path, c) for c in self.control) or path in self.masked:
+        outside the workspace without it being a crossing. By set lookups of the path and its
+        ancestors (asked for every deny entry of every command)."""
+        chain = {str(path), *(str(p) for p in path.parents)}
+        if chain & self._control or str(path) in self._masked:
             return False
-        return any(_under(path, r) for r in self.readable_roots())
+        return bool(chain & self._roots)
+
+    @cached_property
+    def _roots(self) -> frozenset[str]:
+        return frozenset(str(r) for r in self.readable_roots())
+
+    @cached_property
+    def _control(self) -> frozenset[str]:
+        return frozenset(str(c) for c in self.control)
+
+    @cached_property
+    def _masked(self) -> frozenset[str]:
+        return frozenset(str(m) for m in self.masked)
 
 
 def _bind(path: Path) -> Bind | None:
@@ -302,54 +301,6 @@ def machine_view(extra_read: Iterable[Path] = ()) -> MachineView:
         tuple(env),
         tuple(etc_plan(etc)),
     )
-
-
-def etc_plan(etc: Iterable[Bind]) -> list[EtcItem]:
-    """The private /etc as items. Measured: one read-only bind per allowed file made bubblewrap
-    re-read its mount table each time, ~50 ms a command under load for ~55 binds; copying the
-    small files in through descriptors and recreating links costs no mount at all."""
-    out: list[EtcItem] = []
-    made: set[Path] = {Path("/etc")}
-
-    def parents(dest: Path) -> None:
-        for p in reversed(dest.parents):
-            if _under(p, Path("/etc")) and p not in made:
-                made.add(p)
-                out.append(EtcItem("dir", p))
-
-    def add(src: Path, dest: Path, depth: int) -> None:
-        try:
-            st = os.lstat(src)
-        except OSError:
-            return
-        import stat as st_mod
-
-        if st_mod.S_ISLNK(st.st_mode) and depth > 0:
-            parents(dest)
-            out.append(EtcItem("link", dest, target=os.readlink(src)))
-        elif st_mod.S_ISDIR(st.st_mode):
-            try:
-                names = sorted(os.listdir(src))
-            except OSError:
-                return
-            if len(names) > ETC_EXPAND_ENTRIES or depth > 3:
-                parents(dest)
-                out.append(EtcItem("bind", dest, src))
-                return
-            parents(dest)
-            if dest not in made:
-                made.add(dest)
-                out.append(EtcItem("dir", dest))
-            for name in names:
-                add(src / name, dest / name, depth + 1)
-        elif st_mod.S_ISREG(st.st_mode):
-            parents(dest)
-            kind: Literal["file", "bind"] = "file" if st.st_size <= ETC_COPY_BYTES else "bind"
-            out.append(EtcItem(kind, dest, src))
-
-    for b in etc:
-        add(b.src, b.dest, 0)
-    return out
 
 
 def bwrap_args(
