@@ -13,10 +13,17 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:
-    from .view import Bind
+
+class Entry(Protocol):
+    """An allowed /etc entry (view.Bind): where its bytes are, where it shows inside."""
+
+    @property
+    def src(self) -> Path: ...
+
+    @property
+    def dest(self) -> Path: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,7 @@ ETC_EXPAND_ENTRIES = 64
 ETC_COPY_BYTES = 1 << 20
 
 
-def etc_plan(etc: Iterable[Bind]) -> list[EtcItem]:
+def etc_plan(etc: Iterable[Entry]) -> list[EtcItem]:
     """The private /etc as items, parents before children."""
     out: list[EtcItem] = []
     made: set[Path] = {Path("/etc")}
