@@ -144,7 +144,8 @@ class BubblewrapRunner(EnforcingRunner):
         # /proc/sys only when access(W_OK) succeeds, so it is not left to bwrap. /sys likewise.
         a += ["--proc", "/proc", "--remount-ro", "/proc", "--ro-bind", "/sys", "/sys"]
         a += ["--size", size, "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
-        a += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
+        # No /var/tmp: a link to the private /tmp made a write to /var/tmp/x "succeed" and vanish;
+        # absent, it fails and is offered as a crossing like any write outside.
         # The homes: an empty private folder each, and the toolchain folders read-only on top.
         a += view_home_args(view, size)
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by

@@ -473,3 +473,15 @@ def test_a_grant_of_a_kernel_interface_or_the_harness_files_is_never_applied(
         pytest.fail("a write through a granted /sys/fs landed in the host's cgroup folder")
     assert after == before
     assert config.read_text() == 'sandbox = "workspace-write"\n'
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_write_outside_fails_loudly_never_vanishes(backend: str, ws: Path) -> None:
+    # /var/tmp was a link to the private /tmp: `touch /var/tmp/x` exited 0 and the file
+    # vanished with the command, so neither the model nor the person learnt it had not landed.
+    name = f"cerveau-vanish-{uuid.uuid4().hex[:8]}"
+    targets = [Path("/var/tmp") / name, ws.parent / name, Path("/srv") / name]
+    cmd = "; ".join(f"touch {t} && echo LANDED {t}" for t in targets) + "; true"
+    res = _runner(backend).run(cmd, workspace=ws, timeout=20)
+    assert "LANDED" not in res.output, res.output
+    assert not any(t.exists() for t in targets)
