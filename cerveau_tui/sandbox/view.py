@@ -205,6 +205,15 @@ def refuse_workspace(ws: Path) -> str | None:
     return None
 
 
+def own_files_inside(ws: Path) -> list[Path]:
+    """The harness's own files (control files, cache, interpreter, package) inside `ws`. Under a
+    backend that cannot make a folder inside the workspace read-only (Landlock), a command could
+    rewrite them, and the next start would run what it wrote (the cache's llama-server, an
+    editable checkout's package): such a session is NOT enforced (every command asked)."""
+    real = Path(os.path.realpath(ws))
+    return [p for p in (*control_paths(), *runtime_paths()) if _under(p, real)]
+
+
 @dataclass(frozen=True)
 class Bind:
     src: Path

@@ -98,6 +98,16 @@ def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
         "notes": list(status.notes),
         "gaps": list(status.gaps),
     }
+    if status.enforced and status.backend == "landlock":
+        from ..sandbox.view import own_files_inside
+
+        exposed = own_files_inside(settings.workspace)
+        if exposed:
+            info["enforced"] = False
+            info["notes"].append(
+                "NOT enforced here: Landlock cannot keep cerveau's own files inside this workspace "
+                "read-only (" + ", ".join(map(str, exposed[:3])) + "); every command is asked"
+            )
     return runner, info
 
 

@@ -485,3 +485,25 @@ def test_a_write_outside_fails_loudly_never_vanishes(backend: str, ws: Path) -> 
     res = _runner(backend).run(cmd, workspace=ws, timeout=20)
     assert "LANDED" not in res.output, res.output
     assert not any(t.exists() for t in targets)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_harness_cache_inside_the_workspace_cannot_be_rewritten(backend: str, ws: Path) -> None:
+    # The cache holds the llama-server the next start runs. Under bubblewrap it is a read-only
+    # bind; Landlock cannot make it read-only inside the workspace, so that session is NOT
+    # enforced and the command is asked (headless: denied). Checked on the host: the bytes.
+    from cerveau_tui.testing.cli import run_cli
+    from cerveau_tui.testing.scripted_server import ScriptedServer
+
+    binary = ws / "cache" / "llama-server" / "llama-server"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\necho the real server\n")
+    evil = f"printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > {binary}"
+    script = {"responses": [reply(call("bash", command=evil)), {"content": "done."}]}
+    env = {"CERVEAU_CACHE_DIR": str(ws / "cache"), "CERVEAU_SANDBOX_BACKEND": backend}
+    with ScriptedServer(script) as srv:
+        _, events, _ = run_cli(ws, srv.url, "update the server", env=env)
+    started = next(e["payload"] for e in events if e["type"] == "session_started")
+    assert binary.read_text() == "#!/bin/sh\necho the real server\n"
+    if backend == "landlock":
+        assert started["sandbox"]["enforced"] is False
