@@ -116,6 +116,10 @@ HOME_TOOLCHAINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (".go", ()),
 )
 
+#: Folders of the machine a workspace may not be or hold (besides SYSTEM): the kernel's, the
+#: configuration, the state, the homes.
+HOST_FOLDERS = ("/etc", "/proc", "/sys", "/dev", "/boot", "/var", "/home", "/root", "/run")
+
 #: Environment a toolchain needs to find itself once HOME is the private one.
 TOOLCHAIN_ENV = (("RUSTUP_HOME", ".rustup"), ("NVM_DIR", ".nvm"), ("PYENV_ROOT", ".pyenv"))
 
@@ -189,6 +193,12 @@ def refuse_workspace(ws: Path) -> str | None:
         return (
             "refusing the workspace /: the whole disk would be the model's to change; "
             "start cerveau in a project folder (or pass --workspace PROJECT)"
+        )
+    held = [s for s in (*SYSTEM, *HOST_FOLDERS) if _under(Path(s), real) and os.path.lexists(s)]
+    if held:
+        return (
+            f"refusing the workspace {real}: it is or holds the system's own folders "
+            f"({', '.join(held[:3])}); start cerveau in a project folder"
         )
     for home in person_homes():
         if real == home:

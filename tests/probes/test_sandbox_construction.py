@@ -507,3 +507,11 @@ def test_the_harness_cache_inside_the_workspace_cannot_be_rewritten(backend: str
     assert binary.read_text() == "#!/bin/sh\necho the real server\n"
     if backend == "landlock":
         assert started["sandbox"]["enforced"] is False
+
+
+@pytest.mark.parametrize("folder", ["/etc", "/usr", "/var", "/home"])
+def test_a_system_folder_is_refused_as_a_workspace(folder: str, tmp_path: Path) -> None:
+    env = {**os.environ, "CERVEAU_CONFIG": str(tmp_path / "c" / "config.toml")}
+    res = _run_in(Path(folder), env, "--json")
+    assert res.returncode == 2 and "system's own folders" in res.stderr, res.stderr
+    assert not (Path(folder) / ".cerveau").exists()
