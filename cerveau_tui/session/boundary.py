@@ -92,7 +92,7 @@ def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
 
     status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
     runner = select_runner(settings, status, deny_read=denied_reads(settings))
-    info = {
+    info: dict[str, Any] = {
         "backend": status.backend,
         "enforced": status.enforced,
         "notes": list(status.notes),
