@@ -2,14 +2,14 @@
 
 At 80 columns the header was cut after `autopilot │`: the action mode and the server, which the
 person asked about, were past the edge while nothing said so. Each part says how it may give way:
-a shorter form, and a rank (0: never dropped; higher ranks go first). `fit_line` uses the short
-forms, then drops ranked parts, until the line fits; `fit_lines` wraps the unranked parts onto
+a shorter form, and a rank (0: never dropped; higher ranks go first). `fit_line` lets the ranked
+parts give way one at a time (shortened, then dropped), until the line fits; `fit_lines` wraps the unranked parts onto
 more lines instead of dropping them (the header), and keeps a ranked part only where it fits.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.cells import cell_len
 from textual.content import Content
@@ -59,18 +59,27 @@ def _content(parts: list[Part], narrow: bool) -> Content:
 
 
 def fit_line(parts: list[Part], width: int | None) -> Content:
-    """One line: everything when it fits (or no width is known), else the short forms, then
-    the highest ranks dropped until it fits; what is left is cut at the edge."""
+    """One line: everything when it fits (or no width is known); else the ranked parts give way
+    one at a time, highest rank first, each shortened before it is dropped (a long model name
+    going first keeps `ctx 1,064/8,192 (13%)` whole); then the unranked ones are shortened;
+    what is left is cut at the edge."""
     if width is None or _width(parts, False) <= width:
         return _content(parts, False)
     kept = list(parts)
-    while _width(kept, True) > width:
-        ranked = [p for p in kept if p.rank]
-        if not ranked:
-            break
-        worst = max(ranked, key=lambda p: p.rank)
-        kept = [p for p in kept if p is not worst]
-    return _content(kept, True)
+    for part in sorted((p for p in parts if p.rank), key=lambda p: -p.rank):
+        i = next(n for n, k in enumerate(kept) if k is part or k.text == part.text)
+        if part.short is not None:
+            kept[i] = _shortened(part)
+            if _width(kept, False) <= width:
+                return _content(kept, False)
+        del kept[i]
+        if _width(kept, False) <= width:
+            return _content(kept, False)
+    return _content([_shortened(p) for p in kept], False)
+
+
+def _shortened(part: Part) -> Part:
+    return replace(part, text=part.short, short=None) if part.short is not None else part
 
 
 def fit_lines(parts: list[Part], width: int | None) -> list[Content]:
