@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -178,10 +177,11 @@ def _default_cache() -> Path:
 def runtime_paths() -> list[Path]:
     """The running harness's interpreter and package (found from the process, not a name): bound
     read-only inside, refused to the file tools' writes. An editable checkout's package source is
-    here too: the next start would run what a command wrote there."""
-    pkg = Path(os.path.realpath(__file__)).parents[1]
-    dirs = {Path(os.path.realpath(sys.prefix)), Path(os.path.realpath(sys.base_prefix)), pkg}
-    return sorted(dirs)
+    here too: the next start would run what a command wrote there. The same places the deny list
+    never masks (protect.runtime_dirs)."""
+    from .protect import runtime_dirs
+
+    return runtime_dirs()
 
 
 def refuse_workspace(ws: Path) -> str | None:
