@@ -146,6 +146,9 @@ def _doctor(tmp_path, *flags):
         "CERVEAU_CONFIG": str(config),
         "CERVEAU_LLAMA_SERVER": str(binary),
         "CERVEAU_SERVER_URL": "",
+        # Its own cache, so no record of a server another test (or CI's shared cache, which
+        # .ci/run exports as CERVEAU_CACHE_DIR) left running is read.
+        "CERVEAU_CACHE_DIR": str(person / "cache"),
     }
     proc = subprocess.run(
         [sys.executable, "-m", "cerveau_tui", "doctor", "--workspace", str(ws), *flags],
