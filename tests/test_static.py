@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,14 +41,34 @@ def test_ruff_format_is_applied():
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 
-#: A file past this is telling you it holds two ideas (STYLE.md).
+#: A file past this is telling you it holds two ideas (STYLE.md). A signal, not a quota: a file
+#: trimmed to exactly 400 lines, or split into a shim to pass, is worse than a 450-line file that
+#: holds one idea. So the check warns (pytest lists which files and how long), it never fails.
 MAX_MODULE_LINES = 400
 
 
-def test_no_module_is_longer_than_the_limit():
-    long = {
-        str(p.relative_to(ROOT)): n
-        for p in sorted((ROOT / "cerveau_tui").rglob("*.py"))
-        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+class LongModuleWarning(UserWarning):
+    """A module past MAX_MODULE_LINES: read it for a second idea to split along."""
+
+
+def long_modules(root: Path, limit: int = MAX_MODULE_LINES) -> dict[str, int]:
+    return {
+        str(p.relative_to(root)): n
+        for p in sorted((root / "cerveau_tui").rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > limit
     }
-    assert long == {}
+
+
+def test_a_module_longer_than_the_limit_is_reported_as_a_warning():
+    long = long_modules(ROOT)
+    if long:
+        listed = ", ".join(f"{path} ({n} lines)" for path, n in long.items())
+        warnings.warn(LongModuleWarning(f"past {MAX_MODULE_LINES} lines: {listed}"), stacklevel=1)
+
+
+def test_the_size_check_names_each_file_over_the_limit(tmp_path: Path):
+    """The control: the check sees a long file (so a warning-only check cannot go blind)."""
+    (tmp_path / "cerveau_tui").mkdir()
+    (tmp_path / "cerveau_tui" / "long.py").write_text("x = 1\n" * 5)
+    (tmp_path / "cerveau_tui" / "short.py").write_text("x = 1\n")
+    assert long_modules(tmp_path, limit=3) == {"cerveau_tui/long.py": 5}
