@@ -44,6 +44,7 @@ from .git_snapshot import (
     rel_to,
     snapshot,
 )
+from .git_special import kind_of, stalls
 
 __all__ = [
     "KEEP_BYTES",
@@ -142,6 +143,7 @@ class _RepoCheck:
                     else now.kind
                 )
                 self.add("hook", hook, f"hook {name}", f"hook {name} ({how})")
+        self._stalls()
         prev = self.before.repos.get(repo.entry)
         moved = prev is None or (prev.git_dir, prev.common_dir) != (repo.git_dir, repo.common_dir)
         if not (repo.indirection and moved and repo.git_dir is not None):
@@ -158,6 +160,24 @@ class _RepoCheck:
             # planted config, or the person's repository stays swapped.
             self.add("indirection", repo.indirection, name, "re-pointed the repository")
         return self.out
+
+    def _stalls(self) -> None:
+        """A file git reads first (the `.git` entry, HEAD, commondir) that would make it wait
+        forever: a named pipe, a device, a link into /proc (git_stall). The person's next
+        `git status` would never return."""
+        repo = self.repo
+        paths = [repo.indirection] if repo.indirection else []
+        if repo.git_dir is not None:
+            paths += [os.path.join(repo.git_dir, "commondir"), *repo.stalling]
+        for path in paths:
+            was, now = self.before.files.get(path), self.after.files.get(path)
+            if now is None or (was is not None and was.digest == now.digest):
+                continue
+            if stalls(path) is not None:
+                name = os.path.basename(path)
+                kind = "indirection" if repo.git_dir is None else "config"
+                what = f"{name} ({kind_of(path)})"
+                self.add(kind, path, what, f"{name} is a {kind_of(path)}: git would wait forever")
 
     def _config(self, path: str, now: Control, was: Control | None) -> None:
         if now.kind == "missing" or (was is not None and was.digest == now.digest):

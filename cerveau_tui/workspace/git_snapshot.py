@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .git_config_rules import ConfigItems, GitConfigParser, ParseConfig, include_paths, last_value
+from .git_special import special_files
 
 KEEP_BYTES = 256 * 1024  # config and hook files are small; a bigger one keeps only its digest
 _GITFILE_MAX = 64 * 1024
@@ -57,6 +58,7 @@ class Repo:
     configs: tuple[str, ...] = ()  # every config in effect, includes resolved
     hooks: tuple[str, ...] = ()  # every non-sample entry of the hooks folder in effect
     hooks_dir: str | None = None  # the hooks folder in effect (core.hooksPath counted)
+    stalling: tuple[str, ...] = ()  # HEAD, and whatever in the git dir is not a file (git_stall)
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,10 @@ def _add_repo(
         walk.repos[rel] = Repo(rel, kind, None, None, indirection)
         return
     common = git_dir
+    # A FIFO where git reads (HEAD first) stalls every git of the person's (git_stall).
+    stalling = [os.path.join(git_dir, "HEAD"), *special_files(git_dir)]
+    for path in stalling:
+        walk.files[path] = read_control(path)
     cd_path = os.path.join(git_dir, "commondir")
     cd = read_control(cd_path)
     if cd.kind != "missing":
@@ -190,6 +196,10 @@ def _add_repo(
         indirection = indirection or cd_path
         text = (cd.data or b"").decode("utf-8", errors="replace").strip()
         common = os.path.realpath(os.path.join(git_dir, text)) if text else git_dir
+        if common != git_dir:
+            stalling += special_files(common)
+            for path in stalling:
+                walk.files.setdefault(path, read_control(path))
     configs: list[str] = []
     ordered: list[ConfigItems] = []
     for path in (os.path.join(common, "config"), os.path.join(git_dir, "config.worktree")):
@@ -211,8 +221,9 @@ def _add_repo(
     if os.path.realpath(own) != os.path.realpath(hooks_dir):
         hooks += [h for h in _hooks(walk, own) if h not in hooks]
     walk.repos[rel] = Repo(
-        rel, kind, git_dir, common, indirection, tuple(configs), tuple(hooks), hooks_dir
-    )
+        rel, kind, git_dir, common, indirection, tuple(configs), tuple(hooks), hooks_dir,
+        tuple(dict.fromkeys(stalling)),
+    )  # fmt: skip
 
 
 def _add_config(

@@ -37,6 +37,8 @@ from .git_config_rules import ConfigItems, ParseConfig, danger, find_git, split_
 from .git_hooks import Hook, hook_scripts, hooks_in
 from .git_hooks import hook as read_hook
 from .git_snapshot import default_parser, read_control
+from .git_special import kind_of
+from .git_stall import blocker
 
 _FLAGS = (
     "--no-pager",
@@ -68,6 +70,8 @@ class View:
     found: dict[str, str | None] = field(default_factory=dict)
     repos: dict[str, RepoView | None] = field(default_factory=dict)
     unavailable: bool = False  # git could not be run: this view says nothing, not "clean"
+    # git dir -> the file in it git would wait on forever (git_stall): git is not asked there.
+    stalled: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,8 +129,14 @@ def view(
     found: dict[str, str | None] = {}
     repos: dict[str, RepoView | None] = {}
     unavailable = False
+    stalled: dict[str, str] = {}
     for folder in order:
         if folder in found:
+            continue
+        stall = blocker(folder, parse)
+        if stall is not None:
+            found[folder], stalled[stall[0]] = stall
+            repos.setdefault(stall[0], None)
             continue
         # --show-toplevel last: in a bare repository it fails after printing the others.
         code, out, err = run(
@@ -148,7 +158,7 @@ def view(
             _cover(found, order, folder, stop, git_dir)
         if git_dir not in repos:
             repos[git_dir] = _repo(git_dir, common, hooks_dir, folder, top or git_dir, run, parse)
-    return View(found, repos, unavailable)
+    return View(found, repos, unavailable, stalled)
 
 
 def _found_at(folder: str, git_dir: str, top: str | None) -> str | None:
@@ -310,7 +320,13 @@ def compare(before: View, after: View, workspace: str | None = None) -> list[Dif
         was = _nearest(before.found, folder)
         if git_dir is not None and git_dir != was:
             new.setdefault(git_dir, folder)
+    for git_dir, path in after.stalled.items():
+        if before.stalled.get(git_dir) != path:
+            detail = f"git would wait forever reading {path}, a {kind_of(path)}, not a file"
+            out.append(Difference("repository", git_dir, path, "git metadata", detail))
     for git_dir, folder in new.items():
+        if git_dir in after.stalled:
+            continue  # said above, as what it is
         detail = f"git would now find the repository {git_dir} from {folder}"
         out.append(Difference("repository", git_dir, git_dir, "repository", detail))
     for git_dir, now in after.repos.items():
