@@ -26,6 +26,7 @@ from ..hooks import Hook
 from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderError
 from ..tools.registry import Registry
+from .cache_ledger import Figures, figures_of
 from .events import ProgressEvents
 from .state import EngineState
 from .summarise import continuation
@@ -77,6 +78,10 @@ class ModelCall:
         self.used = 0  # tokens in the window after the last reply, by the server's count
         self.pending = 0  # tokens of the results added since that reply
         self._system_tokens: int | None = None
+        # The last request as sent and the server's figures for it, for the cache ledger
+        # (loop/cache_ledger.py; its state lives across turns in EngineState.cache).
+        self.sent_messages: list[dict[str, Any]] = []
+        self.figures: Figures | None = None
 
     def budget(self, max_tokens: int, schemas: list[dict[str, Any]]) -> int:
         """What the prompt may take: n_ctx minus the reply cap, the tool schemas, the framing."""
@@ -156,6 +161,7 @@ class ModelCall:
             summary_room=self.summary_room(),
         )
         if done is not None:
+            self.state.cache.compacted = True  # the next request's re-read has a known cause
             # The figures are what the window holds: the messages and what is sent beside them.
             beside = self.overhead()
             self.bus.emit(
@@ -223,6 +229,7 @@ class ModelCall:
                 )
         self.progress.reset()
         self.sent = sum(message_tokens(m, self.count_tokens) for m in messages)
+        self.sent_messages = messages
         try:
             # `extra` only when there is some: scripted providers in tests need not know it.
             done = self.provider.complete(
@@ -287,19 +294,26 @@ class ModelCall:
         self.used = ctx_tokens + (c.usage.completion_tokens or (t.predicted_n if t else 0))
         if ctx_tokens and self.sent:
             self.state.window.overhead = max(0, ctx_tokens - self.sent)
+        self.figures = f = figures_of(c)
+        miss = self.state.cache.record(self.sent_messages, f) if f is not None else None
         self.bus.emit(
             EventType.USAGE,
             P.UsagePayload(
                 prompt_tokens=c.usage.prompt_tokens,
                 completion_tokens=c.usage.completion_tokens,
-                cache_n=t.cache_n if t else 0,
-                prompt_n=t.prompt_n if t else 0,
+                # The server's figures; from `usage.prompt_tokens_details` when it sent no timings.
+                cache_n=f.cached if f else 0,
+                prompt_n=f.evaluated if f else 0,
                 predicted_n=t.predicted_n if t else 0,
                 predicted_per_second=t.predicted_per_second if t else 0.0,
                 context_tokens=ctx_tokens,
                 n_ctx=self.n_ctx,
             ),
         )
+        if miss is not None:  # a notice every client shows; the figures are in the usage event
+            self.bus.emit(
+                EventType.NOTICE, {"text": miss.text(), "level": "warning", "source": "cache_miss"}
+            )
         return ctx_tokens
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..context.window import WindowState
 from ..provider.types import Usage
 from ..tools.base import ToolState
+from .cache_ledger import CacheLedger
 
 #: How many failed calls the resume brief can draw on: enough to say "this already failed".
 KEPT_FAILURES = 10
@@ -29,6 +30,7 @@ class EngineState:
     # The compacted block and where the verbatim tail starts (context/window.py); the history
     # itself stays append-only.
     window: WindowState = field(default_factory=WindowState)
+    cache: CacheLedger = field(default_factory=CacheLedger)  # the previous request's figures
     _steer: list[str] = field(default_factory=list)
     _steer_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -26,6 +26,7 @@ from ..tools.explore import CHILD_USAGE
 from ..tools.registry import Registry
 from ..workspace.fingerprint import Fingerprinter
 from .approver import ApprovalRequest, Approver, resolved_event
+from .cache_ledger import TurnCache
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .guards.repeats import is_repeat_with_results
@@ -99,6 +100,7 @@ class Turn:
         )
         self.reply = Reply(registry, events, self.ctx, lambda: tool_context(None))
         self.usage = Usage()
+        self.cache = TurnCache()  # evaluated and reused prompt tokens, the server's figures
         self.context_tokens = 0
         self.model_failures = 0
         self.reason = ""  # how the turn ended, once it has
@@ -188,6 +190,7 @@ class Turn:
         self.model_failures = 0
         self.usage.add(completion.usage)
         self.context_tokens = self.model.publish_usage(completion)
+        self.cache.add(self.model.figures)
         self.ctx.context_tokens = self.context_tokens
         ceiling = self.limits.max_turn_tokens
         if ceiling and self.usage.prompt_tokens + self.usage.completion_tokens > ceiling:
@@ -369,7 +372,7 @@ class Turn:
             self.usage,
             self.context_tokens,
             message,
-            extra,
+            {**extra, **self.cache.fields()},
             n_ctx=self.model.n_ctx,
         )
         self.reason = reason

@@ -321,9 +321,11 @@ def _rate(value: Any) -> float:
 
 
 def usage_from(raw: dict[str, Any]) -> Usage:
+    details = raw.get("prompt_tokens_details")
     return Usage(
         prompt_tokens=_count(raw.get("prompt_tokens")),
         completion_tokens=_count(raw.get("completion_tokens")),
+        cached_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
     )
 
 

@@ -48,6 +48,11 @@ class SessionSummary(BaseModel):
     last_reason: str = ""  # how its last turn ended ("completed", "interrupted", ...)
     torn_lines: int = 0  # lines a crash tore, skipped
     foreign: bool = False  # not written by this harness for this person here: never resumed
+    # The cache ledger over every turn (turn_ended's sums, the server's own figures): prompt
+    # tokens evaluated, and reused from the cache; cache_pct None when no server said.
+    prompt_evaluated: int = 0
+    prompt_cached: int = 0
+    cache_pct: int | None = None
 
 
 class ResumeError(LookupError):
@@ -99,8 +104,12 @@ def _fold(f: TextIO, session_id: str, mtime: int, own: Path | None) -> SessionSu
     log is summarised as it claims to be, marked, and never resumed."""
     reader = Reader(session_id, full=False)
     verify = sealed_by(load_key(create=False), session_id, own) if own is not None else None
+    evaluated = cached = 0
     for obj in iter_lines(f, verify):
         reader.line(obj)
+        if obj is not None and obj.get("type") == "turn_ended":
+            evaluated += _count(obj, "prompt_evaluated")
+            cached += _count(obj, "prompt_cached")
     s = reader.s
     last = s.turns[-1] if s.turns else None
     status: Status = "interrupted" if s.open_turn is not None else "ended"
@@ -113,7 +122,16 @@ def _fold(f: TextIO, session_id: str, mtime: int, own: Path | None) -> SessionSu
         status=status,
         last_reason=(last.reason or "") if last is not None else "",
         torn_lines=s.torn,
+        prompt_evaluated=evaluated,
+        prompt_cached=cached,
+        cache_pct=int(100 * cached / (evaluated + cached)) if evaluated + cached else None,
     )
+
+
+def _count(event: dict[str, object], key: str) -> int:
+    payload = event.get("payload")
+    value = payload.get(key) if isinstance(payload, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def list_sessions(workspace: Path) -> list[SessionSummary]:

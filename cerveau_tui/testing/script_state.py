@@ -85,6 +85,11 @@ class ScriptState:
             self._cursor += 1
             return self.entries[self._cursor - 1]
 
+    def forget_cache(self) -> None:
+        """What a restarted llama-server has: an empty slot."""
+        with self._lock:
+            self._cached = []
+
     def prompt_cache(self, tokens: list[int]) -> tuple[int, int]:
         """(cache_n, prompt_n) against the previous prompt: the longest common prefix is reused,
         and at least one token is always evaluated, as llama-server does."""

@@ -45,6 +45,7 @@ class StatusState:
     turn_started: float | None = None  # when the turn began: the elapsed time is the turn's
     round_tokens: int = 0  # generated this round so far (every call of the round)
     prompt_total: int = 0  # the prompt of the call streaming now, as the server counts it
+    cache_pct: int | None = None  # the last request's prompt reused from the server's cache
     samples: TokenSamples = field(default_factory=TokenSamples)
     short_activity: str = ""  # the activity for a narrow terminal ("" : the same)
 
@@ -139,6 +140,9 @@ def status_parts(s: StatusState, now: float | None = None) -> list[Part]:
             if s.round_tokens:
                 parts.append(Part(f"{s.round_tokens:,} tok{live}", "$text-accent", rank=1))
     parts.append(_context_part(s, running))
+    if s.cache_pct is not None:  # a cheap round and a full re-read look alike otherwise
+        low = "$text-warning" if s.cache_pct < 50 else ""
+        parts.append(Part(f"cache {s.cache_pct}%", low, rank=3))
     if not running:
         # Between turns: the server's own figure for the last reply, which is what it was.
         tps = s.tokens_per_s
@@ -249,6 +253,8 @@ class StatusBar(Static):
         s.n_ctx = p.n_ctx or s.n_ctx
         if p.predicted_per_second:
             s.tokens_per_s = p.predicted_per_second
+        if p.prompt_n + p.cache_n:
+            s.cache_pct = int(100 * p.cache_n / (p.prompt_n + p.cache_n))
         self._round_base = s.round_tokens  # the call ended: its tokens stay the round's
         self._call_tokens = self._since_progress = 0
         s.prompt_total = 0  # the server's count is in context_tokens now
