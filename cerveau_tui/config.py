@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 
 import platformdirs
 import tomli_w
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from . import state_file, trust
+from . import config_env, state_file, trust
 from .config_sections import (
     ContextConfig,
     CriterionConfig,
@@ -98,12 +98,17 @@ class Settings(_Model):
     server_url: str | None = None
     model_path: str | None = None  # a GGUF for the managed server; default: SmolLM2-135M
     model_name: str = ""  # the "model" field sent to the server
+    # A header naming the conversation (a digest of the session id) so a router keeps it on the
+    # replica holding its cache; "" sends none. No rule: it is sent to the server.
+    session_header: str = Field("x-session-id", pattern=r"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)?$")
     n_ctx: Annotated[int, SMALLER] = Field(8192, ge=512)
     # The per-request token cap, always sent; None (not set): derived from n_ctx (context/budget.py).
     max_tokens: Annotated[int | None, DERIVED_REPLY_CAP] = Field(None, ge=16)
     temperature: Annotated[float, NEUTRAL] = Field(0.2, ge=0.0, le=2.0)
     action_mode: Annotated[ActionMode, NEUTRAL] = "auto"  # how tool calls are parsed
-    request_timeout_s: Annotated[float, SMALLER] = Field(300.0, gt=0)
+    # The no-progress window: a reply ends once the server said nothing new for this long
+    # (provider/liveness.py); a reply that progresses is bounded by the caps, not by a clock.
+    request_timeout_s: Annotated[float, SMALLER] = Field(120.0, gt=0)
     sandbox: Annotated[SandboxMode, SANDBOX_ORDER] = "workspace-write"
     approval: Annotated[ApprovalPolicy, APPROVAL_ORDER] = "on-request"
     # A prompt nobody answers is denied when it times out: sooner is tighter.
@@ -204,49 +209,6 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# CERVEAU_* variables that are not Settings fields (read directly by the stack and the tests);
-# without this list, exporting one made every load_settings fail with "extra inputs".
-_NOT_SETTINGS = frozenset(
-    {"CERVEAU_CONFIG", "CERVEAU_CACHE_DIR_HINT", "CERVEAU_LLAMA_SERVER", "CERVEAU_REQUIRE_E2E"}
-)
-
-
-def _env_layer(environ: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """(layer, warnings): CERVEAU_LIMITS__MAX_ITERATIONS=30, a TOML scalar if it parses. A name that is
-    no setting is a warning (a stray one made even `cerveau doctor` exit 2); a bad VALUE, an error."""
-    layer: dict[str, Any] = {}
-    warnings: list[str] = []
-    for key, raw in sorted(environ.items()):
-        if not key.startswith("CERVEAU_") or key in _NOT_SETTINGS:
-            continue
-        parts = key[len("CERVEAU_") :].lower().split("__")
-        if not _names_a_setting(parts):
-            warnings.append(f"ignored {key}: no such setting")
-            continue
-        try:
-            value: Any = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        node = layer
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-        node[parts[-1]] = value
-    return layer, warnings
-
-
-def _names_a_setting(parts: list[str]) -> bool:
-    """Whether `limits.max_iterations`-style parts name a field (below a dict, the validator judges)."""
-    model: Any = Settings
-    for part in parts:
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return True
-        if (field := model.model_fields.get(part)) is None:
-            return False
-        args = [a for a in getattr(field.annotation, "__args__", ()) if isinstance(a, type)]
-        model = next((a for a in args if issubclass(a, BaseModel)), field.annotation)
-    return True
-
-
 def _explain(exc: ValidationError, source: str) -> str:
     lines = [f"invalid settings from {source}:"]
     for err in exc.errors():
@@ -313,7 +275,7 @@ def load_settings(
     if ucp.is_file():
         below.append((str(ucp), _read_toml(ucp)))
     above: list[tuple[str, dict[str, Any]]] = []
-    env_layer, env_warnings = _env_layer(env)
+    env_layer, env_warnings = config_env.env_layer(env, Settings)
     if env_layer:
         above.append(("environment (CERVEAU_*)", env_layer))
     flag_layer = {k: v for k, v in (flags or {}).items() if v is not None}

@@ -1,4 +1,4 @@
-"""The server's endpoints beside chat: `/props`, `/health`, `/tokenize`.
+"""The server's endpoints beside chat: `/props` (else `/v1/models`), `/health`, `/tokenize`.
 
 Asked before every turn, and degrading on servers that lack them (llama-cpp-python's server,
 vLLM, Ollama): a server that answers them with an endless or hostile body must not hang or crash
@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from .props import props_from, token_ids
+from .props import models_n_ctx, props_from, token_ids
 from .reading import EXTRAS_BODY_CAP, PLAIN, Deadline, DeadlinePassed, read_body
 from .sse import ReplyTooLarge
 from .types import ServerProps
@@ -36,13 +36,24 @@ class ServerExtras:
         if answer is None:
             return ServerProps()
         status, raw = answer
-        if status == 404:
-            self._props = ServerProps()  # definitive: this server has no /props; do not ask again
+        if status == 200 and isinstance(raw, dict):
+            self._props = props_from(raw)
             return self._props
-        if status != 200 or not isinstance(raw, dict):
-            return ServerProps()
-        self._props = props_from(raw)
+        if status == 404:
+            # No /props (vLLM, llama-swap, a router): the window from /v1/models, once.
+            self._props = self._models_props()
+            return self._props
+        return ServerProps()
+
+    def known_props(self) -> ServerProps | None:
+        """What `/props` said, if it was asked and answered; None otherwise (never asks)."""
         return self._props
+
+    def _models_props(self) -> ServerProps:
+        answer = self._ask("GET", "/v1/models")
+        if answer is None or answer[0] != 200:
+            return ServerProps()
+        return ServerProps(n_ctx=models_n_ctx(answer[1]))
 
     def health(self) -> bool:
         """True when the server is up and its model loaded. Servers without `/health` are

@@ -5,8 +5,9 @@ Sync httpx: the engine runs each turn on a worker thread, so blocking here block
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -18,13 +19,12 @@ import httpx
 from . import constrained
 from .errors import backoff_delay, classify_error, describe
 from .extras import ServerExtras
+from .liveness import QUIET_SHOWN_S, Deadline, last_said, quiet_error, server_name
 from .props import props_from
 from .reading import (
     PLAIN,
     Cancelled,
-    Deadline,
     DeadlinePassed,
-    deadline_error,
     event_error,
     guarded,
     read_body,
@@ -64,11 +64,16 @@ class LlamaProvider:
         transport: httpx.BaseTransport | None = None,
         deadline_s: float | None = None,
         limits: ReplyLimits | None = None,
+        session_header: str = "",
+        session_key: Callable[[], str] | None = None,
     ) -> None:
-        """`timeout_s` bounds waiting for any one read and, with retries, the whole call;
-        `deadline_s` (default: `timeout_s`) bounds one call however busy the server keeps the
-        connection: keep-alive comments and endless output do not extend it. `limits` caps the
-        bytes one reply may bring (see ReplyLimits)."""
+        """`timeout_s` bounds waiting for any one read and, with retries, the backoff;
+        `deadline_s` (default: `timeout_s`) is the no-progress window: a call ends once the
+        server said nothing new for that long, however busy it keeps the connection with
+        keep-alive comments (liveness.py). `limits` caps the bytes one reply may bring (see
+        ReplyLimits). `session_header`: a header naming the conversation on every chat request,
+        with a value derived from `session_key()`, so a router (llama-swap, vLLM's production
+        stack, LiteLLM) keeps it on the replica that holds its cache; "" sends none."""
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.base_url = base_url.rstrip("/")
@@ -95,14 +100,16 @@ class LlamaProvider:
             trust_env=not _is_loopback(self.base_url),
         )
         self._extras = ServerExtras(self._client, self._deadline)
+        self._session_header = session_header.strip()
+        self._session_key = session_key
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
     # -- extras (degrade on servers that lack them; see extras.py) -----------------------------
 
     def props(self) -> ServerProps:
-        """`/props`, cached once it answered. Empty ServerProps when the server has none
-        (llama-cpp-python's server, vLLM, Ollama) or cannot be reached: unknown, not invented."""
+        """`/props`, cached once it answered. Without one (vLLM, a router), the n_ctx that
+        `/v1/models` states; empty when neither says or the server cannot be reached."""
         return self._extras.props()
 
     def health(self) -> bool:
@@ -140,8 +147,8 @@ class LlamaProvider:
         body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode)
         body.update(extra or {})
         started = self._clock()
-        # One deadline for the call, retries included: a retry must not restart the clock.
-        deadline = Deadline(started + self.deadline_s, self._clock)
+        # One window for the call, retries included: only progress restarts it, not a retry.
+        deadline = self._deadline()
         attempt = 0
         while True:
             try:
@@ -165,38 +172,15 @@ class LlamaProvider:
     def complete_json(
         self, messages: list[dict[str, Any]], schema: dict[str, Any], *, max_tokens: int
     ) -> str:
-        """One non-streamed reply constrained by a JSON schema (turn close's distill). Returns
-        the raw text; the caller parses it and degrades on failure."""
+        """One reply constrained by a JSON schema (turn close's distill). Returns the raw text;
+        the caller parses it and degrades on failure. Streamed like every call, so its prompt
+        progress keeps it alive: sent in one body, it had only a clock (liveness.py)."""
         if self.resolved_mode() == "constrained":
             messages = self._system.plain(constrained.rewrite_history(messages), messages)
         body = self.request_body(messages, [], max_tokens=max_tokens, mode="native")
-        body.update(
-            stream=False, response_format={"type": "json_schema", "json_schema": {"schema": schema}}
-        )
-        body.pop("stream_options", None)
-        deadline = self._deadline()
-        try:
-            with self._client.stream("POST", "/v1/chat/completions", json=body, headers=PLAIN) as r:
-                if r.status_code != 200:
-                    raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
-                data = read_body(r, self._body_cap, deadline, cut=False)
-        except httpx.HTTPError as exc:
-            raise ProviderError(
-                f"no answer from {self.base_url}: {exc}", ErrorClass.CONNECTION
-            ) from exc
-        except ReplyTooLarge as exc:
-            raise too_large(exc, self.base_url, None) from exc
-        except DeadlinePassed as exc:
-            raise deadline_error(self.deadline_s, self.base_url, None) from exc
-        try:
-            reply = json.loads(data)
-            content = reply["choices"][0]["message"].get("content")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as exc:
-            raise ProviderError(
-                f"unreadable reply from {self.base_url}: not a chat completion",
-                ErrorClass.BAD_STREAM,
-            ) from exc
-        return content if isinstance(content, str) else ""
+        body["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+        # The schema is the caller's, not an action: read the text as it is.
+        return self._stream_once(body, None, None, self._deadline(), via="native").content
 
     def request_body(
         self,
@@ -237,16 +221,43 @@ class LlamaProvider:
         on_delta: Callable[[Delta], None] | None,
         cancel: threading.Event | None,
         deadline: Deadline,
+        via: str | None = None,
     ) -> Completion:
         asm = StreamAssembler(self.limits)
-        via = "constrained" if "response_format" in body else "native"
+        # Tokens past the cap (with room for each call's header fragment) are not progress: a
+        # server ignoring the cap is then bounded by the window, as well as by the byte caps.
+        cap = int(body.get("max_tokens") or 0) + self.limits.max_tool_calls
+        request = self._client.build_request(
+            "POST", "/v1/chat/completions", json=body, headers={**PLAIN, **self._session_headers()}
+        )
+        asm.prompt_cap = len(request.content)
+        via = via or ("constrained" if "response_format" in body else "native")
         answer = constrained.AnswerStream() if via == "constrained" else None
         action = constrained.ActionProgress() if via == "constrained" else None
         saw_done = False
+        shown_quiet = 0
+
+        def commented() -> None:
+            # A keep-alive: the server is there with nothing new. Past QUIET_SHOWN_S the person
+            # hears of it, once a second at most, before the window gives up.
+            nonlocal shown_quiet
+            deadline.commented()
+            quiet = deadline.quiet_s()
+            if on_delta is not None and quiet >= QUIET_SHOWN_S and int(quiet) > shown_quiet:
+                shown_quiet = int(quiet)
+                shown = asm.progress(Delta(quiet_s=quiet))
+                if action is not None:
+                    shown.tool_name, shown.tool_chars, shown.tool_head = (
+                        action.name,
+                        action.chars,
+                        action.head,
+                    )
+                on_delta(shown)
+
         if cancel is not None and cancel.is_set():
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
         try:
-            with self._client.stream("POST", "/v1/chat/completions", json=body, headers=PLAIN) as r:
+            with contextlib.closing(self._client.send(request, stream=True)) as r:
                 if r.status_code != 200:
                     raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
                 encoding = r.headers.get("content-encoding", "identity").strip().lower()
@@ -262,23 +273,25 @@ class LlamaProvider:
                 else:
                     raw = guarded(r.iter_raw(), deadline, cancel)
                     lines = iter_bounded_lines(raw, self.limits.max_line_bytes)
-                    for data in iter_sse_data(lines):
+                    for data in iter_sse_data(lines, commented):
                         if cancel is not None and cancel.is_set():
                             raise Cancelled
                         if data.strip() == DONE:
                             saw_done = True
                             break
                         delta = asm.feed(parse_chunk(data))
+                        if asm.advanced and asm.generated <= cap:
+                            deadline.progressed()
+                            shown_quiet = 0
                         if asm.moved and on_delta is not None:
                             on_delta(self._shown(delta or Delta(), asm, answer, action))
         except Cancelled as exc:
             raise ProviderError(
                 "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
             ) from exc
-        except DeadlinePassed as exc:
-            raise deadline_error(
-                self.deadline_s, self.base_url, self._finish(asm, via, partial=True)
-            ) from exc
+        except (DeadlinePassed, httpx.ReadTimeout) as exc:
+            # A silent read (no byte for the window) is the same fact as a window of pings.
+            raise self._quiet(deadline, asm, via) from exc
         except ReplyTooLarge as exc:
             raise too_large(exc, self.base_url, self._finish(asm, via, partial=True)) from exc
         except MalformedChunk as exc:
@@ -291,12 +304,6 @@ class LlamaProvider:
             raise ProviderError(
                 describe(ErrorClass.CONNECTION, None, str(exc), self.base_url),
                 ErrorClass.CONNECTION,
-            ) from exc
-        except httpx.ReadTimeout as exc:
-            raise ProviderError(
-                f"no answer from {self.base_url} within {self.timeout_s:g}s; the model may be too slow for this prompt (raise the request timeout or shorten the context)",
-                ErrorClass.FATAL,
-                partial=self._finish(asm, via, partial=True),
             ) from exc
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             if asm.chunks == 0:
@@ -342,7 +349,22 @@ class LlamaProvider:
         return self.limits.max_reply_bytes + self.limits.max_line_bytes
 
     def _deadline(self) -> Deadline:
-        return Deadline(self._clock() + self.deadline_s, self._clock)
+        return Deadline(self.deadline_s, self._clock)
+
+    def _quiet(self, deadline: Deadline, asm: StreamAssembler, via: str) -> ProviderError:
+        partial = self._finish(asm, via, partial=True)
+        known = self._extras.known_props()
+        llama = known is not None and bool(known.build_info or known.n_ctx)
+        said = last_said(partial, asm.prompt_progress, asm.generated)
+        return quiet_error(deadline, server_name(self.base_url, llama), said, partial)
+
+    def _session_headers(self) -> dict[str, str]:
+        """The conversation's affinity key: a digest of the session id (the id names a log on
+        this machine; the router needs only something stable)."""
+        key = self._session_key() if self._session_key is not None else ""
+        if not self._session_header or not key:
+            return {}
+        return {self._session_header: hashlib.blake2b(key.encode(), digest_size=12).hexdigest()}
 
     # -- the reply -----------------------------------------------------------------------------
 

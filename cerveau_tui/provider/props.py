@@ -25,6 +25,24 @@ def props_from(raw: dict[str, Any]) -> ServerProps:
     )
 
 
+def models_n_ctx(data: Any) -> int | None:
+    """The context window a `/v1/models` answer states for its (first) model: `meta.n_ctx`
+    (llama-server's router), vLLM's `max_model_len`. Never `meta.n_ctx_train`: that is what
+    the model was trained on, not the window the server was started with. None when no model
+    says: unknown, and the configured n_ctx is used."""
+    models = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(models, list):
+        return None
+    for model in models:
+        if not isinstance(model, dict):
+            continue
+        meta = _dict(model.get("meta"))
+        n_ctx = _positive_int(meta.get("n_ctx")) or _positive_int(model.get("max_model_len"))
+        if n_ctx:
+            return n_ctx
+    return None
+
+
 def token_ids(data: Any) -> list[int] | None:
     """The ids in a `/tokenize` answer (plain ints, or {"id": ...} with pieces), or None."""
     tokens = data.get("tokens") if isinstance(data, dict) else None

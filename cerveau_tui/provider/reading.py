@@ -1,5 +1,5 @@
-"""Reading a server's reply within bounds: a byte cap, one deadline per call, the cancel flag,
-and the ProviderErrors that say which bound stopped it.
+"""Reading a server's reply within bounds: a byte cap, the no-progress window (liveness.py), the
+cancel flag, and the ProviderErrors that say which bound stopped it.
 
 Apart from the client because none of it needs a connection: a response's chunks in, bytes or
 an error out. Measured before these bounds existed, `: ping` every 2 s kept a turn open forever
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
 from .errors import classify_error, describe
+from .liveness import Deadline
 from .sse import ReplyTooLarge
 from .types import Completion, ErrorClass, ProviderError
 
@@ -35,22 +35,11 @@ class Cancelled(Exception):
     pass
 
 
-@dataclass(frozen=True)
-class Deadline:
-    """The moment one call must be over by, on the injected clock (retries share one)."""
-
-    at: float
-    clock: Callable[[], float]
-
-    def passed(self) -> bool:
-        return self.clock() > self.at
-
-
 def guarded(
     chunks: Iterator[bytes], deadline: Deadline, cancel: threading.Event | None = None
 ) -> Iterator[bytes]:
-    """The raw chunks, checked against the deadline and the cancel flag after every read,
-    so neither waits for a data line: `: ping` comments carry none."""
+    """The raw chunks, checked against the no-progress window and the cancel flag after every
+    read, so neither waits for a data line: `: ping` comments carry none."""
     for chunk in chunks:
         if deadline.passed():
             raise DeadlinePassed
@@ -114,16 +103,6 @@ def too_large(exc: ReplyTooLarge, base_url: str, partial: Completion | None) -> 
         f"({base_url}). A runaway or hostile server, or a reply far beyond the "
         "token cap: lower max_tokens, or check what is listening at the server URL",
         ErrorClass.TOO_LARGE,
-        partial=partial,
-    )
-
-
-def deadline_error(deadline_s: float, base_url: str, partial: Completion | None) -> ProviderError:
-    return ProviderError(
-        f"the server kept the reply going for more than {deadline_s:g} s without "
-        f"finishing ({base_url}); stopped. Keep-alive pings or endless output do not "
-        "extend the deadline; if the model is only slow, raise request_timeout_s",
-        ErrorClass.DEADLINE,
         partial=partial,
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,13 +68,18 @@ def iter_bounded_lines(chunks: Iterable[bytes], max_line_bytes: int) -> Iterator
         yield bytes(pending)
 
 
-def iter_sse_data(lines: Iterable[str | bytes]) -> Iterator[str]:
+def iter_sse_data(
+    lines: Iterable[str | bytes], on_comment: Callable[[], None] | None = None
+) -> Iterator[str]:
     """The payloads of `data:` fields. Comments (`:` pings, sent by llama-server on long prompts),
-    `event:`/`id:` fields and blank separators carry nothing a chat client needs."""
+    `event:`/`id:` fields and blank separators carry nothing a chat client needs; `on_comment`
+    hears of each comment (a keep-alive: the server is there, and has nothing new to say)."""
     for raw in lines:
         line = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         line = line.rstrip("\r\n")
         if not line.startswith("data:"):
+            if on_comment is not None and line.startswith(":"):
+                on_comment()
             continue
         payload = line[5:]
         yield payload[1:] if payload.startswith(" ") else payload
@@ -157,6 +162,14 @@ class StreamAssembler:
     generated: int = 0  # fragments of generated text or arguments (about one token each)
     prompt_progress: tuple[int, int] | None = None  # (processed, total) with `return_progress`
     moved: bool = False  # the last chunk changed something worth showing, progress included
+    # The last chunk brought something new (liveness.py): the prompt read further than ever,
+    # or bytes of the reply. A repeated figure, an empty delta or a usage chunk is not progress.
+    advanced: bool = False
+    prompt_best: int = 0  # the furthest prompt position reported, within its total
+    # No prompt is longer in tokens than the request was in bytes: a server counting up a total
+    # it invents (or changes) cannot keep the call alive forever with "progress".
+    prompt_cap: int = 2**53
+    _prompt_total: int = 0  # the first total reported: a real server's does not change
     last_call: int | None = None  # the index of the call whose arguments arrived last
 
     def _keep(self, text: str) -> None:
@@ -166,15 +179,24 @@ class StreamAssembler:
             raise ReplyTooLarge("the reply", self.limits.max_reply_bytes)
 
     def feed(self, chunk: dict[str, Any]) -> Delta | None:
+        kept = self.kept_bytes
+        self.advanced = False
+        shown = self._feed(chunk)
+        self.advanced = self.advanced or self.kept_bytes > kept
+        return shown
+
+    def _feed(self, chunk: dict[str, Any]) -> Delta | None:
         self.chunks += 1
         self.moved = False
         progress = chunk.get("prompt_progress")
         if isinstance(progress, dict):
-            self.prompt_progress = (
-                _count(progress.get("processed")),
-                _count(progress.get("total")),
-            )
+            done, total = _count(progress.get("processed")), _count(progress.get("total"))
+            self.prompt_progress = (done, total)
             self.moved = True
+            self._prompt_total = self._prompt_total or total
+            if self.prompt_best < done <= min(self._prompt_total, self.prompt_cap):
+                self.prompt_best = done
+                self.advanced = True
         if isinstance(chunk.get("usage"), dict):
             self.usage = usage_from(chunk["usage"])
         if isinstance(chunk.get("timings"), dict):

@@ -22,7 +22,7 @@ class ErrorClass(StrEnum):
     CONNECTION = "connection"  # nothing listening: retry a little, then fatal
     BAD_STREAM = "bad_stream"  # malformed SSE, a reply of the wrong shape, or a stream that died
     TOO_LARGE = "too_large"  # the reply (or one SSE line) passed its byte cap: stopped
-    DEADLINE = "deadline"  # the reply outlived the request deadline (keep-alives do not extend it)
+    DEADLINE = "deadline"  # nothing new for request_timeout_s (keep-alives do not extend it)
     CANCELLED = "cancelled"  # the person (or the loop) asked to stop mid-call: not a failure
     FATAL = "fatal"  # anything else: surface and stop
 
@@ -169,6 +169,7 @@ class Delta:
     tool_name: str = ""  # the tool call being written, once its name is known
     tool_chars: int = 0  # characters of its arguments so far
     tool_head: str = ""  # their first characters (enough to show the path or the command)
+    quiet_s: float = 0.0  # seconds since the server last said anything new (liveness.py)
 
 
 @dataclass

@@ -258,6 +258,8 @@ def build_session(
             action_mode=settings.action_mode,
             temperature=settings.temperature,
             timeout_s=settings.request_timeout_s,
+            session_header=settings.session_header,
+            session_key=lambda: bus.session_id,  # read per request: a resume sets it later
         )
     else:
         url = getattr(provider, "base_url", "")

@@ -8,7 +8,10 @@ Entries (`{"responses": [...]}` or a bare list):
   {"content": "...", "error": {..., "after_chunks": N}}      an error EVENT after N stream events,
                                                              the way llama-server fails mid-stream
 Modifiers on any streamed entry: "die_after_chunks": N (close the socket mid-stream),
-"malformed": true (one non-JSON data line after the first content chunk).
+"malformed": true (one non-JSON data line after the first content chunk),
+"prefill": {"total": 9000, "batch": 512, "every_s": 0.01, "cache": 0} (a slow machine reading a
+long prompt: `prompt_progress` chunks, `batch` tokens apart and `every_s` apart, before the reply;
+also before a "keepalive" stream: a server that read the prompt, then went quiet).
 
 Hostile streams (each replaces the whole reply, always streamed; the endless ones run until the
 client hangs up or the server stops):
@@ -39,6 +42,37 @@ class Reply:
     die_after_chunks: int | None = None
     malformed: bool = False
     hostile: Hostile | None = None
+    prefill: Prefill | None = None
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """llama-server's `return_progress` while it reads the prompt: processed goes from `cache`
+    to `total`, `batch` tokens at a time, one chunk every `every_s` seconds."""
+
+    total: int
+    batch: int = 512
+    every_s: float = 0.0
+    cache: int = 0
+
+    def steps(self) -> list[int]:
+        """The processed figures, in order, ending at the total."""
+        batch = max(1, self.batch)
+        return [*range(self.cache + batch, self.total, batch), self.total]
+
+
+def _prefill(entry: dict[str, Any]) -> Prefill | None:
+    raw = entry.get("prefill")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or "total" not in raw:
+        raise ValueError('"prefill" is {"total": N, "batch": B, "every_s": S, "cache": C}')
+    return Prefill(
+        total=int(raw["total"]),
+        batch=int(raw.get("batch", 512)),
+        every_s=float(raw.get("every_s", 0.0)),
+        cache=int(raw.get("cache", 0)),
+    )
 
 
 @dataclass
@@ -81,10 +115,11 @@ def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
         entry = {"content": EXHAUSTED}
     hostile = _hostile(entry)
     if hostile is not None:
-        return Reply(hostile=hostile)
+        return Reply(hostile=hostile, prefill=_prefill(entry))
     mods: dict[str, Any] = {
         "die_after_chunks": entry.get("die_after_chunks"),
         "malformed": bool(entry.get("malformed")),
+        "prefill": _prefill(entry),
     }
     if "error" in entry:
         err = {"status": int(entry["error"].get("status", 500)), **entry["error"]}

@@ -64,6 +64,8 @@ class ScriptState:
         self.log_path = log_path
         self.props: dict[str, Any] = {}  # merged over /props (ScriptedServer's `props`)
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # each chat request's, lower-cased, in order
+        self.models: dict[str, Any] = {}  # merged into /v1/models' model (ScriptedServer's)
         self.hits: Counter[str] = Counter()  # path -> requests received (extras included)
         self.stopping = threading.Event()  # ends the endless hostile streams when the server stops
         self._cursor = 0

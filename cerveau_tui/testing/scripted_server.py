@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import wire
-from .script import Hostile, Reply, reply_for
+from .script import Hostile, Prefill, Reply, reply_for
 from .script_state import APPROX_BYTES_PER_TOKEN, ScriptState, approx_tokens, render_prompt
 
 
@@ -80,7 +80,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/props" and st.extras:
             self._json(200, {**wire.props_body(st.n_ctx, st.supports_tools), **st.props})
         elif self.path == "/v1/models":
-            self._json(200, {"object": "list", "data": [{"id": wire.MODEL, "object": "model"}]})
+            model = {"id": wire.MODEL, "object": "model", **st.models}
+            self._json(200, {"object": "list", "data": [model]})
         else:
             self._not_found()
 
@@ -98,6 +99,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {"tokens": tokens, "approximation": f"1 token per {APPROX_BYTES_PER_TOKEN} bytes"},
             )
         elif self.path in ("/v1/chat/completions", "/chat/completions"):
+            st.headers.append({k.lower(): v for k, v in self.headers.items()})
             st.record(body)
             self._chat(body)
         else:
@@ -122,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = reply_for(st.next_entry(), constrained=_is_action_schema(body))
         if reply.hostile is not None:
-            self._hostile(reply.hostile)
+            self._hostile(reply.hostile, reply.prefill)
             return
         if reply.error is not None:
             status = int(reply.error["status"])
@@ -166,13 +168,26 @@ class _Handler(BaseHTTPRequestHandler):
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append(wire.usage_chunk(usage_obj, cid, created))
         chunks[-1]["timings"] = timings_obj
-        self._stream(chunks, reply)
+        self._stream(chunks, reply, cid, created)
 
-    def _stream(self, chunks: list[dict[str, Any]], reply: Reply) -> None:
+    def _prefill(self, prefill: Prefill | None, cid: str, created: int) -> None:
+        """The prompt read slowly: one `prompt_progress` chunk per batch, `every_s` apart."""
+        if prefill is None:
+            return
+        stopping = self.server.state.stopping
+        for n, processed in enumerate(prefill.steps()):
+            if stopping.wait(prefill.every_s):
+                return
+            ms = int((n + 1) * prefill.every_s * 1000)
+            chunk = wire.progress_chunk(processed, prefill.total, prefill.cache, ms, cid, created)
+            self._chunk(wire.sse(chunk))
+
+    def _stream(self, chunks: list[dict[str, Any]], reply: Reply, cid: str, created: int) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        self._prefill(reply.prefill, cid, created)
         events = [wire.sse(c) for c in chunks]
         if reply.malformed:
             events.insert(min(2, len(events)), b"data: {this is not json\n\n")
@@ -197,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(event)
         self._chunk(b"")
 
-    def _hostile(self, h: Hostile) -> None:
+    def _hostile(self, h: Hostile, prefill: Prefill | None = None) -> None:
         """Streams a real server never sends, for the client's limits: they end when the client
         hangs up (a write fails) or the server stops."""
         stopping = self.server.state.stopping
@@ -208,6 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True  # whatever the client read, this connection is spent
         cid, created = "chatcmpl-hostile", int(time.time())
         try:
+            self._prefill(prefill, cid, created)
             if h.keepalive_s is not None:
                 while not stopping.wait(h.keepalive_s):
                     self._chunk(b": ping\n\n")
@@ -270,9 +286,12 @@ class ScriptedServer:
         host: str = "127.0.0.1",
         port: int = 0,
         props: dict[str, Any] | None = None,
+        models: dict[str, Any] | None = None,
     ) -> None:
         """`props`: top-level fields merged over /props (e.g. a `chat_template` naming
-        `enable_thinking`, or `chat_template_caps`), for what a caller reads of the server."""
+        `enable_thinking`, or `chat_template_caps`), for what a caller reads of the server.
+        `models`: fields merged into the model `/v1/models` lists (vLLM's `max_model_len`, a
+        router's `meta`); `headers` then holds each chat request's headers, lower-cased."""
         self.state = ScriptState(
             script,
             n_ctx=n_ctx,
@@ -282,6 +301,7 @@ class ScriptedServer:
             log_path=log,
         )
         self.state.props = dict(props or {})
+        self.state.models = dict(models or {})
         self._addr = (host, port)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -296,6 +316,10 @@ class ScriptedServer:
     @property
     def requests(self) -> list[dict[str, Any]]:
         return self.state.requests
+
+    @property
+    def headers(self) -> list[dict[str, str]]:
+        return self.state.headers
 
     def start(self) -> ScriptedServer:
         self.state.stopping.clear()

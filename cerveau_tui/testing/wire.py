@@ -50,6 +50,22 @@ def delta_chunk(
     return {"choices": [choice], **_envelope(cid, created)}
 
 
+def progress_chunk(
+    processed: int, total: int, cache: int, time_ms: int, cid: str, created: int
+) -> dict[str, Any]:
+    """One `prompt_progress` chunk (`return_progress: true`), as llama-server streams them while
+    it reads the prompt: an empty assistant delta beside the figures (shape as captured from a
+    b6399+ server: `{"total":36,"cache":0,"processed":36,"time_ms":...}`)."""
+    chunk = delta_chunk({"role": "assistant", "content": None}, cid, created)
+    chunk["prompt_progress"] = {
+        "total": total,
+        "cache": cache,
+        "processed": processed,
+        "time_ms": time_ms,
+    }
+    return chunk
+
+
 def usage_chunk(usage: dict[str, Any], cid: str, created: int) -> dict[str, Any]:
     return {"choices": [], **_envelope(cid, created), "usage": usage}
 

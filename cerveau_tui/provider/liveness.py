@@ -1,0 +1,82 @@
+"""When a call is given up: after a window with nothing new from the server, never at a total.
+
+Measured: a server streaming `prompt_progress` for 7 minutes (a long prompt on a CPU) was stopped
+at 302 s by a total deadline of 300 s and the turn was lost, while a server sending only
+keep-alive comments ran to that same total. Now real progress (the prompt read further, a token,
+reasoning, a tool call's bytes) restarts the window; a keep-alive comment, a repeated figure or a
+token past the cap does not. A stream that progresses is bounded by the token cap and the reply's
+byte caps (ReplyLimits), not by a clock.
+
+Pure apart from the injected clock: the tests run a seven-minute prefill in virtual time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from .types import Completion, ErrorClass, ProviderError
+
+#: From this much quiet on, the person is told (reply_progress `quiet_s`) before the call gives up.
+QUIET_SHOWN_S = 15.0
+
+
+@dataclass
+class Deadline:
+    """The no-progress window of one call, on the injected clock (retries share one: a retry
+    does not restart it, only progress does). A call that never progresses (an extras request,
+    a reply sent in one body) is thereby bounded by `window_s` in total."""
+
+    window_s: float
+    clock: Callable[[], float]
+    last: float = field(init=False)  # the clock's reading at the last progress (or the start)
+    comments: int = 0  # keep-alive comments since then
+
+    def __post_init__(self) -> None:
+        self.last = self.clock()
+
+    def passed(self) -> bool:
+        return self.quiet_s() > self.window_s
+
+    def quiet_s(self) -> float:
+        return max(0.0, self.clock() - self.last)
+
+    def progressed(self) -> None:
+        self.last = self.clock()
+        self.comments = 0
+
+    def commented(self) -> None:
+        self.comments += 1
+
+
+def server_name(base_url: str, llama: bool) -> str:
+    """ "llama-server at 127.0.0.1:8080", or "the server at ..." when `/props` did not say."""
+    parsed = urlparse(base_url)
+    where = parsed.netloc or base_url
+    return f"{'llama-server' if llama else 'the server'} at {where}"
+
+
+def last_said(done: Completion, prompt: tuple[int, int] | None, generated: int) -> str:
+    """What the server last said that counted: the call being written, the tokens, the prompt."""
+    if done.tool_calls:
+        call = done.tool_calls[-1]
+        return f"{call.name or 'a tool call'}, {len(call.arguments):,} characters of arguments"
+    if generated:
+        return f"{generated:,} tokens of the reply"
+    if prompt is not None and prompt[1]:
+        return f"prompt {min(prompt):,}/{prompt[1]:,}"
+    return "nothing since the request was sent"
+
+
+def quiet_error(
+    deadline: Deadline, name: str, said: str, partial: Completion | None
+) -> ProviderError:
+    pinged = f", then {deadline.comments:,} keep-alive comment(s)" if deadline.comments else ""
+    return ProviderError(
+        f"{name} sent nothing new for {deadline.window_s:g} s; last: {said}{pinged}. Stopped: "
+        "keep-alive comments are not progress. If the model is only slow and the server says "
+        "nothing while it works, raise request_timeout_s",
+        ErrorClass.DEADLINE,
+        partial=partial,
+    )
