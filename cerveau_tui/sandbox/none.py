@@ -13,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+from . import reaper
 from .command import CommandResult, Grant
 from .process import kill_group, minimal_env, run_process
 
@@ -37,7 +38,7 @@ class NoSandbox:
     def __init__(self, env_allow: tuple[str, ...] = (), python: str | None = None) -> None:
         self.env_allow = env_allow
         self.python = python or sys.executable
-        self._groups: list[int] = []
+        self._groups: list[tuple[int, str]] = []  # (pgid, its leader's start time)
         self._lock = threading.Lock()
 
     def run(
@@ -63,11 +64,12 @@ class NoSandbox:
         )
         if result.background_pgid is not None:
             with self._lock:
-                self._groups.append(result.background_pgid)
+                pgid = result.background_pgid
+                self._groups.append((pgid, reaper.leader_start(pgid)))
         return result
 
     def kill_background(self) -> None:
         with self._lock:
             groups, self._groups = self._groups, []
-        for pgid in groups:
-            kill_group(pgid)
+        for pgid, started in groups:
+            kill_group(pgid, started)

@@ -205,7 +205,14 @@ def run_process(
     )
 
 
-def kill_group(pgid: int) -> None:
+def kill_group(pgid: int, started: str | None = None) -> None:
+    """SIGKILL the group. `started`: its leader's start time when the group was registered
+    (reaper.leader_start); a leader now alive with another start time means the number was
+    handed to someone else's process (a pgid is not reused while its group lives), so nothing
+    is killed. Checked at the moment of the kill, as the reaper does."""
+    if started is not None and reaper.leader_start(pgid) not in ("-", started):
+        reaper.untrack(pgid)
+        return
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
