@@ -103,7 +103,7 @@ class CerveauApp(App[int]):
         self.approvals = Approvals(
             self, self.approver, clock, quiet_s, self._stop_turn, self.attention
         )
-        self.plan = PlanFeed(lambda: self.screen_stack[0], settings.workspace)
+        self.plan = PlanFeed(lambda: self.screen_stack[0])
         self.busy = self.exiting = False
         self.router = Router(
             self,

@@ -1,46 +1,49 @@
-"""What the plan views are fed: the plan-relevant events this app saw, and the one report built
-from them that the strip and the planner both show (plan_model.py says why it is one)."""
+"""What the plan views are fed: the last `plan_report` the session sent, rendered by the strip and
+the planner alike (plan_model.py says why it is one report).
+
+Computed nowhere here. The report is the session's plan ledger reconciled with the disk
+(plan/state.py), built on the loop's worker thread and sent on the bus; this feed only renders
+it. Before, the feed kept its own copy of the plan events and ran `build_report_at` with its own
+fingerprinter on the UI thread after every write: a fourth holder of the plan, which disagreed
+with the model's guidance after a resume, and file hashing on the thread that draws the screen.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from textual.dom import DOMNode
 
 from ..plan.models import PlanReport
 from ..protocol import Event, EventType
-from ..workspace.fingerprint import Fingerprinter
-from .plan_model import build_report, make_fingerprinter
 from .widgets.plan_strip import PlanStrip
 from .widgets.planner import PlannerPanel
 
 
 class PlanFeed:
-    def __init__(self, root: Callable[[], DOMNode], workspace: Path) -> None:
+    def __init__(self, root: Callable[[], DOMNode]) -> None:
         self._root = root  # the main screen, where the strip and the planner live
-        self.workspace = workspace
-        self.events: list[Event] = []
         self.report: PlanReport | None = None
-        self._fingerprinter: Fingerprinter | None = None
+        self._received: dict[str, object] | None = None
 
     def record(self, event: Event) -> None:
-        # Keep what the report needs, not the tool outputs: 500 turns of logs would stay alive here.
-        if event.type == EventType.TOOL_RESULT and "output" in event.payload:
-            event = event.model_copy(
-                update={"payload": {k: v for k, v in event.payload.items() if k != "output"}}
-            )
-        self.events.append(event)
+        if event.type == EventType.PLAN_REPORT:
+            self._received = dict(event.payload)
 
     def clear(self) -> None:
-        """Another session's plan follows (the session picker): this one's events go."""
-        self.events.clear()
+        """Another session's plan follows (the session picker): this one's report goes, and
+        the views say "no plan" until that session sends its own."""
+        self._received = None
         self.report = None
+        root = self._root()
+        root.query_one(PlanStrip).show(None)
+        root.query_one(PlannerPanel).show(None)
 
     def refresh(self) -> None:
-        if self._fingerprinter is None:
-            self._fingerprinter = make_fingerprinter(self.workspace)
-        self.report = build_report(self.events, self.workspace, self._fingerprinter)
+        if self._received is None:
+            return
+        self.report = PlanReport.from_json(self._received)
+        self._received = None
         root = self._root()
         root.query_one(PlanStrip).show(self.report)
         root.query_one(PlannerPanel).show(self.report)

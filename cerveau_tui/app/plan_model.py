@@ -1,31 +1,13 @@
-"""Where the plan views get their report: ONE `build_report_at` result rendered by both the strip
-and the planner, so they cannot disagree (the plan issue's promise)."""
+"""What the plan views share: ONE report, rendered by both the strip and the planner, so they
+cannot disagree (the plan issue's promise), and the icons and labels they render it with.
+
+The report arrives whole in a `plan_report` event (plan/state.py, `publish`: the session's plan
+ledger reconciled with the disk on the loop's worker thread); the views compute nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-
-from ..plan.models import PlanReport
-from ..plan.report import build_report_at
-from ..protocol import Event
-from ..workspace.fingerprint import Fingerprinter
-
-#: Events that can change a report; anything else leaves the last one valid. "undo" too: it puts
-#: files back with no turn around it, and without it the strip kept "1/2 done" while
-#: `cerveau report` (the same function over the log) said the step's file was missing.
-PLAN_EVENTS = frozenset(
-    {
-        "undo",
-        "plan_committed",
-        "plan_updated",
-        "checkpoint",
-        "drift",
-        "tool_result",
-        "turn_ended",
-        "rollback",
-    }
-)
+#: Events that carry a new report; anything else leaves the last one valid.
+PLAN_EVENTS = frozenset({"plan_report"})
 
 STATUS_ICONS = {
     "pending": "○",
@@ -43,16 +25,3 @@ STATUS_LABELS = {
     "changed": "changed since checkpoint",
     "missing": "files missing",
 }
-
-
-def build_report(
-    events: Iterable[Event], workspace: Path, fingerprinter: Fingerprinter | None = None
-) -> PlanReport:
-    """`build_report_at` over the plan-relevant events this app saw (the same events the session
-    log holds, filtered), with a warm fingerprinter so only changed files are hashed again: it
-    runs on the UI thread after plan events, so it must stay in the low milliseconds."""
-    return build_report_at(list(events), workspace, fingerprinter)
-
-
-def make_fingerprinter(workspace: Path) -> Fingerprinter:
-    return Fingerprinter(workspace)

@@ -128,6 +128,21 @@ class PlanReport(BaseModel):
     def step(self, step_id: str) -> StepReport | None:
         return next((s for s in self.steps if s.id == step_id), None)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlanReport:
+        """The report back from `to_json` (a `plan_report` event's payload): what the views
+        render. The counts are recomputed from the steps, never trusted apart from them."""
+        steps = [
+            StepReport.model_validate({**s, "order": i})
+            for i, s in enumerate(data.get("steps") or [])
+        ]
+        return cls(
+            steps=steps,
+            revision=int(data.get("revision") or 0),
+            source=data.get("source"),
+            history=[PlanRevision.model_validate(h) for h in data.get("history") or []],
+        )
+
     def to_json(self) -> dict[str, Any]:
         cur = self.current
         return {

@@ -39,9 +39,11 @@ from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_ben
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 #: Streamed fragments: the whole reply is in assistant_message, and an fsync per token would make
-#: the log the slowest part of generation.
-DEFAULT_SKIP = frozenset({EventType.TOKEN, EventType.REASONING, EventType.REPLY_PROGRESS})
-PLAN_EVENTS = frozenset({EventType.PLAN_COMMITTED, EventType.PLAN_UPDATED, EventType.CHECKPOINT})
+#: the log the slowest part of generation. And the plan report: a view of the plan ledger (its
+#: events and writes are logged), recomputed against the disk whenever it is read back.
+DEFAULT_SKIP = frozenset(
+    {EventType.TOKEN, EventType.REASONING, EventType.REPLY_PROGRESS, EventType.PLAN_REPORT}
+)
 
 
 class SessionNotFound(LookupError):
@@ -111,8 +113,6 @@ class SessionLog:
         #: Called under the lock before each logged event; returns records that must reach the
         #: file before it (the history messages appended since the last event).
         self.prelude: Callable[[Event], list[dict[str, Any]]] | None = None
-        self._plan_events: list[Event] = []  # what the report needs, not every event
-        self._written: dict[str, int] = {}  # rel path -> seq of the last tool_result writing it
         dir_fd, moved = open_state_dir(Path(workspace), SESSIONS)
         #: What was found planted on the way (a link at `.cerveau/sessions`) and moved aside.
         self.moved_aside: list[MovedAside] = moved
@@ -160,7 +160,6 @@ class SessionLog:
                 if before:
                     self._write(before)
                 return
-            self._keep(event)
             try:
                 line = (event.model_dump_json() + "\n").encode("utf-8")
             except ValueError:  # a lone surrogate the model sent: escaped, not the line lost
@@ -201,30 +200,6 @@ class SessionLog:
 
     def _sealed(self, line: bytes) -> bytes:
         return seal_line(self._key, self.session_id, self._where, line[:-1]) + b"\n"
-
-    def _keep(self, event: Event) -> None:
-        if event.type in PLAN_EVENTS:
-            self._plan_events.append(event)
-        elif event.type == EventType.TOOL_RESULT and event.payload.get("ok", True):
-            for raw in event.payload.get("wrote") or event.payload.get("paths") or ():
-                if isinstance(raw, str):
-                    self._written[raw] = event.seq
-
-    @property
-    def events(self) -> list[Event]:
-        """What an in-process report needs (plan events, the last write of each path), rebuilt
-        on demand: keeping every event made a day-long session's memory grow without bound."""
-        with self._lock:
-            writes = [
-                Event(
-                    type=EventType.TOOL_RESULT,
-                    session_id=self.session_id,
-                    seq=seq,
-                    payload={"ok": True, "wrote": [path]},
-                )
-                for path, seq in self._written.items()
-            ]
-            return sorted([*self._plan_events, *writes], key=lambda e: e.seq)
 
     def close(self) -> None:
         with self._lock:

@@ -1,5 +1,6 @@
-"""`cerveau report`: the plan report (build_report_at) of a stored session, for a person or as
-JSON."""
+"""`cerveau report`: the plan report of a stored session, for a person or as JSON: the plan ledger
+(plan/state.py) folded from the session's log and reconciled with the disk, exactly as the
+session served it to the model and the views."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from .persist import SessionNotFound, list_sessions, load_events
 from .render import render_text
-from .report import build_report_at
+from .state import PlanState
 
 
 def report_command(workspace: Path, session: str | None, as_json: bool) -> tuple[int, str]:
@@ -19,7 +20,7 @@ def report_command(workspace: Path, session: str | None, as_json: bool) -> tuple
     except (SessionNotFound, ValueError) as exc:
         return 1, str(exc)
     sid = session or (events[0].session_id if events else (list_sessions(workspace) or ["?"])[-1])
-    report = build_report_at(events, workspace)
+    report = PlanState(events, workspace=workspace).reconciled()
     if as_json:
         return 0, json.dumps({"session": sid, **report.to_json()}, indent=2)
     return 0, render_text(report, sid)

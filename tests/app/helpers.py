@@ -16,6 +16,8 @@ from cerveau_tui.bus import Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
 
+from .session_plan import SessionPlan
+
 
 class FakeClock:
     def __init__(self, t: float = 1000.0) -> None:
@@ -61,9 +63,12 @@ async def press_alone(pilot: Pilot[Any], clock: FakeClock, *keys: str) -> None:
 
 
 def viewer_app(tmp_path: Path, clock: FakeClock | None = None, **settings: Any) -> CerveauApp:
-    """The app with no engine: tests feed events through `app.bus`."""
+    """The app with no engine: tests feed events through `app.bus` (and the session's plan
+    ledger follows them and sends its reports, as a session would: session_plan.py)."""
     s = Settings(workspace=tmp_path, **settings)
-    return CerveauApp(s, clock=clock or FakeClock(), save_setting=lambda k, v: None)
+    app = CerveauApp(s, clock=clock or FakeClock(), save_setting=lambda k, v: None)
+    SessionPlan(app.bus, tmp_path)
+    return app
 
 
 def engine_app(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cerveau_tui.app.widgets.plan_strip import PlanStrip
 from cerveau_tui.app.widgets.planner import PlannerPanel
+from cerveau_tui.bus import Recorder
 from cerveau_tui.plan.report import build_report_at
 from cerveau_tui.workspace.fingerprint import Fingerprinter
 
@@ -21,6 +22,7 @@ async def test_undo_refreshes_the_strip_and_the_planner_to_what_the_report_says(
     (tmp_path / "src/calc.py").write_text("def add(a, b):\n    return a + b\n")
     digest = Fingerprinter(tmp_path).hash_file("src/calc.py")
     app = viewer_app(tmp_path)
+    log = Recorder(app.bus)  # every event, as the session log holds them
     async with app.run_test(size=(140, 40)) as pilot:
         plan_events(app.bus, digest)
         app.bus.emit("turn_ended", {"reason": "completed", "iterations": 2})
@@ -32,7 +34,7 @@ async def test_undo_refreshes_the_strip_and_the_planner_to_what_the_report_says(
         app.bus.emit("undo", {"turn_id": "t1", "restored": ["src/calc.py"], "not_restorable": []})
         assert await wait_until(pilot, lambda: strip.report.missing_count == 1)
         assert strip.report is planner.report
-        offline = build_report_at(app.plan.events, tmp_path)  # what `cerveau report` computes
+        offline = build_report_at(log.events, tmp_path)  # what `cerveau report` computes
         assert [str(s.status) for s in strip.report.steps] == [str(s.status) for s in offline.steps]
         assert strip.report.done_count == 0
         assert "plan 0/3" in str(strip.render()) and "✕ 1 missing" in str(strip.render())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cerveau_tui.bus import Emitter
 from cerveau_tui.plan.persist import SessionLog
+from cerveau_tui.plan.state import PlanState
 from cerveau_tui.session.listing import list_sessions
 from cerveau_tui.session.resume import CUT_TURN_MESSAGE, UNFINISHED_CALL
 from cerveau_tui.session.stored import TRANSCRIPT_TURNS, read_session
@@ -122,21 +123,25 @@ def test_a_session_held_by_a_live_process_lists_as_active_and_cannot_be_resumed(
     assert code != 0 and "another cerveau" in err and "Traceback" not in err
 
 
-def test_the_in_memory_log_keeps_what_the_report_needs_not_every_event(tmp_path: Path) -> None:
+def test_the_plan_ledger_keeps_what_the_report_needs_not_every_event(tmp_path: Path) -> None:
+    # Was the session log's in-memory copy; the plan ledger is now the one holder (plan/state.py).
     bus = Emitter("big")
-    log = SessionLog(tmp_path, "big")
-    bus.subscribe(log)
+    ledger = PlanState(workspace=tmp_path)
+    bus.subscribe(ledger)
     bus.emit("plan_committed", {"source": "tool", "steps": [{"id": "1", "title": "t"}]})
     last: dict[str, int] = {}
     for i in range(2000):
         bus.emit("token", {"text": "x"})
-        bus.emit("tool_result", {"name": "bash", "ok": True, "output": "y" * 100, "wrote": []})
+        bus.emit(
+            "tool_result",
+            {"call_id": "b", "name": "bash", "ok": True, "output": "y" * 100, "wrote": []},
+        )
         path = f"f{i % 5}.py"
         last[path] = bus.emit(
-            "tool_result", {"name": "write_file", "ok": True, "wrote": [path]}
+            "tool_result",
+            {"call_id": "w", "name": "write_file", "ok": True, "output": "", "wrote": [path]},
         ).seq
-    log.close()
-    kept = log.events
+    kept = ledger.report_events()
     assert [e.type for e in kept].count("plan_committed") == 1 and len(kept) == 6
     assert {e.payload["wrote"][0]: e.seq for e in kept if e.type == "tool_result"} == last
 
