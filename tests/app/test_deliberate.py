@@ -30,10 +30,12 @@ from .helpers import AskInThread, FakeClock, arm, press_alone, viewer_app, wait_
 
 WORDS = (
     "a y n t i also please fix the test and run it again yes no try that then add "
-    "a note about it in any case i think you should stay on the plan"
+    "a note about it in any case i think you should stay on the plan "
+    "A N 1 2 3 Always Never Note 2 tests 3 files in 1 go"
 ).split()
-#: Every key any dialog answers (approval y a n Esc, gate y n Esc, trust t i Esc).
-DECISIVE = frozenset({"y", "a", "n", "t", "i", "escape"})
+#: Every key any dialog answers (approval y a A N n Esc and the scope numbers, gate y n Esc,
+#: trust t i Esc).
+DECISIVE = frozenset({"y", "a", "A", "N", "n", "t", "i", "1", "2", "3", "escape"})
 
 
 def sentence(rng: random.Random) -> str:
@@ -175,11 +177,16 @@ async def test_typing_into_the_approval_dialog_decides_nothing_and_reaches_the_p
     app = viewer_app(tmp_path, clock)
     sent: list[str] = []
     async with app.run_test(message_hook=_submitted_hook(sent)) as pilot:
-        ask = AskInThread(app, summary="touch /outside/x", scope="writes under /outside")
+        # Three scopes offered: the numbers that choose them are answers too (pressed alone).
+        choices = [("exact:touch /outside/x", "exactly"), ("command:touch", "touch"), ("x", "x")]
+        ask = AskInThread(
+            app, summary="touch /outside/x", scope="writes under /outside", choices=choices
+        )
         assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         screen = app.screen
         assert isinstance(screen, ApprovalScreen)
         typed = await _corpus_into(pilot, clock, screen, sent)
+        assert screen._chosen == {}  # no number of the prose chose a scope either
         assert ask.decision is None and screen.decisions == []
         assert app.approver.pending == [ask.req.request_id]
         assert sent == typed

@@ -1,8 +1,9 @@
 """The approval modal: the loop asked the Approver; the person decides.
 
-Keys never change meaning between dialogs: y approve once, a approve for this session (its scope
-spelled out; `a` again, alone, confirms it), n deny (type a reason, Enter), Esc deny and stop
-the turn. A key answers only when pressed on its own (armed.py): quiet before it and after it;
+Keys never change meaning between dialogs: y approve once, a approve for this session, A always
+in this workspace, N never in this workspace (each for the scope chosen with 1-5, narrowest
+first, spelled out; the same key again, alone, confirms it: approval_scopes.py), n deny (type a
+reason, Enter), Esc deny and stop the turn. A key answers only when pressed on its own (armed.py): quiet before it and after it;
 keys that were typing go to the prompt, so a person typing a steering message, however long the
 dialog has been up, neither approves anything nor loses a letter. Requests queue: the screen
 shows one at a time and re-arms for each one that reaches the head.
@@ -26,8 +27,15 @@ from textual.content import Content
 from textual.widgets import Input, Static
 
 from ...loop.approver import ApprovalDecision, Countdown
-from ...text_safety import visible
 from ..widgets.diff_view import DiffView
+from .approval_scopes import (
+    BROAD,
+    MAX_CHOICES,
+    ScopeChoices,
+    confirm_content,
+    keys_content,
+    resolved_line,
+)
 from .armed import QUIET_S, TICK_S, ArmedModal, KeySink, Say
 
 Resolve = Callable[[str, ApprovalDecision], object]
@@ -44,8 +52,15 @@ class ApprovalScreen(ArmedModal[None]):
         Binding("a", "decide('approved_session')", "Approve for session", id="approval.session"),
         # A lasting rule for this workspace (policy/rules_store.py); confirmed like `a`.
         Binding("A", "decide('approved_always')", "Always here", id="approval.always"),
+        # A lasting "never" for this workspace (deny before allow: policy/grants.py); confirmed.
+        Binding("N", "decide('denied_always')", "Never here", id="approval.never"),
         Binding("n", "deny_with_reason", "Deny", id="approval.deny"),
         Binding("escape", "decide('stopped')", "Deny and stop", id="approval.stop"),
+        # Which scope a / A / N are for; a number is an answer like the others (pressed alone).
+        *(
+            Binding(str(i + 1), f"choose({i})", f"Scope {i + 1}", id=f"approval.scope{i + 1}")
+            for i in range(MAX_CHOICES)
+        ),
     ]
 
     def __init__(
@@ -67,6 +82,7 @@ class ApprovalScreen(ArmedModal[None]):
         self.queue: list[dict[str, Any]] = []
         self.closing = False
         self.decisions: list[tuple[str, ApprovalDecision]] = []  # what this screen resolved
+        self._chosen: dict[str, int] = {}  # request id -> the scope the person picked
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -134,7 +150,34 @@ class ApprovalScreen(ArmedModal[None]):
             return False
         if self.has_class("-reason") and action == "decide" and parameters != ("stopped",):
             return False
+        if action == "choose":
+            # A number the dialog does not offer is typing, not an answer (it goes to the prompt).
+            choices = self.choices()
+            index = parameters[0] if parameters else -1
+            return (
+                not self.has_class("-reason")
+                and choices.several
+                and (isinstance(index, int) and index < len(choices.options))
+            )
         return True
+
+    # --- the scope chosen ----------------------------------------------------------------------
+    def changes_question(self, key: str) -> bool:
+        return key.isdigit()
+
+    def choices(self) -> ScopeChoices:
+        return ScopeChoices.of(self.current or {})
+
+    def chosen(self) -> int:
+        head = self.current or {}
+        return self._chosen.get(str(head.get("request_id", "")), self.choices().default)
+
+    def action_choose(self, index: int) -> None:
+        head = self.current
+        if head is None or not self.armed or index >= len(self.choices().options):
+            return
+        self._chosen[str(head.get("request_id", ""))] = index
+        self.show_keys()
 
     def on_screen_resume(self) -> None:
         super().on_screen_resume()
@@ -157,12 +200,21 @@ class ApprovalScreen(ArmedModal[None]):
         head = self.current
         if head is None or not self.armed:
             return
-        broad = {"approved_session": self._confirm_content, "approved_always": _confirm_always}
-        if decision in broad and not self.confirmed(decision, broad[decision](head)):
+        choices, chosen = self.choices(), self.chosen()
+        scope = choices.label(chosen)
+        # Confirmed per scope: `a`, then `2`, then `a` is a new question, not its confirmation.
+        if decision in BROAD and not self.confirmed(
+            f"{decision}:{chosen}", confirm_content(decision, scope)
+        ):
             return
         if decision == "stopped" and not reason:
             reason = "the person stopped the turn"
-        self._finish(ApprovalDecision(decision, reason, by="person"))  # type: ignore[arg-type]
+        if decision == "denied_always" and not reason:
+            reason = f"the person never allows this here ({scope})"
+        self._finish(
+            ApprovalDecision(decision, reason, by="person", scope_key=choices.key(chosen)),  # type: ignore[arg-type]
+            scope,
+        )
 
     def action_deny_with_reason(self) -> None:
         if self.current is None or not self.armed:
@@ -174,13 +226,14 @@ class ApprovalScreen(ArmedModal[None]):
         event.stop()
         self._finish(ApprovalDecision("denied", event.value.strip(), by="person"))
 
-    def _finish(self, decision: ApprovalDecision) -> None:
+    def _finish(self, decision: ApprovalDecision, scope: str = "") -> None:
         head = self.queue.pop(0)
         rid = str(head.get("request_id", ""))
         self.decisions.append((rid, decision))
         self._resolve(rid, decision)
-        if self.say is not None and decision.approved:
-            self.say(*granted_line(head, decision))
+        line = resolved_line(head, decision, scope)
+        if self.say is not None and line is not None:
+            self.say(*line)
         self._next()
 
     def tick(self) -> None:
@@ -236,28 +289,7 @@ class ApprovalScreen(ArmedModal[None]):
         self._show_countdown()
 
     def keys_content(self) -> Content:
-        scope = _scope(self.current or {})
-        return Content.assemble(
-            ("y", "bold $text-accent"),
-            " approve once    ",
-            ("a", "bold $text-accent"),
-            f" approve for this session: {scope} ",
-            ("(then a again)\n", "$text-muted"),
-            ("n", "bold $text-accent"),
-            " deny (type a reason, then Enter)    ",
-            ("Esc", "bold $text-accent"),
-            " deny and stop the turn",
-        )
-
-    def _confirm_content(self, head: dict[str, Any]) -> Content:
-        return Content.assemble(
-            ("a", "bold $text-accent"),
-            " again, alone: approve for the rest of this session: ",
-            (_scope(head), "bold"),
-            "\n",
-            ("any other key", "bold $text-accent"),
-            " back (nothing granted)",
-        )
+        return keys_content(self.choices(), self.chosen())
 
     def countdown_text(self) -> str:
         left = self.seconds_left()
@@ -265,31 +297,3 @@ class ApprovalScreen(ArmedModal[None]):
 
     def _show_countdown(self) -> None:
         self.query_one("#countdown", Static).update(self.countdown_text())
-
-
-def _confirm_always(head: dict[str, Any]) -> Content:
-    return Content.assemble(
-        ("A", "bold $text-accent"),
-        " again, alone: ALWAYS allow in this workspace (kept after this session): ",
-        (_scope(head), "bold"),
-        "\n",
-        ("any other key", "bold $text-accent"),
-        " back (nothing granted)",
-    )
-
-
-def _scope(head: dict[str, Any]) -> str:
-    return str(head.get("scope") or head.get("summary") or "this request")
-
-
-def granted_line(head: dict[str, Any], decision: ApprovalDecision) -> tuple[str, str]:
-    """The chat line a grant leaves: a grant nobody can see afterwards is one nobody can revoke."""
-    # The model wrote the summary: its terminal controls are shown, never sent (text_safety).
-    what = visible(f"{head.get('tool', '?')}: {head.get('summary') or ''}".strip())
-    if decision.decision == "approved_always":
-        scope = visible(_scope(head))
-        return f"you approved always in this workspace: {scope} (`cerveau rules`)", "warning"
-    if decision.decision == "approved_session":
-        scope = visible(_scope(head))
-        return f"you approved for this session: {scope} (revoke from Ctrl+P)", "warning"
-    return f"you approved once: {what}", "info"

@@ -15,7 +15,8 @@ test, notices time passing):
 - Quiet AFTER: a decision key pressed while armed is HELD, not acted on. If any other key (or a
   paste) comes within ALONE_S, the held key was the start of a word: it and the new key go to
   the prompt, in that order, and the dialog arms again from the quiet period. Only when ALONE_S
-  passes with no key is the held key the person's answer (its binding runs).
+  passes with no key is the held key the person's answer (its binding runs). The held key is
+  shown at once ("y… confirming"), so the person sees it took.
 - Typing is never lost: every key that is not an answer is replayed into the prompt the person
   was typing in (`KeySink`), in order: characters at the cursor, Backspace deletes,
   Shift+Enter/Ctrl+J insert a newline, Enter sends the prompt exactly as it would have.
@@ -181,6 +182,11 @@ class ArmedModal(ModalScreen[T]):
         """True while a widget of the dialog takes typed text (a reason): keys are its own."""
         return False
 
+    def changes_question(self, key: str) -> bool:
+        """True for an answer that only changes what a broad answer would cover (a scope's
+        number): while confirming, it goes back to the keys AND takes effect."""
+        return False
+
     # --- broad answers -------------------------------------------------------------------------
     def confirmed(self, what: str, prompt: Content) -> bool:
         """For an answer broader than once: True when this is the second time in a row that the
@@ -212,6 +218,7 @@ class ArmedModal(ModalScreen[T]):
             return
         stroke = self.arming.answer()
         if stroke is not None:
+            self.show_keys()  # "y… confirming" goes; the answer then draws what follows it
             self._answer(stroke)
             return
         if not self.arming.due():
@@ -227,9 +234,11 @@ class ArmedModal(ModalScreen[T]):
 
     def _answer(self, stroke: Keystroke) -> None:
         if self._confirming is not None and stroke.key != self._confirming[1]:
-            self.arming.restart()  # another answer while confirming goes back, decides nothing
-            self._cancel_confirm()
-            return
+            if not self.changes_question(stroke.key):
+                self.arming.restart()  # another answer while confirming goes back, decides nothing
+                self._cancel_confirm()
+                return
+            self._cancel_confirm()  # it goes back AND does what it does (choose another scope)
         bound = self._decision(stroke.key)
         if bound is None:
             return
@@ -265,7 +274,9 @@ class ArmedModal(ModalScreen[T]):
         if not armed:
             keys.update(Content(ARMING_TEXT))
         else:
-            keys.update(self._confirm_text if self._confirming else self.keys_content())
+            shown = self._confirm_text if self._confirming else self.keys_content()
+            held = self.arming.held
+            keys.update(Content.assemble(held_line(held.key), "\n", shown) if held else shown)
         keys.set_class(not armed, "-arming")
         keys.set_class(armed and self._confirming is not None, "-confirm")
         self._real_keys_drawn = armed
@@ -293,6 +304,8 @@ class ArmedModal(ModalScreen[T]):
         if typed:
             self._cancel_confirm()
             self.show_keys()  # a key between "drawn" and "armed" puts "arming…" back
+        elif self.arming.held is not None:
+            self.show_keys()  # the key is seen to take at once; it lands ALONE_S later
         if self._sink is not None:
             for stroke in typed:
                 self._sink.replay_key(stroke.key, stroke.character)
@@ -309,6 +322,15 @@ class ArmedModal(ModalScreen[T]):
             for stroke in typed:
                 self._sink.replay_key(stroke.key, stroke.character)
             self._sink.replay_paste(event.text)
+
+
+def held_line(key: str) -> Content:
+    """A decision key held for its quiet-after period, shown the moment it is pressed: it landed
+    ALONE_S later with nothing on screen, and `y` then Enter by habit typed "y" into the prompt."""
+    return Content.assemble(
+        (f"{key}…", "bold $text-accent"),
+        (" confirming (another key now makes it typing, for the prompt)", "$text-muted"),
+    )
 
 
 class ArmedQuestion(ArmedModal[T]):
