@@ -156,6 +156,8 @@ class ReplyProgress(Payload):
     tool_name: str = ""
     tool_chars: int = 0
     tool_head: str = ""  # the first characters of the call's arguments
+    # Seconds the server has said nothing new (only keep-alives): 0 while it progresses.
+    quiet_s: float = 0.0
 
 
 class UsagePayload(Payload):

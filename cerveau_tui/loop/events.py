@@ -39,15 +39,25 @@ class ProgressEvents:
     def __init__(self, bus: Emitter) -> None:
         self.bus = bus
         self._last: tuple[int, int, str] = (-PROGRESS_EVERY, -1, "")
+        self._quiet = False
 
     def reset(self) -> None:
-        self._last = (-PROGRESS_EVERY, -1, "")
+        self._last, self._quiet = (-PROGRESS_EVERY, -1, ""), False
 
     def __call__(self, d: Delta) -> None:
         tokens, prompt, name = self._last
-        if d.tokens - tokens < PROGRESS_EVERY and d.prompt_done == prompt and d.tool_name == name:
+        # The provider says quiet at most once a second: each goes out, and so does the first
+        # progress after it (the status bar stops counting the quiet).
+        quiet = bool(d.quiet_s)
+        if (
+            d.tokens - tokens < PROGRESS_EVERY
+            and d.prompt_done == prompt
+            and d.tool_name == name
+            and not quiet
+            and not self._quiet
+        ):
             return
-        self._last = (d.tokens, d.prompt_done, d.tool_name)
+        self._last, self._quiet = (d.tokens, d.prompt_done, d.tool_name), quiet
         self.bus.emit(
             EventType.REPLY_PROGRESS,
             ReplyProgress(
@@ -57,6 +67,7 @@ class ProgressEvents:
                 tool_name=d.tool_name,
                 tool_chars=d.tool_chars,
                 tool_head=d.tool_head,
+                quiet_s=d.quiet_s,
             ),
         )
 

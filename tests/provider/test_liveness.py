@@ -10,11 +10,16 @@ takes a fraction of a second and nothing here depends on how fast the machine is
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
+from cerveau_tui.bus import Emitter, Recorder
+from cerveau_tui.config import load_settings
+from cerveau_tui.loop.approver import ApproveAll
 from cerveau_tui.provider.liveness import QUIET_SHOWN_S, Deadline
 from cerveau_tui.provider.sse import StreamAssembler
 from cerveau_tui.provider.types import Completion, Delta, ErrorClass, ProviderError
+from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .test_hostile_server import HUNG_AFTER_S, provider
@@ -160,3 +165,37 @@ def test_progress_restarts_the_window_and_comments_do_not() -> None:
     d.progressed()
     now[0] = 6.0
     assert not d.passed() and d.quiet_s() == 2.5
+
+
+# -- a whole turn ----------------------------------------------------------------------------
+
+
+def run_turn(tmp_path: Path, entry: dict[str, Any]) -> tuple[Recorder, str]:
+    """One headless turn against the scripted server, in virtual time; (events, server url)."""
+    with serve({"responses": [entry, {"content": "never asked"}]}) as srv:
+        settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "none")
+        bus = Emitter()
+        rec = Recorder(bus)
+        p = liveness_provider(srv.url, StepClock(), max_retries=0)
+        s = build_session(settings, bus=bus, approver=ApproveAll(), provider=p)
+        s.engine.run("Read all of this. " * 2_500)
+        s.close()
+        return rec, srv.url
+
+
+def test_a_turn_survives_a_prefill_longer_than_the_window(tmp_path: Path) -> None:
+    rec, _ = run_turn(tmp_path, slow_prefill(content="read it all"))
+    ended = rec.of("turn_ended")[-1].payload
+    assert ended["reason"] == "completed", ended
+    assert "".join(e.payload["text"] for e in rec.of("token")) == "read it all"
+
+
+def test_a_keepalive_only_turn_ends_with_the_named_reason_after_saying_quiet(
+    tmp_path: Path,
+) -> None:
+    rec, url = run_turn(tmp_path, {"keepalive": 0.01})
+    quiet = [e.payload["quiet_s"] for e in rec.of("reply_progress") if e.payload.get("quiet_s")]
+    assert quiet and quiet[0] >= QUIET_SHOWN_S
+    ended = rec.of("turn_ended")[-1].payload
+    where = url.split("://", 1)[1]
+    assert f"llama-server at {where} sent nothing new for 120 s" in ended["message"], ended

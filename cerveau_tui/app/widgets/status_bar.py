@@ -46,6 +46,7 @@ class StatusState:
     round_tokens: int = 0  # generated this round so far (every call of the round)
     prompt_total: int = 0  # the prompt of the call streaming now, as the server counts it
     cache_pct: int | None = None  # the last request's prompt reused from the server's cache
+    quiet_since: float | None = None  # when the server last said anything new, once it went quiet
     samples: TokenSamples = field(default_factory=TokenSamples)
     short_activity: str = ""  # the activity for a narrow terminal ("" : the same)
 
@@ -81,6 +82,16 @@ SEALS: dict[str, tuple[str, str]] = {
     "stale": ("checks stale", "$text-warning"),
     "unavailable": ("no check known", "$text-warning"),
 }
+
+
+def quiet_text(s: StatusState, now: float) -> str:
+    """ "server quiet for 40 s" once the provider said the server went quiet (keep-alives only,
+    reply_progress `quiet_s`), counted on from then: the person sees the wait before the call
+    gives up at request_timeout_s, instead of a spinner that looks the same as progress."""
+    if s.quiet_since is None:
+        return ""
+    quiet = max(0.0, now - s.quiet_since)
+    return f"server quiet for {f'{int(quiet)} s' if quiet < 60 else elapsed_text(quiet)}"
 
 
 def short_server(url: str) -> str:
@@ -139,6 +150,9 @@ def status_parts(s: StatusState, now: float | None = None) -> list[Part]:
             parts.append(Part(s.activity, "$text-accent", short))
             if s.round_tokens:
                 parts.append(Part(f"{s.round_tokens:,} tok{live}", "$text-accent", rank=1))
+    quiet = quiet_text(s, now) if running and now is not None else ""
+    if quiet:
+        parts.append(Part(quiet, "$text-warning", quiet.replace("server quiet for", "quiet")))
     parts.append(_context_part(s, running))
     if s.cache_pct is not None:  # a cheap round and a full re-read look alike otherwise
         low = "$text-warning" if s.cache_pct < 50 else ""
@@ -208,6 +222,7 @@ class StatusBar(Static):
             s.samples.add(self.clock(), s.round_tokens)
         s.activity = f"{s.round_tokens:,} tok" if p.tokens and not p.tool_name else activity_text(p)
         s.short_activity = draft_summary(p, width=0) if p.tool_name else ""
+        s.quiet_since = self.clock() - p.quiet_s if p.quiet_s else None
         self.refresh_state()
 
     def streamed(self, fragments: int) -> None:
@@ -218,6 +233,7 @@ class StatusBar(Static):
         if s.phase != "running" or not self._call_tokens:
             return
         self._since_progress += fragments
+        s.quiet_since = None  # text arrived: the server is not quiet
         live = self._round_base + self._call_tokens + max(0, self._since_progress - 1)
         if live > s.round_tokens:
             s.round_tokens = live
@@ -231,6 +247,7 @@ class StatusBar(Static):
         s.round_tokens = s.prompt_total = self._round_base = self._call_tokens = 0
         self._since_progress = 0
         s.samples.clear()
+        s.quiet_since = None
 
     def tool_running(self, name: str) -> None:
         self.state.activity = f"{name} running"
@@ -258,7 +275,7 @@ class StatusBar(Static):
         self._round_base = s.round_tokens  # the call ended: its tokens stay the round's
         self._call_tokens = self._since_progress = 0
         s.prompt_total = 0  # the server's count is in context_tokens now
-        s.activity = ""
+        s.activity, s.quiet_since = "", None
         self.refresh_state()
 
     def turn_started(self) -> None:
@@ -277,7 +294,7 @@ class StatusBar(Static):
     def turn_ended(self, p: TurnEnded) -> None:
         s = self.state
         s.phase, s.round_started, s.activity = "ready", None, ""
-        s.turn_started = None
+        s.turn_started = s.quiet_since = None
         s.iteration = p.iterations or s.iteration
         s.context_tokens = p.context_tokens or s.context_tokens
         s.n_ctx = p.n_ctx or s.n_ctx
