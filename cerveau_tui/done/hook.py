@@ -16,6 +16,7 @@ file runs the checks and picks the outcome.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from ..adapters.base import Adapter, RunCommand
 from ..hooks import Hook, Reenter, Stop, TurnContext
 from ..protocol import TURN_INCOMPLETE, TURN_STOPPED, EventType
 from ..sandbox.base import Runner
-from .criteria import DoneSet, Report, check, done_set_from_config
+from .criteria import DoneSet, Report, done_set_from_config
 from .errors import ErrorAges, errors_of
 from .expert import Expert
 from .gate import Gate
@@ -39,9 +40,10 @@ from .near_green import NearGreen, Store, blob_store
 from .original import against_originals
 from .outcomes import accept, autofix, park, roll_back
 from .polish import NO_GATE, Polish, begin_polish, emit_polish, finish_polish, why_no_polish
-from .protected import protected_state, written_files
+from .protected import written_files
 from .sandboxed import UNENFORCED, consents
 from .seal import SealState
+from .verdict import Verdict, take_verdict
 
 AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
 #: R2's switch: (request fields, how to say it), or None when the server has none (reasoning_switch).
@@ -165,37 +167,23 @@ class GateHook(Hook):
     def _written(self, ctx: TurnContext) -> list[str]:
         return written_files(ctx.workspace, ctx.state.written)
 
-    def _check(
-        self, ctx: TurnContext, precheck: bool = False, force: bool = False
-    ) -> tuple[Report, list[str]]:
-        seal = self.seal
-        seq = seal.seq(ctx)
-        # Nothing written since the last check (every tool, bash included, moves the count): the
-        # answer is the same, and a model that only keeps saying "done" must not buy a full test
-        # run per claim. The precheck always runs: the person may have edited between turns.
-        last = seal.report
-        reused = (
-            not (precheck or force or seal.ran_command)
-            and last is not None
-            and seal.checked_seq == seq
+    def _check(self, ctx: TurnContext, precheck: bool = False, force: bool = False) -> Verdict:
+        # One verdict, wherever it is asked for (verdict.py): reused when nothing changed since
+        # the last one, decided by the original tests when a protected file was edited. The
+        # precheck always runs: the person may have edited between turns.
+        verdict = take_verdict(
+            ctx, self.done, self.run, self.seal, self._by_originals, fresh=precheck or force
         )
-        if reused and last is not None:
-            report = Report(dict(last.states), [], dict(last.outputs))
-        else:
-            report = check(self.done, self.run)
-        report.touched_protected = sorted(seal.touched)
-        seal.record(report, seq)
-        if self.done.protected:
-            # What the check (or the rollback before it) did to protected files is not the
-            # model's doing; the next command is compared with this state.
-            seal.protected = protected_state(ctx.workspace, self.done)
+        report = verdict.report
+        # From the verdict's own outputs: a weakened test's green has no errors, the original
+        # test's failure has, and a score taken from the former made it the "best state".
         errors = errors_of(report, self._adapter) if self._adapter is not None else []
         self.ages.update(errors)
         ctx.emit(
             EventType.CHECK,
             {
                 "precheck": precheck,
-                "reused": reused,
+                "reused": verdict.reused,
                 "states": {k: str(v) for k, v in report.states.items()},
                 "unmet": report.unmet(),
                 "errors": len(errors),
@@ -204,7 +192,13 @@ class GateHook(Hook):
                 "touched_protected": report.touched_protected,
             },
         )
-        return report, errors
+        return replace(verdict, errors=errors)
+
+    def _by_originals(self, ctx: TurnContext, report: Report) -> tuple[Report, bool]:
+        store = self.store(ctx.workspace) if self.store is not None else None
+        return against_originals(
+            ctx, report, self.done, self.run, store, self._originals, self.seal.touched
+        )
 
     # --- hook points ---------------------------------------------------------------------------
 
@@ -250,7 +244,8 @@ class GateHook(Hook):
         return None
 
     def _precheck(self, ctx: TurnContext) -> Stop | None:
-        report, errors = self._check(ctx, precheck=True)
+        verdict = self._check(ctx, precheck=True)
+        report, errors = verdict.report, verdict.errors
         self.gate.baseline(report, errors)
         if self.near is not None:
             self.near.observe(report.unmet(), errors)
@@ -288,19 +283,20 @@ class GateHook(Hook):
             self._check(ctx)
             return None
         fixes = self._autofix(ctx)
-        report, errors = self._check(ctx, force=bool(fixes))
-        report = self._against_originals(ctx, report)
+        verdict = self._check(ctx, force=bool(fixes))
+        report, errors = verdict.report, verdict.errors
         decision = self.gate.judge(report, errors)
         if decision.action == "accept":
             accept(ctx, report)
             return self._polish_or_accept(ctx, report, content)
-        rolled = (
-            roll_back(ctx, self.near, report, errors, decision.progress, self._written(ctx))
-            if self.near
-            else []
-        )
+        rolled: list[str] = []
+        if self.near is not None and not verdict.reused:
+            # A reused verdict measured the same workspace as the last one, whose rollback (or
+            # checkpoint) is already done: another would restore nothing and buy a test run.
+            rolled = roll_back(ctx, self.near, verdict, decision.progress, self._written(ctx))
         if rolled:
-            report, errors = self._check(ctx, force=True)
+            verdict = self._check(ctx, force=True)
+            report, errors = verdict.report, verdict.errors
         notes = fixes + rolled
         if decision.action == "escalate":
             return self._escalate(ctx, report, decision.rung or "R1", notes)
@@ -321,14 +317,6 @@ class GateHook(Hook):
         protected = set(self.done.touched_protected(self._written(ctx)))
         paths = [p for p in self._written(ctx) if p not in protected]
         return autofix(ctx, self._adapter, self.run, paths)
-
-    def _against_originals(self, ctx: TurnContext, report: Report) -> Report:
-        if self.store is None:
-            return report
-        store = self.store(ctx.workspace)
-        return against_originals(
-            ctx, report, self.done, self.run, store, self._originals, self.seal
-        )
 
     def _escalate(self, ctx: TurnContext, report: Report, rung: str, notes: list[str]) -> Reenter:
         text = f"escalation {rung}: no progress in {self.max_stall_cycles} cycles"
@@ -380,7 +368,7 @@ class GateHook(Hook):
 
     def _finish_polish(self, ctx: TurnContext, ended: str | None = None) -> Stop:
         def recheck() -> Report:
-            return self._against_originals(ctx, self._check(ctx, force=True)[0])
+            return self._check(ctx, force=True).report
 
         return finish_polish(ctx, self.polish, self.near, recheck, ended)
 

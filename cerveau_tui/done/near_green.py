@@ -127,25 +127,35 @@ class NearGreen:
         new = set(errors) - set(self.best_errors)
         return len(unmet) >= self.best[0] and len(set(errors)) > self.best[1] and bool(new)
 
-    def roll_back(self, written: Iterable[str]) -> list[str]:
-        """Restore the best snapshot; files the session created since are removed. Returns the
-        paths put back or removed, sorted."""
+    def _diff(self, written: Iterable[str]) -> dict[str, str | None]:
+        """What a rollback would write: rel -> the snapshot's digest (None: remove the file)."""
         assert self.snapshot is not None
         mapping = dict(self.snapshot)
         current = self.store.snapshot_files(list(mapping))
-        changed = {rel for rel, digest in mapping.items() if current.get(rel) != digest}
+        diff = {rel: d for rel, d in mapping.items() if current.get(rel) != d}
         # Only files the session wrote are removed: a file the snapshot did not walk (too big,
         # a skipped directory) must not vanish because it is absent from the mapping.
         for rel in written:
             if rel not in mapping and (self.workspace / rel).is_file():
-                mapping[rel] = None
-                changed.add(rel)
+                diff[rel] = None
+        return diff
+
+    def changed(self, written: Iterable[str]) -> list[str]:
+        """The paths a rollback would put back or remove, sorted; empty when the workspace is
+        the best state already."""
+        return sorted(self._diff(written)) if self.snapshot is not None else []
+
+    def roll_back(self, written: Iterable[str]) -> list[str]:
+        """Restore the best snapshot; files the session created since are removed. Returns the
+        paths put back or removed, sorted."""
+        diff = self._diff(written)
+        changed = set(diff)
         # Through the workspace's git guard, like every write (workspace/git_change.py): a
         # rollback it undid restored nothing, and the guard has told the person.
         from ..workspace.git_change import guard_for
 
         _, verdict = guard_for(self.workspace).change(
-            sorted(changed), lambda: self.store.restore({rel: mapping[rel] for rel in changed})
+            sorted(changed), lambda: self.store.restore(diff)
         )
         return [] if verdict else sorted(changed)
 

@@ -19,7 +19,7 @@ from ..protocol import EventType
 from ..workspace.beneath import atomic_write_beneath, unlink_beneath
 from ..workspace.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
 from ..workspace.openat import UnsafePath
-from .criteria import DoneSet, Report, check
+from .criteria import CriterionState, DoneSet, Report, check
 
 SCRATCH = Path(".cerveau") / "verify"
 SKIP = (
@@ -92,6 +92,28 @@ def with_originals(report: Report, original: Report, touched: list[str]) -> Repo
     return merged
 
 
+def unavailable(report: Report, touched: list[str]) -> Report:
+    """`report` with every met criterion unavailable: green only with edited protected files,
+    and the original measurement could not be run. A check that could not run is never passed."""
+    out = Report(dict(report.states), list(report.touched_protected), dict(report.outputs))
+    for name in report.met():
+        out.states[name] = CriterionState.UNAVAILABLE
+        out.outputs[name] = (
+            "passes only with the edited protected files (" + ", ".join(touched) + "); the "
+            "original versions could not be checked"
+        )
+    return out
+
+
+def _as_original(store: Any, originals: Mapping[str, str | None], touched: list[str]) -> bool:
+    """Every touched protected file is back as it was when the turn began (or gone again)."""
+    restore = {rel: originals.get(rel) for rel in touched}
+    try:
+        return bool(store.snapshot_files(sorted(restore)) == restore)
+    except (OSError, UnsafePath):
+        return False
+
+
 def against_originals(
     ctx: TurnContext,
     report: Report,
@@ -99,17 +121,35 @@ def against_originals(
     run: RunCommand,
     store: Any,
     originals: Mapping[str, str | None] | None,
-    seal: Any,
-) -> Report:
-    """All met, but protected files were written this turn: does the ORIGINAL measurement
-    agree? If not, the criteria it fails are unmet (recorded in the seal's state, `seal`), and
-    the model is told why."""
-    touched = seal.touched
-    if not (report.all_met and touched) or originals is None:
-        return report
-    original = check_against_originals(ctx.workspace, done, run, store, originals, touched)
-    if original is None or original.all_met:
-        return report
+    touched: list[str],
+) -> tuple[Report, bool]:
+    """The verdict on `report` as the ORIGINAL measurement gives it, and whether this state was
+    measured by the original protected files (only such a state may be the near-green checkpoint:
+    a best state earned with a weakened test is the weakened test, restored).
+
+    Untouched, or put back as they were: the check just ran on the originals. Edited and red: red
+    stands, but the score is the edited tests' score. Edited and green: the criteria run again
+    with the originals; those they fail are unmet, and the model is told why. Edited, green, and
+    no way to run the originals (no snapshot, workspace too large): unavailable, never passed.
+    """
+    if not touched:
+        return report, True
+    known = store is not None and originals is not None
+    if known and _as_original(store, originals or {}, touched):
+        return report, True
+    if not report.all_met:
+        return report, False
+    original = (
+        check_against_originals(ctx.workspace, done, run, store, originals or {}, touched)
+        if known
+        else None
+    )
+    if original is None:
+        text = "the checks pass only with the edited protected files, and the originals could not be checked"
+        ctx.emit(EventType.NOTICE, {"text": text, "banner": True})
+        return unavailable(report, touched), False
+    if original.all_met:
+        return report, True
     ctx.emit(
         EventType.NOTICE,
         {
@@ -119,5 +159,4 @@ def against_originals(
             "banner": True,
         },
     )
-    seal.report = merged = with_originals(report, original, touched)
-    return merged
+    return with_originals(report, original, touched), False

@@ -12,6 +12,7 @@ from ..protocol import TURN_PARKED, EventType
 from .criteria import Report
 from .ladder import clear_handoff, write_handoff
 from .near_green import NearGreen
+from .verdict import Verdict
 
 
 def autofix(ctx: TurnContext, adapter: Adapter, run: RunCommand, paths: list[str]) -> list[str]:
@@ -43,18 +44,20 @@ def accept(ctx: TurnContext, report: Report) -> None:
 
 
 def roll_back(
-    ctx: TurnContext,
-    near: NearGreen,
-    report: Report,
-    errors: list[str],
-    progress: bool,
-    written: list[str],
+    ctx: TurnContext, near: NearGreen, verdict: Verdict, progress: bool, written: list[str]
 ) -> list[str]:
     """Restore the best state seen when the last changes only added errors; else remember this
-    one. Returns the note for the model (empty when nothing was rolled back)."""
-    unmet = report.unmet()
+    one, when it may be remembered (measured by the original tests: a best state earned with a
+    weakened test would be the weakened test, restored). Returns the note for the model (empty
+    when nothing was rolled back)."""
+    unmet, errors = verdict.report.unmet(), verdict.errors
     if not near.should_roll_back(unmet, errors, progress):
-        near.observe(unmet, errors)
+        if verdict.by_originals:
+            near.observe(unmet, errors)
+        return []
+    if not near.changed(written):
+        # The workspace IS the best state: a rollback would restore nothing, and the note would
+        # tell the model its edits were undone when none were.
         return []
     best = near.best
     paths = near.roll_back(written)

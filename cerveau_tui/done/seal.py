@@ -36,6 +36,8 @@ class SealState:
     # rely on it, since a command's effects are the ones nobody declared.
     ran_command: bool = False
     touched: list[str] = field(default_factory=list)  # protected paths written this turn
+    # The last verdict was measured by the original protected files (done/verdict.py).
+    by_originals: bool = True
     protected: dict[str, str] = field(default_factory=dict)  # rel -> hash, as last seen
     # What must happen to the workspace before the seal is read at the turn's end (the gate's
     # unfinished polish is checked or undone): the seal must describe what the turn leaves.
@@ -44,9 +46,9 @@ class SealState:
     def seq(self, ctx: TurnContext) -> int:
         return self.write_seq() if self.write_seq is not None else ctx.state.write_seq
 
-    def record(self, report: Report, seq: int) -> None:
+    def record(self, report: Report, seq: int, by_originals: bool = True) -> None:
         """A check ran (or was reused) at write count `seq`: the seal now reads from it."""
-        self.report, self.checked_seq = report, seq
+        self.report, self.checked_seq, self.by_originals = report, seq, by_originals
         self.stale_shown = False
         self.ran_command = False
 
