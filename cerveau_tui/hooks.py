@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from .history import History, Message
 
 if TYPE_CHECKING:
     from .bus import Emitter
@@ -47,6 +50,25 @@ class CallRecord:
     status: str = "done"  # done | failed | denied | refused
 
 
+class BriefSection(StrEnum):
+    """Where a hook's line goes in the resume brief (context/brief.py)."""
+
+    PLAN = "plan"  # one step with its reconciled status
+    DECISION = "decision"
+    FAILED = "failed"
+    UNMET = "unmet"  # one done criterion still unmet
+    NOTE = "note"
+
+
+@dataclass(frozen=True)
+class BriefLine:
+    """One line a hook gives the resume brief, with the section it belongs to: the brief files
+    it by this field, never by how the text starts."""
+
+    section: BriefSection
+    text: str
+
+
 @dataclass
 class Stop:
     """End the turn now."""
@@ -75,7 +97,7 @@ class TurnContext:
     workspace: Path
     bus: Emitter
     state: WriteLog
-    history: list[dict[str, Any]]
+    history: History
     settings: Settings
     calls: list[CallRecord] = field(default_factory=list)  # every call of this turn, in order
     max_tokens: int = 512
@@ -93,7 +115,7 @@ class TurnContext:
 
     def tell(self, text: str) -> None:
         """Append a harness message the model reads at its next request."""
-        self.history.append({"role": "user", "content": f"[harness] {text}"})
+        self.history.append(Message.harness(text))
 
     def emit(self, type: str, payload: Any = None) -> None:
         self.bus.emit(type, payload)
@@ -136,7 +158,7 @@ class Hook:
         loop appends after the history before the next model call. Never a prefix change."""
         return []
 
-    def resume_brief(self) -> list[str]:
+    def resume_brief(self) -> list[BriefLine]:
         """Lines for the resume brief that replaces dropped history: what this mechanism knows
         that reading the workspace cannot recover (the plan's state, the unmet criteria)."""
         return []

@@ -70,6 +70,7 @@ TOP_MODULES = (
     "doctor",
     "session",
     "hooks",
+    "history",
     "protocol",
     "bus",
     "config",

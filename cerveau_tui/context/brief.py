@@ -10,8 +10,10 @@ invention. Pure: the caller gathers the facts (loop/model_call.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from ..hooks import BriefLine, BriefSection
 
 NONE = "(none)"
 #: Bounds, so a brief stays a page on a 4k window: the newest items are the ones that matter.
@@ -29,6 +31,18 @@ class BriefFacts:
     unmet: Sequence[str] = ()  # done criteria still unmet
     written: Sequence[str] = ()  # workspace-relative paths
     notes: Sequence[str] = field(default_factory=tuple)  # other mechanisms' lines
+
+
+def file_lines(lines: Iterable[BriefLine | str]) -> dict[BriefSection, list[str]]:
+    """The hooks' lines by the section each names (a field, never the line's wording). A plain
+    string, from a hook that does not say, is a note: filed where it says nothing false."""
+    out: dict[BriefSection, list[str]] = {s: [] for s in BriefSection}
+    for line in lines:
+        if isinstance(line, BriefLine):
+            out[line.section].append(line.text)
+        elif isinstance(line, str) and line.strip():
+            out[BriefSection.NOTE].append(line)
+    return out
 
 
 def build_resume_brief(facts: BriefFacts) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..hooks import CallRecord, Hook, TurnContext
+from ..hooks import BriefLine, BriefSection, CallRecord, Hook, TurnContext
 from ..protocol import EventType
 from .criteria import DoneSet, Report, done_set_from_config, is_stale, verification_of
 from .ladder import HANDOFF_FILE, load_handoff
@@ -88,10 +88,10 @@ class SealHook(Hook):
             )
             ctx.emit(EventType.NOTICE, {"text": f"resuming from the handoff in {HANDOFF_FILE}"})
 
-    def resume_brief(self) -> list[str]:
+    def resume_brief(self) -> list[BriefLine]:
         report = self.state.report
         unmet = report.unmet() if report is not None else []
-        return [f"Done criteria still unmet: {', '.join(unmet)}"] if unmet else []
+        return [BriefLine(BriefSection.UNMET, name) for name in unmet]
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         s = self.state

@@ -19,6 +19,7 @@ from ..config import Settings
 from ..context.budget import reply_cap
 from ..context.pack import estimate_tokens, system_prompt
 from ..context.window import WindowState
+from ..history import History, Message, Origin
 from ..hooks import Hook
 from ..plan.state import PlanState
 from ..protocol import EventType
@@ -120,7 +121,7 @@ class Engine:
     # --- what the session owns, by its old names -------------------------------------------------
 
     @property
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> History:
         return self.loop_state.history
 
     @property
@@ -168,7 +169,7 @@ class Engine:
     def restore(
         self,
         *,
-        history: list[dict[str, Any]],
+        history: Sequence[Message],
         turn_changes: dict[str, list[str]],
         window: dict[str, Any] | None = None,
         task: str = "",
@@ -176,7 +177,8 @@ class Engine:
         """A resumed session's state before its first turn: the history as the model saw it,
         what each turn changed (undo's report), the compacted window when there was one."""
         state = self.loop_state
-        state.history[:], state.task = history, task
+        state.history.restore(history)
+        state.task = task
         state.turn_changes.update(turn_changes)
         if window is not None:
             state.window = WindowState.from_dict(window)
@@ -256,7 +258,7 @@ class Engine:
             output = done.result.output if done.result is not None else ""
             self.events.result(done, output)
             self.loop_state.history.append(
-                {"role": "user", "content": f"I ran `{command}` myself:\n{output}"}
+                Message.user(f"I ran `{command}` myself:\n{output}", Origin.SHELL)
             )
             return output
 
@@ -291,7 +293,7 @@ class Engine:
             text += ". Changed by a command and NOT restored: " + ", ".join(
                 result.not_restorable[:20]
             )
-        self.history.append({"role": "user", "content": f"[harness] {text}."})
+        self.history.append(Message.harness(f"{text}."))
         return result
 
     def compact(self, keep_rounds: int = 2) -> int:

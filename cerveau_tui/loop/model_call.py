@@ -18,11 +18,12 @@ from typing import Any
 from .. import protocol as P
 from ..bus import Emitter
 from ..config_sections import ContextConfig
-from ..context.brief import BriefFacts, build_resume_brief
+from ..context.brief import BriefFacts, build_resume_brief, file_lines
 from ..context.budget import fit_result, result_room, shrink_largest
 from ..context.pack import message_tokens
 from ..context.window import Compaction, Summariser, Window
-from ..hooks import Hook
+from ..history import denied_calls
+from ..hooks import BriefLine, BriefSection, Hook
 from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderError
 from ..tools.registry import Registry
@@ -329,60 +330,24 @@ def resume_brief(
         }
         - {"."}
     )
-    plan: list[str] = []
-    decisions: list[str] = []
-    unmet: list[str] = []
-    failed: list[str] = [*state.failures, *denied_calls(state.history)]
-    notes: list[str] = []
+    lines: list[BriefLine | str] = []
     for h in hooks:
         try:
-            lines = h.resume_brief()
+            lines += h.resume_brief()
         except Exception:  # a brief with a hole beats no turn; the hole is not invented over
             continue
-        for line in lines:
-            if line.startswith(DECISION):
-                decisions.append(line[len(DECISION) :].strip())
-            elif line.startswith(FAILED):
-                failed.append(line[len(FAILED) :].strip())
-            elif line.startswith(UNMET):
-                unmet.extend(x.strip() for x in line[len(UNMET) :].split(",") if x.strip())
-            elif h.name == "plan":
-                plan.append(line)
-            else:
-                notes.append(line)
+    filed = file_lines(lines)
     facts = BriefFacts(
         request=state.task,
-        plan=plan,
-        decisions=decisions,
-        failed=failed,
-        unmet=unmet,
+        plan=filed[BriefSection.PLAN],
+        decisions=filed[BriefSection.DECISION],
+        failed=[
+            *state.failures,
+            *denied_calls(state.history.messages),
+            *filed[BriefSection.FAILED],
+        ],
+        unmet=filed[BriefSection.UNMET],
         written=written,
-        notes=notes,
+        notes=filed[BriefSection.NOTE],
     )
     return build_resume_brief(facts)
-
-
-#: How hooks' brief lines say which section they belong to (PlanHook, SealHook; a breaker's
-#: shapes would be "Failed: ..."); other lines go to the brief's notes.
-DECISION = "Decision:"
-FAILED = "Failed:"
-UNMET = "Done criteria still unmet:"
-#: What a denied call's result starts with (loop/dispatch.py words them).
-_DENIED = ("denied", "the person denied this call")
-
-
-def denied_calls(history: Sequence[dict[str, Any]]) -> list[str]:
-    """Calls the person or the policy refused, from the history: "bash rm -rf x: denied ..."."""
-    calls: dict[str, str] = {}
-    out: list[str] = []
-    for m in history:
-        for tc in m.get("tool_calls") or []:
-            fn = tc.get("function") or {}
-            calls[str(tc.get("id", ""))] = (
-                f"{fn.get('name', '?')} {str(fn.get('arguments', ''))[:120]}"
-            )
-        content = m.get("content")
-        if m.get("role") == "tool" and isinstance(content, str) and content.startswith(_DENIED):
-            what = calls.get(str(m.get("tool_call_id", "")), "a call")
-            out.append(f"{what}: {content.splitlines()[0][:160]}")
-    return out

@@ -5,10 +5,10 @@ that runs after a turn ended.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from .. import protocol as P
 from ..bus import Emitter
+from ..history import History, Message, Origin
 from ..hooks import Hook, TurnContext
 from ..protocol import EventType
 
@@ -17,9 +17,7 @@ from ..protocol import EventType
 REMINDER_HEADER = "[reminder from the harness: things changed since you last read]"
 
 
-def remind(
-    hooks: Sequence[Hook], ctx: TurnContext, history: list[dict[str, Any]], bus: Emitter
-) -> str | None:
+def remind(hooks: Sequence[Hook], ctx: TurnContext, history: History, bus: Emitter) -> str | None:
     """Whatever the hooks say changed, as ONE marked message appended after the history: the
     prefix the server has cached is never touched. Returns the text appended, if any."""
     said: list[tuple[str, str]] = []
@@ -31,7 +29,7 @@ def remind(
     if not said:
         return None
     text = "\n\n".join([REMINDER_HEADER, *(t.strip() for _, t in said)])
-    history.append({"role": "user", "content": text})
+    history.append(Message.user(text, Origin.REMINDER))
     sources = sorted({name for name, _ in said})
     bus.emit(EventType.REMINDER, P.ReminderPayload(text=text, sources=sources))
     return text

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..history import CallRef, Message
 from ..hooks import TurnContext
 from ..protocol import EventType
 from ..provider.types import Completion, ToolCall
@@ -63,7 +64,7 @@ class Reply:
             self.events.guard(
                 "unknown_tool", f"unknown tool {bad!r} printed as text", self.ctx.iteration, told
             )
-            self.ctx.history.append({"role": "assistant", "content": c.content})
+            self.ctx.history.append(Message.reply(c.content))
             self.ctx.tell(told)
             return None
         calls = [
@@ -90,14 +91,7 @@ class Reply:
                 continue
             execs.append(ex)
             self.events.call(ex, via=c.via)
-        history_calls: list[dict[str, Any]] = [
-            {
-                "id": ex.call_id,
-                "type": "function",
-                "function": {"name": ex.name, "arguments": json.dumps(ex.arguments)},
-            }
-            for ex in execs
-        ]
+        history_calls = [CallRef(ex.call_id, ex.name, json.dumps(ex.arguments)) for ex in execs]
         if history_calls:
             # In constrained mode the action text is kept as generated (when nothing was cut or
             # rewritten) so the provider can replay it verbatim and the server's cache holds.
@@ -106,11 +100,9 @@ class Reply:
                 if c.via == "constrained" and len(history_calls) == len(calls) and not cut
                 else c.content
             )
-            self.ctx.history.append(
-                {"role": "assistant", "content": content or "", "tool_calls": history_calls}
-            )
+            self.ctx.history.append(Message.reply(content or "", history_calls))
         elif c.content:
-            self.ctx.history.append({"role": "assistant", "content": c.content})
+            self.ctx.history.append(Message.reply(c.content))
         for told in cut:
             self.ctx.tell(told)
         return execs

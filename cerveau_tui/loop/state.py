@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..context.window import WindowState
+from ..history import History
 from ..provider.types import Usage
 from ..tools.base import ToolState
 from .cache_ledger import CacheLedger
@@ -21,7 +21,9 @@ KEPT_FAILURES = 10
 
 @dataclass
 class EngineState:
-    history: list[dict[str, Any]] = field(default_factory=list)
+    # The conversation: appended only through History.append (cerveau_tui/history.py), which
+    # the session log listens to.
+    history: History = field(default_factory=History)
     tools: ToolState = field(default_factory=ToolState)  # the write count and paths tools share
     cancel: threading.Event = field(default_factory=threading.Event)
     task: str = ""  # the current turn's input, for the resume brief

@@ -17,6 +17,7 @@ from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
 from ..context.budget import reply_cap
+from ..history import Message, Origin
 from ..hooks import CallRecord, Hook, Reenter, Stop, TurnContext
 from ..protocol import EventType
 from ..provider.types import Completion, ErrorClass, ProviderError, Usage
@@ -140,7 +141,7 @@ class Turn:
         self.bus.turn_id = self.turn_id
         self.state.cancel.clear()
         self.bus.emit(EventType.TURN_STARTED, P.TurnStarted(input=self.task))
-        self.state.history.append({"role": "user", "content": self.task})
+        self.state.history.append(Message.user(self.task))
         self.state.task = self.task
         return self.fingerprinter.scan() if self.fingerprinter is not None else None
 
@@ -160,7 +161,7 @@ class Turn:
         self.ctx.iteration += 1
         for text in self.state.take_steer():
             self.state.history.append(
-                {"role": "user", "content": f"[the person, while you worked] {text}"}
+                Message.user(f"[the person, while you worked] {text}", Origin.STEER)
             )
             self.bus.emit(EventType.STEER, {"text": text})
         self.bus.emit(EventType.ITERATION_STARTED, {"iteration": self.ctx.iteration})
@@ -181,9 +182,7 @@ class Turn:
                 # What the model had said, marked as the person's interrupt: without it the next
                 # turn's model never learnt that its reply was cut, nor by whom.
                 said = exc.partial.content.strip() if exc.partial is not None else ""
-                self.state.history.append(
-                    {"role": "assistant", "content": f"{said}\n{INTERRUPTED_REPLY}".strip()}
-                )
+                self.state.history.append(Message.reply(f"{said}\n{INTERRUPTED_REPLY}".strip()))
                 raise _End(P.TURN_INTERRUPTED, "interrupted by the person") from exc
             self._on_model_error(exc)
             return None
@@ -230,7 +229,7 @@ class Turn:
 
     def _answer(self, c: Completion) -> None:
         """The model answered without a tool call: the first hook with a say decides."""
-        self.state.history.append({"role": "assistant", "content": c.content})
+        self.state.history.append(Message.reply(c.content))
         self.bus.emit(
             EventType.ASSISTANT_MESSAGE,
             {"content": c.content, "reasoning": c.reasoning, "finish_reason": c.finish_reason},
@@ -278,7 +277,7 @@ class Turn:
             self.done_log.clear()  # the person said go on: one more run, then count afresh
             return
         for ex in execs:
-            self.state.history.append({"role": "tool", "tool_call_id": ex.call_id, "content": told})
+            self.state.history.append(Message.result(ex.call_id, told, "not_run"))
             self.events.unrun(ex, told)
         raise _End(P.TURN_REPEAT, told)
 
@@ -311,11 +310,7 @@ class Turn:
         for ex in execs:
             if ex.index not in done:
                 self.state.history.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": ex.call_id,
-                        "content": "not run: the turn was stopped",
-                    }
+                    Message.result(ex.call_id, "not run: the turn was stopped", "not_run")
                 )
         if any(ex.stop for ex in ran):
             raise _End(P.TURN_STOPPED, "the person stopped the turn at an approval")
@@ -341,7 +336,7 @@ class Turn:
                 shown = replacement
         shown = self.model.fit_result(shown, self.ctx.max_tokens)
         self.events.result(ex, shown)
-        self.state.history.append({"role": "tool", "tool_call_id": ex.call_id, "content": shown})
+        self.state.history.append(Message.result(ex.call_id, shown, str(ex.status)))
         if ex.error is None:
             self.done_log.append((ex.name, ex.arguments, r.output))
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..hooks import CallRecord, Hook, Stop, TurnContext
+from ..hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
 from ..protocol import Event, EventType
 from ..workspace.beneath import read_bytes_beneath
 from .detect import looks_like_plan_file, plan_from_markdown
@@ -107,12 +107,14 @@ class PlanHook(Hook):
             ctx.tell(plan_guidance(report))
         return None
 
-    def resume_brief(self) -> list[str]:
-        """One line per step with its reconciled status, then each step's note as a decision
-        (loop/model_call.py routes "Decision:" lines to the brief's decisions section)."""
+    def resume_brief(self) -> list[BriefLine]:
+        """One line per step with its reconciled status, then each step's note as a decision."""
         report = self.reconciled()
-        lines = [f"{s.id}. {s.title}{_files(s.files)}: {s.status}" for s in report.steps]
-        lines += [f"Decision: step {s.id}: {s.note}" for s in report.steps if s.note]
+        plan, decision = BriefSection.PLAN, BriefSection.DECISION
+        lines = [
+            BriefLine(plan, f"{s.id}. {s.title}{_files(s.files)}: {s.status}") for s in report.steps
+        ]
+        lines += [BriefLine(decision, f"step {s.id}: {s.note}") for s in report.steps if s.note]
         return lines
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:

@@ -113,7 +113,6 @@ class Policy:
             ),
             network=network_on and is_cmd,
         )
-        given = Grant()
         if command is not None:
             # A grant is room, not only "do not ask" (grants.py: command_room).
             given = self.grants.command_room(command)
@@ -134,11 +133,7 @@ class Policy:
                 )
             ]
         if not all_items:
-            v = Verdict("allow", "inside the boundary", grant=base)
-            # Run with the room a grant gave (its folder, the network): the card says which
-            # (found: the second `touch` under a granted folder said nothing).
-            v.granted_by = self.grants.room_granted_by(command, given)
-            return v
+            return Verdict("allow", "inside the boundary", grant=base)
 
         room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
         grant = Grant(

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..bus import Emitter
 from ..config import Settings
+from ..history import Message, Origin
 from ..loop.approver import Approver, DenyAll
 from ..loop.engine import Engine
 from ..plan.state import PlanState
@@ -193,7 +194,7 @@ class Session:
         if body is None:
             return False
         self.engine.history.append(
-            {"role": "user", "content": f"[skill {name.strip()}, loaded by the person]\n{body}"}
+            Message.user(f"[skill {name.strip()}, loaded by the person]\n{body}", Origin.SKILL)
         )
         self.bus.emit(EventType.NOTICE, {"text": f"skill {name.strip()} loaded for the next turn"})
         return True

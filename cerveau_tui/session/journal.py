@@ -4,9 +4,12 @@ Events say what happened; they do not say what the model saw. So, through the sa
 (plan/persist.SessionLog, opened beneath the workspace without following links), the journal
 writes the records session/stored.py folds back:
 
-- the history, message by message, flushed just before the event that follows them (SessionLog's
-  prelude), so the order on disk is the order in memory; a history replaced wholesale (an
-  old-style compaction) is written as a `reset` and the messages again;
+- the history, message by message: the journal listens to History.append (cerveau_tui/history.py)
+  and writes what it heard just before the event that follows (SessionLog's prelude), so the
+  order on disk is the order in memory. Each record keeps the message's origin and a result's
+  status beside the wire dict, so a resume reads structure, not wording. (Logs written before
+  that hold the wire dict alone, and `reset` records from when a compaction replaced the history;
+  session/stored.py reads both);
 - the compacted window's state at each `compacted` event;
 - each session grant (sealed: session/grant_seal.py) and revoke (fsync'd: the person's decision);
 - the undo log's changes (which blob was which file before which turn);
@@ -18,9 +21,12 @@ message or token: a kill loses nothing the kernel had, a power loss at most the 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
+from ..history import Message
+from ..loop.state import EngineState
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
 from ..protocol import Event, EventType
@@ -30,27 +36,23 @@ from . import grant_seal
 
 
 class Journal:
-    def __init__(self, log: SessionLog, state: Any, workspace: Path) -> None:
+    def __init__(self, log: SessionLog, state: EngineState, workspace: Path) -> None:
         self.log = log
-        self.state = state  # loop.state.EngineState: .history, .turn_changes, .window
+        self.state = state
         self.workspace = workspace
-        self._written = 0  # history messages already on disk
-        self._last: object | None = None  # the last of them, to see a history replaced
+        self._heard: list[Message] = []  # appended since the last write
+        self._lock = threading.Lock()  # appends and events can come from two threads
+        state.history.listen(self._append)
         log.prelude = self._prelude
 
-    def mark_restored(self, n: int) -> None:
-        """The first `n` messages now in memory came from this log: they are on disk already."""
-        history = self.state.history
-        self._written = n
-        self._last = history[n - 1] if n else None
+    def _append(self, message: Message) -> None:
+        with self._lock:
+            self._heard.append(message)
 
     def _prelude(self, event: Event) -> list[dict[str, Any]]:
         out = self._messages()
         if event.type == EventType.COMPACTED:
-            window = getattr(self.state, "window", None)
-            to_dict = getattr(window, "to_dict", None)
-            if callable(to_dict):
-                out.append({"kind": "window", "state": to_dict()})
+            out.append({"kind": "window", "state": self.state.window.to_dict()})
         elif event.type == EventType.TURN_ENDED and event.turn_id:
             paths = self.state.turn_changes.get(event.turn_id)
             if paths:
@@ -58,18 +60,9 @@ class Journal:
         return out
 
     def _messages(self) -> list[dict[str, Any]]:
-        history = self.state.history
-        n = len(history)
-        out: list[dict[str, Any]] = []
-        start = self._written
-        if start and (n < start or history[start - 1] is not self._last):
-            # Not appended to: replaced. The log says so, then holds the new history whole.
-            out.append({"kind": "reset"})
-            start = 0
-        out += [{"kind": "message", "m": m} for m in history[start:n]]
-        self._written = n
-        self._last = history[n - 1] if n else None
-        return out
+        with self._lock:
+            heard, self._heard = self._heard, []
+        return [message_record(m) for m in heard]
 
     def flush(self, then: list[dict[str, Any]] | None = None) -> None:
         """History appended with no event after it (a `!cmd` at the end): written now, in one
@@ -101,6 +94,15 @@ class Journal:
 
     def revoked(self, scope_key: str) -> None:
         self.log.append([{"kind": "revoke", "scope_key": scope_key}], durable=True)
+
+
+def message_record(m: Message) -> dict[str, Any]:
+    """One history message as the log holds it: the wire dict as sent, who put it there, and a
+    result's status (what the brief's "denied" reads after a resume)."""
+    record: dict[str, Any] = {"kind": "message", "m": m.wire, "origin": str(m.origin)}
+    if m.status:
+        record["status"] = m.status
+    return record
 
 
 class RecordedJudge:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..bus import Emitter
 from ..config import Settings
+from ..history import History, Message, Origin
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
 from ..protocol import EventType
@@ -94,7 +95,7 @@ def restore(
 def _restore(
     engine: Any, journal: Journal, stored: StoredSession, plan: Any, bus: Emitter
 ) -> dict[str, Any]:
-    history = [dict(m) for m in stored.history]
+    history = stored.history.messages
     cut = stored.open_turn
     window = _usable_window(engine, stored, bus)
     if cut is not None:
@@ -107,10 +108,9 @@ def _restore(
         window=window,
         task=stored.turns[-1].input if stored.turns else "",
     )
-    journal.mark_restored(len(history))
     repaired = answer_unfinished_calls(engine.loop_state.history, stored.last_results)
     if cut is not None:
-        engine.loop_state.history.append({"role": "user", "content": CUT_TURN_MESSAGE})
+        engine.loop_state.history.append(Message.user(CUT_TURN_MESSAGE, Origin.HARNESS))
         # The message and the record closing the turn in one write: a kill now must leave the
         # turn open (told again next time) or closed with the model told, never closed untold.
         journal.flush(then=[{"kind": "cut", "turn_id": cut.turn_id}])
@@ -122,7 +122,7 @@ def _restore(
         plan.apply(ev)
     undo_turns = len(engine.undo_log.turns()) if engine.undo_log is not None else 0
     # The engine holds the history now; the session keeps `stored` for its transcript only.
-    stored.history, stored.undo = [], []
+    stored.history, stored.undo = History(), []
     payload = {
         "session_id": stored.id,
         "messages": len(history),
@@ -183,9 +183,7 @@ def _usable_window(engine: Any, stored: StoredSession, bus: Emitter) -> dict[str
     return stored.window
 
 
-def answer_unfinished_calls(
-    history: list[dict[str, Any]], results: dict[str, str] | None = None
-) -> int:
+def answer_unfinished_calls(history: History, results: dict[str, str] | None = None) -> int:
     """The last reply's tool calls without a result message get one: a history with a call left
     unanswered is refused by the server's template. The logged result when the call finished
     (killed between its event and its message: `results`, what the model was to read), else
@@ -204,8 +202,10 @@ def answer_unfinished_calls(
             if isinstance(c, dict) and c.get("id") not in answered
         ]
         for call_id in missing:
-            content = results.get(call_id, UNFINISHED_CALL)
-            history.append({"role": "tool", "tool_call_id": call_id, "content": content})
+            done = call_id in results
+            content = results[call_id] if done else UNFINISHED_CALL
+            # A logged result's status is not in the log's output map: unknown, so left empty.
+            history.append(Message.result(call_id, content, "" if done else "unfinished"))
         return sum(1 for c in missing if c not in results)
     return 0
 

@@ -5,7 +5,8 @@ clients saw them; record lines (`{"kind": ...}`) are what the events do not carr
 journal (session/journal.py):
 
     session   the header: id, format version, when it started
-    message   one history message, appended in the order the engine appended it
+    message   one history message (`m`, the wire dict as sent), appended in the order the engine
+              appended it, with its `origin` and a result's `status` (older logs: `m` alone)
     reset     the history was replaced (an old-style compaction): messages follow from empty
     window    the compacted window's state (EngineState.window.to_dict()), the last one wins
     grant     an "approve for this session" (scope key, scope, the room it gave)
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..history import History, Message, Origin
 from ..person_key import load_key
 from ..plan.persist import iter_lines, open_log, sealed_by
 from ..plan.state import PLAN_EVENT_TYPES
@@ -94,7 +96,7 @@ class TurnStatus:
 class StoredSession:
     id: str
     started: str | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: History = field(default_factory=History)
     window: dict[str, Any] | None = None
     grants: dict[str, GrantRecord] = field(default_factory=dict)  # in grant order
     undo: list[dict[str, Any]] = field(default_factory=list)
@@ -166,10 +168,14 @@ class Reader:
         elif kind == "message":
             m = r.get("m")
             _Message.model_validate(m)
-            if self.full:
-                s.history.append(dict(m))  # type: ignore[arg-type]  # validated above
-        elif kind == "reset":
-            s.history.clear()
+            status = r.get("status", "")
+            if self.full and isinstance(m, dict):
+                origin = str(r.get("origin") or Origin.STORED)
+                s.history.append(
+                    Message.from_wire(m, origin, status if isinstance(status, str) else "")
+                )
+        elif kind == "reset":  # written by versions whose compaction replaced the history
+            s.history.restore([])
         elif kind == "window":
             state = r.get("state")
             if not isinstance(state, dict):

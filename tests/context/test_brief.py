@@ -5,12 +5,12 @@ turn uses the same reconciled report."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from cerveau_tui.bus import Emitter
 from cerveau_tui.config import Settings
 from cerveau_tui.context.brief import NONE, BriefFacts, build_resume_brief
-from cerveau_tui.hooks import Hook, TurnContext
+from cerveau_tui.history import CallRef, History, Message
+from cerveau_tui.hooks import BriefLine, BriefSection, Hook, TurnContext
 from cerveau_tui.loop.model_call import denied_calls, resume_brief
 from cerveau_tui.loop.state import EngineState
 from cerveau_tui.plan.hook import PlanHook
@@ -73,7 +73,7 @@ def test_known_facts_fill_their_sections():
 def plan_session(ws: Path) -> tuple[Emitter, PlanHook, TurnContext]:
     bus = Emitter("s")
     hook = PlanHook(ws)
-    ctx = TurnContext("t1", 1, ws, bus, ToolState(), [], Settings(workspace=ws))
+    ctx = TurnContext("t1", 1, ws, bus, ToolState(), History(), Settings(workspace=ws))
     hook.on_turn_start(ctx, "start")  # subscribes the hook to the bus
     bus.emit(
         EventType.PLAN_COMMITTED,
@@ -104,7 +104,7 @@ def test_a_step_whose_files_are_on_disk_is_briefed_as_done_unconfirmed(tmp_path:
 def test_the_plan_guidance_at_turn_start_uses_the_reconciled_report(tmp_path: Path):
     """The event-only report told the model "[ ] 1. Parser" for a step whose file was on disk."""
     bus, hook, _ = plan_session(tmp_path)
-    history: list[dict[str, Any]] = []
+    history = History()
     ctx = TurnContext("t2", 1, tmp_path, bus, ToolState(), history, Settings(workspace=tmp_path))
     hook.on_turn_start(ctx, "go on")
     told = history[-1]["content"]
@@ -124,21 +124,21 @@ def test_a_steps_note_is_briefed_as_a_decision(tmp_path: Path):
 class _Unmet(Hook):
     name = "seal"
 
-    def resume_brief(self) -> list[str]:
-        return ["Done criteria still unmet: tests, lint"]
+    def resume_brief(self) -> list[BriefLine]:
+        return [BriefLine(BriefSection.UNMET, "tests"), BriefLine(BriefSection.UNMET, "lint")]
 
 
 class _Breaker(Hook):
     name = "breaker"
 
-    def resume_brief(self) -> list[str]:
-        return ["Failed: `pytest` not found (3 times)"]
+    def resume_brief(self) -> list[BriefLine]:
+        return [BriefLine(BriefSection.FAILED, "`pytest` not found (3 times)")]
 
 
 class _Broken(Hook):
     name = "broken"
 
-    def resume_brief(self) -> list[str]:
+    def resume_brief(self) -> list[BriefLine]:
         raise RuntimeError("boom")
 
 
@@ -155,22 +155,37 @@ def test_unmet_criteria_failures_and_writes_come_from_the_session(tmp_path: Path
 
 
 def test_a_denied_call_is_named_with_what_it_tried():
-    history = [
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "id": "c1",
-                    "type": "function",
-                    "function": {"name": "bash", "arguments": '{"command": "rm -rf build"}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": "the person denied this call"},
-    ]
-    (line,) = denied_calls(history)
+    history = History()
+    history.append(Message.reply("", [CallRef("c1", "bash", '{"command": "rm -rf build"}')]))
+    history.append(Message.result("c1", "the person denied this call", "denied"))
+    (line,) = denied_calls(history.messages)
     assert line.startswith("bash ") and "rm -rf build" in line and "denied" in line
+
+
+def test_a_denied_call_is_found_by_its_status_whatever_its_result_says():
+    """The brief matched the dispatcher's sentence: a hook's refusal (status denied, its own
+    words) was missed, and a result that merely began with "denied" was briefed as one."""
+    history = History()
+    history.append(Message.reply("", [CallRef("c1", "bash", '{"command": "make"}')]))
+    history.append(Message.result("c1", "refused: the plan says read first", "denied"))
+    history.append(Message.reply("", [CallRef("c2", "read_file", '{"path": "d"}')]))
+    history.append(Message.result("c2", "denied.txt: 3 lines", "done"))
+    (line,) = denied_calls(history.messages)
+    assert line.startswith("bash ") and "make" in line and "refused" in line
+
+
+def test_a_hook_line_is_filed_by_its_section_not_its_wording(tmp_path: Path):
+    """A note whose text starts like another section's title stays a note."""
+
+    class _Worded(Hook):
+        name = "worded"
+
+        def resume_brief(self) -> list[BriefLine]:
+            return [BriefLine(BriefSection.NOTE, "Failed: nothing, this is a note")]
+
+    text = resume_brief(0, state=EngineState(), workspace=tmp_path, hooks=[_Worded()])
+    assert section(text, SECTIONS[3]) == [NONE]
+    assert "- Failed: nothing, this is a note" in text.split("Other notes:")[1]
 
 
 def test_the_plan_hook_keeps_no_writes_diff_or_output(tmp_path: Path):

@@ -95,7 +95,7 @@ def engine_with(history: list[dict[str, Any]], provider: Any, tmp_path: Any) -> 
         approver=DenyAll(),
         n_ctx=4096,
     )
-    engine.loop_state.history[:] = history
+    engine.loop_state.history.restore(history)
     engine.loop_state.task = "add a parser"
     return engine
 

@@ -14,6 +14,7 @@ from cerveau_tui.done.criteria import Criterion, DoneSet
 from cerveau_tui.done.hook import GateHook
 from cerveau_tui.done.sandboxed import run_in_sandbox
 from cerveau_tui.done.seal import SealHook
+from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, Hook, Reenter, Stop, TurnContext
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.tools.base import ToolState
@@ -60,7 +61,7 @@ def setup(ws: Path, done: DoneSet = TESTS, **kw) -> tuple[DoneHooks, TurnContext
     hook = DoneHooks(
         GateHook(done, run=run_in_sandbox(NoSandbox(), ws), adapters=AdapterRegistry(), **kw)
     )
-    ctx = TurnContext("t1", 0, ws, bus, state, [], Settings(workspace=ws))
+    ctx = TurnContext("t1", 0, ws, bus, state, History(), Settings(workspace=ws))
     return hook, ctx, rec
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from cerveau_tui.bus import Emitter
 from cerveau_tui.config import Settings
 from cerveau_tui.done.wire import done_hooks
+from cerveau_tui.history import History
 from cerveau_tui.hooks import TurnContext
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.testing.cli import run_cli
@@ -61,7 +62,7 @@ def _start(tmp_path: Path, answer: bool | None) -> tuple[Path, list[str]]:
         workspace=ws,
         bus=Emitter(),
         state=ToolState(),
-        history=[],
+        history=History(),
         settings=Settings(workspace=ws),
         asker=ask,
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
+from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, Stop, TurnContext
 from cerveau_tui.loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
 from cerveau_tui.protocol import GuardTripped
@@ -21,7 +22,7 @@ def _ctx(tmp_path: Path) -> tuple[TurnContext, Recorder]:
         workspace=tmp_path,
         bus=bus,
         state=ToolState(),
-        history=[],
+        history=History(),
         settings=Settings(workspace=tmp_path),
     )
     return ctx, rec

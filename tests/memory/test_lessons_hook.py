@@ -9,6 +9,7 @@ from typing import Any
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
+from cerveau_tui.history import History
 from cerveau_tui.hooks import TurnContext
 from cerveau_tui.loop.approver import ApproveAll
 from cerveau_tui.memory.lesson_store import LessonStore
@@ -20,7 +21,7 @@ from cerveau_tui.testing.scripted_server import ScriptedServer
 
 
 def ctx(ws: Path, bus: Emitter) -> TurnContext:
-    return TurnContext("t1", 0, ws, bus, state=None, history=[], settings=None)  # type: ignore[arg-type]
+    return TurnContext("t1", 0, ws, bus, state=None, history=History(), settings=None)  # type: ignore[arg-type]
 
 
 def breaker_events(bus: Emitter) -> None:

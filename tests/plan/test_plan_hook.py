@@ -9,6 +9,7 @@ import pytest
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
+from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, TurnContext
 from cerveau_tui.plan import StepStatus
 from cerveau_tui.plan.hook import PlanHook
@@ -30,7 +31,7 @@ class Turn:
         self.tools = ToolContext(
             workspace=ws, state=ToolState(), bus=self.bus, plan=self.hook.state
         )
-        self.history: list[dict[str, Any]] = []
+        self.history = History()
         self.ctx = TurnContext(
             "t1", 1, ws, self.bus, self.tools.state, self.history, Settings(workspace=ws)
         )

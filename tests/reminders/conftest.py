@@ -12,6 +12,7 @@ import pytest
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings, load_settings
+from cerveau_tui.history import History
 from cerveau_tui.hooks import Hook, TurnContext
 from cerveau_tui.tools.base import ToolState
 
@@ -52,7 +53,7 @@ def turn(ws: Path, settings: Settings) -> Turn:
         workspace=ws,
         bus=bus,
         state=ToolState(),
-        history=[],
+        history=History(),
         settings=settings,
         n_ctx=4096,
     )

@@ -37,7 +37,7 @@ def _first_session(ws: Path) -> dict:
             s.engine.run("keep notes")
             held = {
                 "id": s.bus.session_id,
-                "history": json.loads(json.dumps(s.engine.history)),
+                "history": json.loads(json.dumps(s.engine.history.wire())),
                 "grants": s.session_grants(),
                 "plan": s.engine.plan.report().model_dump(),
                 "undo": [(t.turn_id, t.before, t.by_command) for t in s.engine.undo_log.turns()],

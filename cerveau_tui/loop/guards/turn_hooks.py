@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...hooks import CallRecord, Hook, Stop, TurnContext
+from ...hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
 from ...protocol import TURN_STALLED, EventType, GuardTripped
 from .breaker import Breaker
 from .ports import live_stack_section, port_refusal, serve_port_conflict
@@ -47,11 +47,13 @@ class BreakerHook(Hook):
         self.breaker.reset()
         return None
 
-    def resume_brief(self) -> list[str]:
+    def resume_brief(self) -> list[BriefLine]:
         """What failed by shape survives a compaction: the summary of dropped rounds must not
         invite the model to try the same failing command again."""
         return [
-            f"Failed: {shape} kept failing the same way (the breaker stopped it)"
+            BriefLine(
+                BriefSection.FAILED, f"{shape} kept failing the same way (the breaker stopped it)"
+            )
             for shape in self.tripped
         ]
 
