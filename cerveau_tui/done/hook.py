@@ -7,10 +7,11 @@ tools: autofix, check, re-check against the original protected files, then accep
 once on green, polish.py), re-enter with the report, climb the escalation ladder, roll back to
 near-green, or park with a handoff. The rungs change what the model can do: R1's round offers
 only the read tools and refuses any other call, R2 turns the server's reasoning on (or raises
-the cap), R3's round holds the file tools to one file. Every check is recorded in the SealState
-it shares with the always-on SealHook (seal.py), which surfaces protected writes and reports the
-seal. What a check MEANS is decided in gate.py; what each outcome does is in outcomes.py; this
-file runs the checks and picks the outcome.
+the cap), R3's round holds the file tools to one file (to none when no file can be named).
+Every check is one verdict (verdict.py), recorded in the SealState it shares with the always-on
+SealHook (seal.py), which surfaces protected writes and reports the seal. What a check MEANS is
+decided in gate.py; what each outcome does is in outcomes.py; this file runs the checks and
+picks the outcome.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from ..protocol import TURN_INCOMPLETE, TURN_STOPPED, EventType
 from ..sandbox.base import Runner
 from .criteria import DoneSet, Report, done_set_from_config
 from .errors import ErrorAges, errors_of
+from .escalate import ReasoningSwitch, RoundLocks, escalate
 from .expert import Expert
 from .gate import Gate
-from .ladder import READ_ONLY_TOOLS, build_handoff, rung_max_tokens, rung_refusal, steer_message
+from .ladder import build_handoff
 from .messages import (
     focus_file,
     gate_section,
@@ -46,8 +48,6 @@ from .seal import SealState
 from .verdict import Verdict, take_verdict
 
 AdapterLookup = Callable[[Path], Adapter]  # workspace -> the adapter for its stack
-#: R2's switch: (request fields, how to say it), or None when the server has none (reasoning_switch).
-ReasoningSwitch = Callable[[], "tuple[dict[str, Any], str] | None"]
 
 
 class GateHook(Hook):
@@ -160,9 +160,7 @@ class GateHook(Hook):
         # the snapshot failed); {} is known too: no protected file existed.
         self._originals: dict[str, str | None] | None = None
         self.polish.reset()
-        self._read_only_round: int | None = None  # R1's iteration, when it is this turn
-        self._narrow: tuple[int, str] | None = None  # R3's iteration and its one file
-        self._reasoning_extra: dict[str, Any] = {}  # R2's switch, once it is on
+        self.locks = RoundLocks()  # what the rungs climbed this turn changed (escalate.py)
 
     def _written(self, ctx: TurnContext) -> list[str]:
         return written_files(ctx.workspace, ctx.state.written)
@@ -236,7 +234,7 @@ class GateHook(Hook):
         return self._precheck(ctx) if self.precheck else None
 
     def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
-        return rung_refusal(self._read_only_round, self._narrow, ctx.iteration, name, arguments)
+        return self.locks.refusal(ctx.iteration, name, arguments)
 
     def after_iteration(self, ctx: TurnContext) -> Stop | None:
         if self.polish.out_of_rounds(ctx.iteration):
@@ -307,7 +305,7 @@ class GateHook(Hook):
             ctx.emit(EventType.NOTICE, {"text": text})
             return Stop(TURN_INCOMPLETE, message=str(report))
         message = reenter_message(report, decision, self.max_stall_cycles, notes)
-        return Reenter(message, request_extra=dict(self._reasoning_extra))
+        return Reenter(message, request_extra=dict(self.locks.reasoning_extra))
 
     # --- the steps of an answer ------------------------------------------------------------------
 
@@ -319,42 +317,18 @@ class GateHook(Hook):
         return autofix(ctx, self._adapter, self.run, paths)
 
     def _escalate(self, ctx: TurnContext, report: Report, rung: str, notes: list[str]) -> Reenter:
-        text = f"escalation {rung}: no progress in {self.max_stall_cycles} cycles"
-        advice: str | None = None
-        room: str | None = None
-        cap: int | None = None
-        only: tuple[str, ...] = ()
-        if rung == "R1":
-            self._read_only_round, only = ctx.iteration + 1, READ_ONLY_TOOLS
-            change = "read-only tools for one round: " + ", ".join(READ_ONLY_TOOLS)
-        elif rung == "R2":
-            switch = self.reasoning() if self.reasoning is not None else None
-            if switch is not None:
-                self._reasoning_extra, room = switch
-            else:
-                cap = rung_max_tokens(rung, ctx.max_tokens)
-                room = f"the token cap for your replies is raised from {ctx.max_tokens} to {cap}"
-            change = room
-        elif rung == "R4" and self.expert is not None:
-            try:
-                advice = self.expert(self._handoff(ctx, report))
-            except Exception as exc:  # noqa: BLE001 - an unreachable expert is a failed rung
-                advice = f"(the expert could not be reached: {exc})"
-            change = "an expert model was consulted"
-        else:
-            change = "narrowed to one file and one error" if rung == "R3" else rung
-        ctx.emit(
-            EventType.ESCALATION,
-            {"rung": rung, "unmet": report.unmet(), "text": f"{text}; {change}", "change": change},
-        )
-        focus = focus_file(ctx.workspace, self.done, report, self._written(ctx))
-        if rung == "R3" and focus is not None:
-            self._narrow = (ctx.iteration + 1, focus)
-        message = steer_message(rung, report, self.ages.items(), focus, advice, room)
-        if notes:
-            message = "\n".join(notes) + "\n" + message
-        return Reenter(
-            message, max_tokens=cap, only_tools=only, request_extra=dict(self._reasoning_extra)
+        return escalate(
+            ctx,
+            self.locks,
+            rung,
+            report,
+            stall_cycles=self.max_stall_cycles,
+            errors=self.ages.items(),
+            focus=lambda: focus_file(ctx.workspace, self.done, report, self._written(ctx)),
+            handoff=lambda: self._handoff(ctx, report),
+            reasoning=self.reasoning,
+            expert=self.expert,
+            notes=notes,
         )
 
     # --- polish on green (polish.py) -------------------------------------------------------------

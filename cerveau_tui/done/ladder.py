@@ -11,8 +11,9 @@ did: at R1 the next request offers only the read tools (and the gate refuses any
 that round), so "diagnose before editing" is not a request it can ignore; at R2 the server's own
 reasoning switch is turned on when its chat template has one (`reasoning_switch`), else the
 token cap is raised, and the model is told which; at R3 the round after it holds the file tools
-to the one file named. R1's diagnosis, given as an answer, is judged like any answer and counts
-as one of the rung's cycles: one cycle to diagnose, another to fix, as the rung intends.
+to the one file named, and when no file can be named it is read-only, like R1's. R1's diagnosis,
+given as an answer, is judged like any answer and counts as one of the rung's cycles: one cycle
+to diagnose, another to fix, as the rung intends.
 """
 
 from __future__ import annotations
@@ -88,17 +89,24 @@ def rung_refusal(
     iteration: int,
     tool: str,
     arguments: dict[str, Any],
+    rung: str | None = "R1",
 ) -> str | None:
     """Why a call is refused in the round after R1 or R3; None when it may run.
 
-    R1: any call but a read. The request offered only the read tools; this is the second lock,
-    for a model in constrained mode or one writing calls as text, which can still name another.
-    R3: a file tool writing another file than the one named. Only that round: once the named
-    error is fixed the next one may live elsewhere, and a lock that outlived it would block it.
+    R1 (and R3 when no file can be named): any call but a read. The request offered only the
+    read tools; this is the second lock, for a model in constrained mode or one writing calls as
+    text, which can still name another. R3 with a file named: a file tool writing another file
+    than that one. Only that round: once the named error is fixed the next one may live
+    elsewhere, and a lock that outlived it would block it. `rung`: the one that set the round.
     """
     if read_only_round == iteration and tool not in READ_ONLY_TOOLS:
+        why = (
+            "escalation R3: no single file can be named, find it first"
+            if rung == "R3"
+            else "escalation R1: diagnose before editing"
+        )
         return (
-            "refused: this round is read-only (escalation R1: diagnose before editing); only "
+            f"refused: this round is read-only ({why}); only "
             f"{', '.join(READ_ONLY_TOOLS)} run now. State your diagnosis; editing comes back in "
             "the next round."
         )
@@ -153,12 +161,20 @@ def steer_message(
         )
     elif rung == "R3":
         target = errors[0][0] if errors else (report.unmet() or ["the check"])[0]
-        where = f"only the file `{focus_file}`" if focus_file else "only one file"
-        body = (
-            f"Narrow the work: change {where}, and fix only this one error: `{target}`. "
-            "Ignore every other failure for now. Make one small edit, then stop calling tools so "
-            "the check runs again."
-        )
+        if focus_file:
+            body = (
+                f"Narrow the work: change only the file `{focus_file}`, and fix only this one "
+                f"error: `{target}`. Ignore every other failure for now. Make one small edit, "
+                "then stop calling tools so the check runs again."
+            )
+        else:
+            body = (
+                f"Narrow the work to this one error: `{target}`. No single file can be named from "
+                "the failing output, so this round is read-only "
+                f"({', '.join(READ_ONLY_TOOLS)}): find the one file that causes it and say which, "
+                "and what one change you will make there. Editing comes back in the next round: "
+                "then make that one small edit, in that one file."
+            )
     elif rung == "R4":
         advice = (expert_advice or "").strip() or "(the expert gave no advice)"
         body = (

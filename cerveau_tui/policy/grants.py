@@ -79,6 +79,15 @@ class GrantBook:
                 network = network or g.network
         return Grant(extra_writable=tuple(extra), network=network)
 
+    def room_granted_by(self, command: str | None, given: Grant) -> str:
+        """Which held grant gave this command the room it runs with (`given`: command_room),
+        spelled out; "" when it runs with none. A command declares only the workspace, so what
+        it writes outside is not known before it runs: the room given is what is said."""
+        if command is None or not (given.extra_writable or given.network):
+            return ""
+        held = self.covers_command(command, given)
+        return self.label(held) if held is not None else ""
+
     def covers_command(self, command: str, need: Grant) -> str | None:
         return command_covered(command, self._held(), need)
 

@@ -113,6 +113,7 @@ class Policy:
             ),
             network=network_on and is_cmd,
         )
+        given = Grant()
         if command is not None:
             # A grant is room, not only "do not ask" (grants.py: command_room).
             given = self.grants.command_room(command)
@@ -133,7 +134,11 @@ class Policy:
                 )
             ]
         if not all_items:
-            return Verdict("allow", "inside the boundary", grant=base)
+            v = Verdict("allow", "inside the boundary", grant=base)
+            # Run with the room a grant gave (its folder, the network): the card says which
+            # (found: the second `touch` under a granted folder said nothing).
+            v.granted_by = self.grants.room_granted_by(command, given)
+            return v
 
         room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
         grant = Grant(

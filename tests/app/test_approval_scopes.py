@@ -153,9 +153,12 @@ def _touch(path: Path) -> dict[str, Any]:
     return {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {path}"}}]}
 
 
-async def _two_touches(tmp_path: Path, keys: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
+async def _two_touches(
+    tmp_path: Path, keys: tuple[str, ...], cards: list[str] | None = None
+) -> tuple[list[Any], list[Any]]:
     """Two `touch` commands outside the workspace; the first dialog answered with `keys`, any
-    later one with `y`. Returns (approval_requested, approval_resolved) payloads."""
+    later one with `y`. Returns (approval_requested, approval_resolved) payloads; `cards` gets
+    the text each tool card shows of the grant that let it through."""
     out = Path(tempfile.mkdtemp(prefix="cerveau-scope-tui-", dir="/var/tmp"))  # not /tmp
     try:
         clock = FakeClock()
@@ -178,6 +181,9 @@ async def _two_touches(tmp_path: Path, keys: tuple[str, ...]) -> tuple[list[Any]
                         )
                         await press_alone(pilot, clock, "y")
                     await pilot.pause(0.05)
+                await pilot.pause(0.2)
+                if cards is not None:
+                    cards += [str(g.render()) for g in app.chat.query(".granted")]
                 await pilot.press("ctrl+q")
         return (
             [e.payload for e in rec.of("approval_requested")],
@@ -196,8 +202,11 @@ async def test_the_exact_scope_chosen_covers_that_command_only(tmp_path: Path) -
 
 
 async def test_the_program_scope_chosen_covers_the_next_touch(tmp_path: Path) -> None:
-    requested, resolved = await _two_touches(tmp_path, ("2", "a", "a"))
+    cards: list[str] = []
+    requested, resolved = await _two_touches(tmp_path, ("2", "a", "a"), cards)
     assert len(requested) == 1
+    # Both cards say which grant let them through: the second was never asked about.
+    assert cards == [f"let through: approved for this session ({resolved[0]['scope']})"] * 2
     assert resolved[0]["scope"] == requested[0]["choices"][1][1]
     assert "commands starting with `touch`" in resolved[0]["scope"]
 

@@ -72,3 +72,8 @@ def test_a_written_handoff_is_loaded_back_and_cleared(tmp_path: Path) -> None:
     assert load_handoff(tmp_path) == "# handoff\n"
     assert clear_handoff(tmp_path)
     assert load_handoff(tmp_path) is None
+
+
+def test_r3_with_no_file_named_says_the_round_is_read_only() -> None:
+    text = steer_message("R3", REPORT, ERRORS, None)
+    assert "read-only" in text and "`tests: FAILED test_calc.py::test_add`" in text

@@ -93,3 +93,23 @@ def test_edits_come_back_after_the_read_only_round_and_can_fix_it(project) -> No
     with ScriptedServer(script) as srv:
         _, events = run_cli(ws, srv.url, "make the tests pass")
     assert of(events, "turn_ended")[0]["verification"] == "passed"
+
+
+def test_r3_with_no_file_to_name_makes_its_round_read_only(tmp_path) -> None:
+    # `test -f DONE` fails with no output, and nothing was written: no file can be named, and a
+    # lock on "one file" without one would only be a message. The round writes nowhere instead.
+    ws = tmp_path / "ws"
+    (ws / ".cerveau").mkdir(parents=True)
+    (ws / ".cerveau" / "config.toml").write_text("[done]\nmax_stall_cycles = 1\n")
+    (ws / "calc.py").write_text(CALC_BROKEN)
+    script = [{"content": "done"}] * 3 + [write("DONE", "yes\n"), {"content": "x"}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the check pass", "--gate", "test -f DONE")
+        requests = srv.requests
+    r3 = of(events, "escalation")[2]
+    assert r3["rung"] == "R3" and "read-only" in r3["change"]
+    assert sorted(offered(requests[3])) == sorted(READ_ONLY_TOOLS)
+    assert not (ws / "DONE").exists()
+    results = [m["content"] for m in requests[4]["messages"] if m["role"] == "tool"]
+    assert results and results[-1].startswith("refused: this round is read-only (escalation R3")
+    assert "write_file" in offered(requests[4])

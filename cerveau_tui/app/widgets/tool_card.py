@@ -1,5 +1,6 @@
 """One card per tool call: its arguments, a status that follows the call through the boundary
-(queued, waiting for approval, running, done, failed, denied) and its result, collapsible.
+(queued, waiting for approval, running, done, failed, denied), the grant that let it cross the
+boundary when one did, and its result, collapsible.
 
 Edits show their unified diff; bash shows its output and exit code. Output is clipped to its last
 lines in the card because a 10,000-line build log mounted as one widget made every later layout
@@ -133,6 +134,7 @@ class ToolCard(Collapsible):
     ToolCard .args { color: $text-muted; }
     ToolCard .output { color: $foreground; background: $surface; padding: 0 1; }
     ToolCard .exit { color: $text-muted; }
+    ToolCard .granted { color: $text-warning; }
     ToolCard.-running { border-left: thick $accent; }
     ToolCard.-waiting { border-left: thick $warning; }
     ToolCard.-waiting CollapsibleTitle { color: $text-warning; }
@@ -199,6 +201,13 @@ class ToolCard(Collapsible):
         contents = self.query_one("Contents")
         if not contents.is_attached:
             return  # the card is being pruned or the app is closing
+        if result.granted_by:
+            # Which yes let this call cross: a grant that acts unseen is one nobody revokes.
+            contents.mount(
+                Static(
+                    Content(f"let through: {result.granted_by}"), markup=False, classes="granted"
+                )
+            )
         diff = result.diff
         if diff:
             contents.mount(DiffView(diff))
