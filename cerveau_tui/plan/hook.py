@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
 from ..protocol import Event, EventType
@@ -22,7 +22,6 @@ from .detect import looks_like_plan_file, plan_from_markdown
 from .drift import drift_for_write
 from .models import FINISHED, PlanReport, PlanStep, StepReport, StepStatus
 from .paths import norm_rel
-from .report import build_report_at
 from .state import PlanState
 
 if TYPE_CHECKING:
@@ -67,29 +66,22 @@ class PlanHook(Hook):
         fingerprinter: Fingerprinter | None = None,
     ) -> None:
         self.workspace = workspace
-        # The session's one PlanState, the same object the plan tools get (session.py); without
+        # The session's plan ledger, the same object the plan tools get and the session reports
+        # from (session/__init__.py), with the session's workspace and fingerprinter; without
         # one the hook keeps its own. Either way it follows the bus from the first turn.
-        self.state = state if state is not None else PlanState()
-        self.fingerprinter = fingerprinter
+        self.state = (
+            state
+            if state is not None
+            else PlanState(workspace=workspace, fingerprinter=fingerprinter)
+        )
         self._drifted: set[tuple[int, str]] = set()  # (revision, path): one flag per file per plan
         self._bus: object | None = None
-        # The session's writes (tool_result events that wrote): what build_report_at reconciles
-        # the plan against. PlanState keeps only the plan's own events.
-        self._writes: list[Event] = []
-
-    def _collect(self, ev: Event) -> None:
-        if ev.type == EventType.TOOL_RESULT and ev.payload.get("wrote"):
-            # Only what the report reads (written_paths: ok, wrote, seq): the whole event holds
-            # the write's diff and output, a whole file for a write_file, kept for the session.
-            slim = {"ok": ev.payload.get("ok", True), "wrote": ev.payload["wrote"]}
-            self._writes.append(ev.model_copy(update={"payload": slim}))
 
     def reconciled(self) -> PlanReport:
-        """The plan as build_report_at sees it: checkpoint events and the files on disk. The
-        event-only report told the model "pending" for a step whose files were written and on
-        disk (cut short before its completion event), and the model redid the work."""
-        events = sorted([*self.state.events, *self._writes], key=lambda e: e.seq)
-        return build_report_at(events, self.workspace, self.fingerprinter)
+        """The ledger's report: checkpoint events and the files on disk. The event-only report
+        told the model "pending" for a step whose files were written and on disk (cut short
+        before its completion event), and the model redid the work."""
+        return self.state.reconciled()
 
     def _emit(self, ctx: TurnContext, type: str, payload: dict[str, object]) -> Event | None:
         ev = ctx.bus.emit(type, payload)
@@ -101,11 +93,21 @@ class PlanHook(Hook):
         if self._bus is not ctx.bus:
             self._bus = ctx.bus
             ctx.bus.subscribe(self.state)  # apply is idempotent: shared AND subscribed is fine
-            ctx.bus.subscribe(self._collect)
         report = self.reconciled()
         if report.steps and any(s.status not in FINISHED for s in report.steps):
             ctx.tell(plan_guidance(report))
+        self.state.publish(ctx.bus)  # what changed between turns (an undo, a `!cmd`, a resume)
         return None
+
+    # The views learn the report from the worker, at the points a turn can change it: after
+    # each round of tool calls, and at the turn's end (a rollback, a stop before the round's end).
+    def after_iteration(self, ctx: TurnContext) -> Stop | None:
+        self.state.publish(ctx.bus)
+        return None
+
+    def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
+        self.state.publish(ctx.bus)
+        return {}
 
     def resume_brief(self) -> list[BriefLine]:
         """One line per step with its reconciled status, then each step's note as a decision."""
@@ -177,6 +179,3 @@ class PlanHook(Hook):
             {"path": rel, "step_id": cur.id if cur else None, "message": message},
         )
         return f"{message}. Fine if intended; if the plan changed, call commit_plan with the revised steps."
-
-    def report(self, events: list[Event], workspace: Path | None = None) -> PlanReport:
-        return build_report_at(events, workspace or self.workspace, self.fingerprinter)

@@ -3,7 +3,7 @@ does), and everything the log rebuilds is put back before the first turn.
 
 What comes back: the history exactly as the model saw it (so the first request of the resumed
 session carries the earlier conversation, tool results included), the compacted window, the
-plan (its events, fed to the session's one PlanState), the session grants, the undo log (which
+plan (its events and writes, the session's plan ledger), the session grants, the undo log (which
 blob was which file before which turn: the last turn can be undone after a restart), each turn's
 status. `--continue` is this on the most recent session: the plan carry-over it did before is
 part of it, not a second mechanism.
@@ -118,8 +118,7 @@ def _restore(
     grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
     if engine.undo_log is not None:
         engine.undo_log.replay(stored.undo)
-    for ev in stored.plan_events:
-        plan.apply(ev)
+    plan.restore(stored.plan_events, stored.writes)  # the ledger: plan events AND writes
     undo_turns = len(engine.undo_log.turns()) if engine.undo_log is not None else 0
     # The engine holds the history now; the session keeps `stored` for its transcript only.
     stored.history, stored.undo = History(), []
@@ -139,6 +138,7 @@ def _restore(
         "last_unmet": list(stored.turns[-1].unmet) if stored.turns else [],
     }
     bus.emit(EventType.SESSION_RESUMED, payload)
+    plan.publish(bus)  # the views' first report: the restored ledger against the disk now
     # The event says what came back (every client renders it); a notice only for what the
     # person must know: a cut turn, grants that were not restored, lines a crash tore.
     warn = []

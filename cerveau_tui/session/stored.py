@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..history import History, Message, Origin
 from ..person_key import load_key
+from ..plan.paths import norm_rel
 from ..plan.persist import iter_lines, open_log, sealed_by
 from ..plan.state import PLAN_EVENT_TYPES
 from ..protocol import Event, EventType
@@ -102,6 +103,8 @@ class StoredSession:
     undo: list[dict[str, Any]] = field(default_factory=list)
     turn_changes: dict[str, list[str]] = field(default_factory=dict)
     plan_events: list[Event] = field(default_factory=list)
+    #: rel path -> seq of the last successful write (the plan ledger's other half: plan/state.py)
+    writes: dict[str, int] = field(default_factory=dict)
     turns: list[TurnStatus] = field(default_factory=list)
     last_seq: int = 0
     torn: int = 0  # lines skipped: not JSON, or a record that did not validate
@@ -208,6 +211,10 @@ class Reader:
         s.last_seq = max(s.last_seq, seq)
         if kind == EventType.TOOL_RESULT:
             p = raw.get("payload")
+            if isinstance(p, dict) and p.get("ok", True):
+                for rel in p.get("wrote") or p.get("paths") or ():
+                    if isinstance(rel, str):
+                        s.writes[norm_rel(rel)] = seq
             if isinstance(p, dict) and isinstance(p.get("call_id"), str):
                 if isinstance(p.get("output"), str):
                     s.last_results[p["call_id"]] = p["output"]

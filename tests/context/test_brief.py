@@ -198,5 +198,5 @@ def test_the_plan_hook_keeps_no_writes_diff_or_output(tmp_path: Path):
         {"call_id": "c2", "name": "write_file", "ok": True, "output": big, "diff": big,
          "wrote": ["t.py"]},
     )  # fmt: skip
-    kept = [e.payload for e in hook._writes]
+    kept = [e.payload for e in hook.state.report_events() if e.type == EventType.TOOL_RESULT]
     assert kept == [{"ok": True, "wrote": ["p.py"]}, {"ok": True, "wrote": ["t.py"]}]

@@ -11,7 +11,7 @@ from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, TurnContext
-from cerveau_tui.plan import StepStatus
+from cerveau_tui.plan import StepStatus, build_report_at
 from cerveau_tui.plan.hook import PlanHook
 from cerveau_tui.tools.base import ToolContext, ToolState
 from cerveau_tui.tools.files import WriteFile
@@ -62,7 +62,7 @@ def test_a_plan_committed_then_followed_reports_done(turn: Turn) -> None:
     turn.call(UpdatePlan(), {"step_id": "1", "status": "in_progress"})
     turn.write("src/p.py", "x = 1\n")
     turn.call(UpdatePlan(), {"step_id": "1", "status": "done"})
-    report = turn.hook.report(turn.rec.events)
+    report = build_report_at(turn.rec.events, turn.ws)
     assert [str(s.status) for s in report.steps] == ["done"]
     assert turn.rec.of("drift") == []
 
@@ -86,7 +86,7 @@ def test_update_plan_finds_a_plan_that_came_from_a_file(turn: Turn) -> None:
     turn.write("src/parser.py", "p")
     out = turn.call(UpdatePlan(), {"step_id": "1", "status": "done"})
     assert out.startswith("step 1 done")
-    assert turn.hook.report(turn.rec.events).steps[0].status == StepStatus.DONE
+    assert build_report_at(turn.rec.events, turn.ws).steps[0].status == StepStatus.DONE
 
 
 def test_rewriting_the_same_plan_file_does_not_recommit(turn: Turn) -> None:
