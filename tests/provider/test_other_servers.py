@@ -107,3 +107,13 @@ def test_llama_servers_reasoning_content_field_is_read_as_reasoning() -> None:
     with ScriptedServer({"responses": [{"raw_sse": lines}]}) as srv:
         done = LlamaProvider(srv.url).complete(ASK, [], max_tokens=16)
     assert (done.reasoning, done.content) == ("think", "ok")
+
+
+def test_a_workspace_config_cannot_rename_the_session_header(tmp_path: Path) -> None:
+    """The header is sent to the server: a cloned repository must not point it at, say,
+    `authorization` without the person's trust."""
+    (tmp_path / ".cerveau").mkdir()
+    (tmp_path / ".cerveau" / "config.toml").write_text('session_header = "authorization"\n')
+    settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
+    assert settings.session_header == "x-session-id"
+    assert any("session_header" in line for line in settings.workspace_review)
