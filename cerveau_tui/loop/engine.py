@@ -259,6 +259,8 @@ class Engine:
             self.events.result(done, output)
             self.loop_state.history.append(
                 Message.user(f"I ran `{command}` myself:\n{output}", Origin.SHELL)
+            if self.plan is not None:
+                self.plan.publish(self.bus)  # the person's command may have written a step's file
             )
             return output
 
@@ -285,6 +287,8 @@ class Engine:
         )
         text = "The person undid your last turn's file changes"
         back = [p for p in result.restored if p not in result.removed]
+        if self.plan is not None:
+            self.plan.publish(self.bus)  # the views' report: files came back with no turn around
         if back:
             text += ": " + ", ".join(back[:20]) + " are back as they were"
         if result.removed:

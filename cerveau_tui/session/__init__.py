@@ -14,6 +14,7 @@ from ..config import Settings
 from ..history import Message, Origin
 from ..loop.approver import Approver, DenyAll
 from ..loop.engine import Engine
+from ..plan.models import PlanReport
 from ..plan.state import PlanState
 from ..protocol import EventType
 from ..provider.llama import LlamaProvider
@@ -70,10 +71,12 @@ class Session:
             "tokenizer": self.token_source,
         }
 
-    def report(self) -> Any:
-        from ..plan.report import build_report_at
-
-        return build_report_at(self.log.events, self.settings.workspace)
+    def report(self) -> PlanReport:
+        """The plan report: the session's plan ledger reconciled with the disk, the same object
+        the model's guidance, the resume brief, the views and `cerveau report` are served from."""
+        if self.engine.plan is None:
+            return PlanReport()
+        return self.engine.plan.reconciled()
 
     def set_network(self, on: bool) -> None:
         """Grant or withdraw the network for the rest of the session. The policy looks the grant
@@ -281,9 +284,9 @@ def build_session(
         registry = registry.only(*DISCUSS_TOOLS)
     fp = Fingerprinter(settings.workspace)
     store = BlobStore(settings.workspace)
-    # The session's one plan: the plan tools (ToolContext.plan) and the PlanHook hold this object,
-    # and it follows the bus from now on, so a resumed plan replayed below is in it too.
-    plan = PlanState()
+    # The session's plan ledger: the plan tools (ToolContext.plan), the PlanHook and report()
+    # hold this object; it follows the bus from now on, and a resume restores it (resume.py).
+    plan = PlanState(workspace=settings.workspace, fingerprinter=fp)
     bus.subscribe(plan)
     hooks = wiring.hooks(settings, url, runner, fp, store, plan, props)
     skills = skill_book(hooks)
