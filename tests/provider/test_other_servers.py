@@ -35,7 +35,7 @@ def test_two_sessions_have_different_keys() -> None:
     keys = []
     with ScriptedServer({"responses": [{"content": "a"}, {"content": "b"}]}) as srv:
         for sid in ("s1", "s2"):
-            p = LlamaProvider(srv.url, session_header="x-session-id", session_key=lambda s=sid: s)
+            p = LlamaProvider(srv.url, session_header="x-session-id", session_key=sid.strip)
             p.complete(ASK, [], max_tokens=16)
         keys = [h["x-session-id"] for h in srv.headers]
     assert keys[0] != keys[1]
