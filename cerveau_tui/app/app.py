@@ -58,6 +58,7 @@ class CerveauApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f2", "toggle_planner", "Planner", id="app.planner"),
         Binding("f3", "toggle_reasoning", "Reasoning", id="app.reasoning"),
+        Binding("f4", "stop_thinking", "Stop thinking", id="app.stop_thinking", show=False),
         Binding("f1", "help", "Help", id="app.help"),
         # `?` reaches here only when the prompt does not take it (prompt.py: it does unless empty).
         Binding("question_mark", "help", "Help", id="app.help_key", show=False),
@@ -319,6 +320,9 @@ class CerveauApp(App[int]):
 
     def action_toggle_planner(self) -> None:
         self.screen_stack[0].query_one(PlannerPanel).toggle_class("-open")
+
+    def action_stop_thinking(self) -> None:
+        self.keys.stop_thinking()  # keys.py
 
     def action_toggle_reasoning(self) -> None:
         self.toggle_class("-hide-reasoning")

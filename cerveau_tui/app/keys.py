@@ -19,6 +19,7 @@ from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
 
+from .runner import SessionRunner
 from .widgets.chat import ChatView
 from .widgets.prompt import PromptInput
 
@@ -68,6 +69,8 @@ class KeyHost(Protocol):
     @property
     def chat(self) -> ChatView: ...
     def action_interrupt(self) -> None: ...
+    @property
+    def runner(self) -> SessionRunner | None: ...
 
 
 class Keyboard:
@@ -94,6 +97,16 @@ class Keyboard:
             self.app.action_interrupt()
         else:
             self._last_escape = now
+
+    def stop_thinking(self) -> None:
+        """F4 or the palette: end the model's reasoning now (loop/thinking.py); the reasoning
+        panel then says how. Between turns there is nothing to stop, and it says so."""
+        runner = self.app.runner
+        if not self.app.busy or runner is None or runner.session is None:
+            self.app.chat.notice("no turn is running: no thinking to stop", "info")
+            return
+        runner.stop_thinking()
+        self.app.chat.notice("stopping the model's thinking…", "warning")
 
     def may_quit(self) -> bool:
         """Between turns, yes. Mid-turn, the first press says so; a second within QUIT_AGAIN_S

@@ -36,6 +36,7 @@ class PaletteHost(Protocol):
     def action_toggle_planner(self) -> None: ...
     def action_toggle_reasoning(self) -> None: ...
     def action_interrupt(self) -> None: ...
+    def action_stop_thinking(self) -> None: ...
     def action_help(self) -> None: ...
     def save_screenshot(self, filename: str | None = None, path: str | None = None) -> str: ...
     def notify(
@@ -79,6 +80,11 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
     runner = app.runner
     if app.busy:
         yield SystemCommand("Interrupt", "Stop the running turn", app.action_interrupt)
+        yield SystemCommand(
+            "Stop thinking",
+            "End the model's reasoning now; it answers without it (also F4)",
+            app.action_stop_thinking,
+        )
     elif runner is not None and runner.session is not None:
         yield SystemCommand(
             "Undo last turn",

@@ -39,6 +39,7 @@ from .model_call import ModelCall, resume_brief
 from .schedule import ToolExecution
 from .state import EngineState, Limits, Outcome
 from .summarise import summariser
+from .thinking import ThinkingStop
 from .turn import Turn
 
 __all__ = ["Engine", "Limits", "Outcome", "family_max_iterations"]
@@ -113,6 +114,7 @@ class Engine:
         self.undo_log = undo_log
         self.delegate: Delegator | None = None  # set by the composition root when delegation is on
         self.loop_state = EngineState()
+        self.thinking = ThinkingStop()  # the person's "stop thinking" (thinking.py)
         self.events = TurnEvents(bus, self.workspace)
         self._exec_lock = threading.Lock()
         self._after: threading.Thread | None = None  # the last turn's after_turn work
@@ -152,6 +154,10 @@ class Engine:
         cancel_all = getattr(self.approver, "cancel_all", None)
         if cancel_all:
             cancel_all("interrupted")
+
+    def stop_thinking(self) -> None:
+        """Thread-safe: end the model's reasoning now (thinking.py says how)."""
+        self.thinking.request()
 
     def steer(self, text: str) -> None:
         """Thread-safe: queue what the person typed; the loop takes it at the top of its next round."""
@@ -259,8 +265,6 @@ class Engine:
             self.events.result(done, output)
             self.loop_state.history.append(
                 Message.user(f"I ran `{command}` myself:\n{output}", Origin.SHELL)
-            if self.plan is not None:
-                self.plan.publish(self.bus)  # the person's command may have written a step's file
             )
             return output
 
@@ -287,8 +291,6 @@ class Engine:
         )
         text = "The person undid your last turn's file changes"
         back = [p for p in result.restored if p not in result.removed]
-        if self.plan is not None:
-            self.plan.publish(self.bus)  # the views' report: files came back with no turn around
         if back:
             text += ": " + ", ".join(back[:20]) + " are back as they were"
         if result.removed:
@@ -369,6 +371,7 @@ class Engine:
             summarise=summariser(
                 self.provider, self.settings, self._system, cancel=self.loop_state.cancel
             ),
+            thinking=self.thinking,
         )
 
     def _dispatcher(self, registry: Registry) -> Dispatcher:

@@ -31,6 +31,8 @@ from .cache_ledger import Figures, figures_of
 from .events import ProgressEvents
 from .state import EngineState
 from .summarise import continuation
+from .thinking import ASKED_AGAIN, ThinkingStop, ThinkingStopped, thinking_off
+from .thinking import SOURCE as THINKING
 
 #: Retries after the server refused the prompt: one after compacting with its count, one more
 #: after cutting the largest message. More would be the same refusal again.
@@ -55,7 +57,9 @@ class ModelCall:
         brief: Callable[[int], str],
         context: ContextConfig | None = None,
         summarise: Summariser | None = None,
+        thinking: ThinkingStop | None = None,
     ) -> None:
+        self.thinking = thinking  # the person's "stop thinking" (thinking.py)
         self.provider = provider
         self.registry = registry
         self.bus = bus
@@ -229,6 +233,8 @@ class ModelCall:
                     ErrorClass.CONTEXT_OVERFLOW,
                 )
         self.progress.reset()
+        if self.thinking is not None:
+            self.thinking.forget()  # pressed before this call's reasoning: nothing to end
         self.sent = sum(message_tokens(m, self.count_tokens) for m in messages)
         self.sent_messages = messages
         try:
@@ -243,6 +249,13 @@ class ModelCall:
             )
             self.pending = 0
             return done
+        except ThinkingStopped:
+            # Said in the reasoning panel itself, where the person pressed it, and as a notice.
+            self.bus.emit(EventType.REASONING, {"text": f"\n[{ASKED_AGAIN}]\n"})
+            self.bus.emit(EventType.NOTICE, {"text": ASKED_AGAIN, "source": THINKING})
+            return self(
+                max_tokens, attempt, refused, only_tools=only_tools, extra=thinking_off(extra)
+            )
         except ProviderError as exc:
             if exc.prompt_tokens:
                 # The server's own count of what it refused: the status bar shows that, not the
@@ -285,6 +298,10 @@ class ModelCall:
             self.bus.emit(EventType.TOKEN, {"text": d.content})
         if d.reasoning:
             self.bus.emit(EventType.REASONING, {"text": d.reasoning})
+            if self.thinking is not None and self.thinking.take():
+                raise ThinkingStopped  # the provider closes the stream on the way out
+        elif d.content and self.thinking is not None:
+            self.thinking.forget()  # the answer has started: the reasoning is over
 
     def publish_usage(self, c: Completion) -> int:
         """Emit the call's usage; returns the tokens now in the context window."""

@@ -19,6 +19,7 @@ SPELLED = {
     "f1": "F1",
     "f2": "F2",
     "f3": "F3",
+    "f4": "F4",
     "question_mark": "?",
     "pageup": "PgUp",
     "pagedown": "PgDn",
@@ -39,7 +40,8 @@ def test_the_help_lists_every_app_key_and_every_approval_key() -> None:
         assert SPELLED[binding.key] in text, binding  # type: ignore[union-attr]
     keys = {k for _, rows in SECTIONS for k, _ in rows}
     for binding in ApprovalScreen.BINDINGS:
-        assert {"escape": "Esc"}.get(binding.key, binding.key) in keys  # type: ignore[union-attr]
+        key = binding.key  # type: ignore[union-attr]
+        assert ("1-5" if key.isdigit() else {"escape": "Esc"}.get(key, key)) in keys
     for needed in ("!cmd", "steers", "Esc Esc", "Ctrl+P", "approve for this session"):
         assert needed in text
 
