@@ -166,8 +166,9 @@ class StreamAssembler:
     # or bytes of the reply. A repeated figure, an empty delta or a usage chunk is not progress.
     advanced: bool = False
     prompt_best: int = 0  # the furthest prompt position reported, within its total
-    # No prompt is longer in tokens than the request was in bytes: a server counting up a total
-    # it invents (or changes) cannot keep the call alive forever with "progress".
+    # No prompt is longer in tokens than the request was in bytes (a template's own framing
+    # aside: a few hundred tokens at most, read in seconds): a server counting up a total it
+    # invents (or changes) cannot keep the call alive forever with "progress".
     prompt_cap: int = 2**53
     _prompt_total: int = 0  # the first total reported: a real server's does not change
     last_call: int | None = None  # the index of the call whose arguments arrived last
