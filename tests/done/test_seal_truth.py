@@ -16,7 +16,9 @@ import pytest
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .conftest import CALC_BROKEN, CALC_FIXED, ended, of, run_cli
-from .test_scenarios import edit, write
+from .test_hook import setup as hook_setup
+from .test_hook import write as hook_write
+from .test_scenarios import MULTI, edit, write
 
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 WEAK = "def test_add():\n    assert True\n"
@@ -94,3 +96,37 @@ def test_repeated_claims_on_an_unchanged_workspace_buy_no_rollback_and_no_test_r
     assert len(ran) == 2, [(c["precheck"], c["reused"], c["unmet"]) for c in checks]
     assert test_runs(ws) == 3
     assert ended(events)["verification"] != "passed"
+
+
+def test_a_rollback_never_restores_a_weakened_test(project) -> None:
+    # The weakened test (test_add made `assert True`) leaves fewer failures than the original
+    # measurement: scored by itself it was the "best state", and putting the original test
+    # back (more failures, a new one) rolled the weakened test back onto disk.
+    ws = project(MULTI, extra_config="escalation = false\n")
+    weak_add = MULTI["tests/test_calc.py"].replace("assert add(1, 2) == 3", "assert True")
+    script = [
+        write("tests/test_calc.py", weak_add),
+        {"content": "add passes"},
+        write("tests/test_calc.py", MULTI["tests/test_calc.py"]),
+        {"content": "put the test back"},
+        {"content": "done"},
+    ]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+    assert of(events, "rollback") == []
+    assert (ws / "tests/test_calc.py").read_text() == MULTI["tests/test_calc.py"]
+    assert ended(events)["verification"] == "failed"
+
+
+def test_a_green_earned_by_an_edited_test_is_unavailable_when_the_originals_cannot_run(
+    tmp_path: Path,
+) -> None:
+    # No snapshot of the originals (no store): the green came from the weakened test alone, and
+    # a check that could not run is never "passed".
+    hook, ctx, _ = hook_setup(tmp_path)
+    hook.on_turn_start(ctx, "fix")
+    hook.on_tool_result(ctx, hook_write(ctx, "tests/test_calc.py", "def test_add():\n    pass\n"))
+    hook.on_answer(ctx, "done")
+    end = hook.on_turn_end(ctx, "completed")
+    assert end["verification"] == "unavailable"
+    assert end["touched_protected"] == ["tests/test_calc.py"]
