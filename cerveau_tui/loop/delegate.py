@@ -61,10 +61,10 @@ class DelegateResult:
     unread: list[str] = field(default_factory=list)  # refused or failed reads: holes, declared
     truncated: bool = False
     reason: str = ""
-    # What the child changed, and the changes a rule refused: a read-only child has no writing
-    # tool, so `wrote` stays empty and every write it tried is in `unwritten`, declared rather
-    # than reported as "could not read" (it looked, decided, and was stopped).
-    wrote: list[str] = field(default_factory=list)
+    # The changes the child tried and was refused, by path (a command by its text, else the
+    # tool's name): declared rather than reported as "could not read" (it looked, decided, and
+    # was stopped). There is no `wrote`: the child has no writing tool (structural), so a list
+    # of what it wrote could only ever be empty.
     unwritten: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)  # the child's tokens, debited to the parent turn
 
@@ -75,8 +75,6 @@ class DelegateResult:
         parts.append("Read: " + (", ".join(self.read) if self.read else "nothing"))
         if self.unread:
             parts.append("Could not read: " + ", ".join(self.unread))
-        if self.wrote:
-            parts.append("Wrote: " + ", ".join(self.wrote))
         if self.unwritten:
             parts.append("Refused changes: " + ", ".join(self.unwritten))
         if self.reason != "completed":
@@ -183,7 +181,6 @@ def delegate(
             "reason": outcome.reason,
             "read": result.read,
             "unread": result.unread,
-            "wrote": result.wrote,
             "unwritten": result.unwritten,
             "iterations": outcome.iterations,
             "prompt_tokens": result.usage.prompt_tokens,
@@ -196,7 +193,6 @@ def delegate(
 def _result(outcome: Outcome, rec: Recorder, lim: DelegateLimits) -> DelegateResult:
     read: set[str] = set()
     unread: set[str] = set()
-    wrote: set[str] = set()
     unwritten: set[str] = set()
     calls = {e.payload["call_id"]: e.payload for e in rec.of("tool_call")}
     for r in rec.of("tool_result"):
@@ -208,10 +204,8 @@ def _result(outcome: Outcome, rec: Recorder, lim: DelegateLimits) -> DelegateRes
             (read if r.payload["ok"] else unread).add(
                 target if name == "read_file" else f"{name}:{target}"
             )
-        elif r.payload.get("wrote"):
-            wrote.update(str(p) for p in r.payload["wrote"])
         elif not r.payload["ok"]:
-            unwritten.add(f"{name}:{target}" if target else name)
+            unwritten.add(target or name)
     text = outcome.message if outcome.reason == P.TURN_COMPLETED else ""
     raw = text.encode()
     truncated = len(raw) > lim.max_result_bytes
@@ -224,7 +218,6 @@ def _result(outcome: Outcome, rec: Recorder, lim: DelegateLimits) -> DelegateRes
         sorted(unread),
         truncated,
         outcome.reason,
-        sorted(wrote),
         sorted(unwritten),
         usage,
     )

@@ -25,7 +25,7 @@ from ..plan.state import PlanState
 from ..protocol import EventType
 from ..provider.types import Provider
 from ..sandbox.base import Grant, Runner
-from ..tools.base import Delegator, ToolContext, ToolState
+from ..tools.base import Delegator, ToolContext
 from ..tools.judge import Judge
 from ..tools.registry import Registry
 from ..workspace.fingerprint import Fingerprinter
@@ -86,6 +86,8 @@ class Engine:
         store: BlobStore | None = None,
         plan: PlanState | None = None,  # shared with the PlanHook
         undo_log: UndoLog | None = None,
+        delegation: bool = False,  # the explore tool gets a read-only child runner
+        system: str | None = None,  # a delegated child's: the session's own (same cached prefix)
     ) -> None:
         self.sleep = sleep  # injected: a test of retry behaviour should not spend real seconds
         self.provider = provider
@@ -112,13 +114,19 @@ class Engine:
         self.store = store
         self.plan = plan
         self.undo_log = undo_log
-        self.delegate: Delegator | None = None  # set by the composition root when delegation is on
+        self.delegate: Delegator | None = None
         self.loop_state = EngineState()
         self.thinking = ThinkingStop()  # the person's "stop thinking" (thinking.py)
         self.events = TurnEvents(bus, self.workspace)
         self._exec_lock = threading.Lock()
         self._after: threading.Thread | None = None  # the last turn's after_turn work
-        self._system = system_prompt([s for h in self.hooks for s in h.system_sections()])
+        if delegation:  # built here, once: the composition root never reaches back in
+            self.delegate = self.delegator()
+        self._system = (
+            system
+            if system is not None
+            else system_prompt([s for h in self.hooks for s in h.system_sections()])
+        )
 
     # --- what the session owns, by its old names -------------------------------------------------
 
@@ -127,24 +135,12 @@ class Engine:
         return self.loop_state.history
 
     @property
-    def state(self) -> ToolState:
-        return self.loop_state.tools
-
-    @property
-    def failures(self) -> list[str]:
-        return self.loop_state.failures
-
-    @property
     def turn_changes(self) -> dict[str, list[str]]:
         return self.loop_state.turn_changes
 
     @property
     def system(self) -> str:
         return self._system
-
-    @property
-    def cancelled(self) -> bool:
-        return self.loop_state.cancelled
 
     # --- public API (thread-safe where noted) ------------------------------------------------
 
@@ -279,7 +275,7 @@ class Engine:
         result = self.undo_log.undo_last(changes.get(last, []))
         if result is None:
             return None
-        self.state.record_write(self.workspace)  # the verification seal goes stale
+        self.loop_state.tools.record_write(self.workspace)  # the verification seal goes stale
         self.bus.emit(
             EventType.UNDO,
             {
@@ -336,6 +332,9 @@ class Engine:
             n_ctx=self.n_ctx,
             model=self.model,
             count_tokens=self.count_tokens,
+            # The session's own system message, AGENTS.md, stack and skills included: a bare one
+            # told the child less than its parent knew and evicted the server's cached prefix.
+            system=self._system,
         )
         child.loop_state.cancel = LinkedCancel(self.loop_state.cancel)
         return child

@@ -91,7 +91,12 @@ class Reply:
                 continue
             execs.append(ex)
             self.events.call(ex, via=c.via)
-        history_calls = [CallRef(ex.call_id, ex.name, json.dumps(ex.arguments)) for ex in execs]
+        # A call to a tool that does not exist goes back with no arguments, as it always has
+        # (the bytes of the cached prefix).
+        history_calls = [
+            CallRef(ex.call_id, ex.name, json.dumps(ex.arguments if ex.tool is not None else {}))
+            for ex in execs
+        ]
         if history_calls:
             # In constrained mode the action text is kept as generated (when nothing was cut or
             # rewritten) so the provider can replay it verbatim and the server's cache holds.
@@ -144,7 +149,9 @@ class Reply:
             self.events.guard(
                 "unknown_tool", f"unknown tool {call.name!r}", self.ctx.iteration, told
             )
-            return ToolExecution(i, call.id, call.name, {}, error=told)
+            # The arguments as sent, for the events (a delegated child's refused write names
+            # its path from them); the history replays such a call with none (below).
+            return ToolExecution(i, call.id, call.name, _sent(call), error=told)
         args: dict[str, Any] = {}
         try:
             args = call.parsed()
@@ -175,3 +182,12 @@ class Reply:
             return ToolExecution(i, call.id, call.name, {}, error=told, tool=tool)
         except ToolError as exc:  # a path that cannot be resolved
             return ToolExecution(i, call.id, call.name, args, error=str(exc), tool=tool)
+
+
+def _sent(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as the model sent them, or none when they do not parse to an object."""
+    try:
+        args = call.parsed()
+    except ValueError:
+        return {}
+    return args if isinstance(args, dict) else {}

@@ -322,8 +322,7 @@ def build_session(
         plan=plan,
         undo_log=UndoLog(store),
     )
-    if settings.delegate:
-        engine.delegate = engine.delegator()
+        delegation=settings.delegate,
     # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
     # once the session is announced (below).
     try:

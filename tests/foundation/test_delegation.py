@@ -4,8 +4,10 @@ are the product's one constant, and its limits come from settings.delegation."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from cerveau_tui.config import load_settings
 from cerveau_tui.loop.delegate import (
     DELEGATE_INSTRUCTIONS,
     DelegateLimits,
+    DelegateResult,
     child_ceiling,
     delegate,
 )
@@ -57,9 +60,27 @@ def test_the_child_is_told_the_products_one_constant(tmp_path):
 def test_the_result_declares_a_refused_change_apart_from_what_was_read(tmp_path):
     out, rec, _ = _run(tmp_path, [EXPLORE, READ, WRITE, {"content": "42."}, {"content": "42"}])
     done = _finished(rec)
-    assert (done["read"], done["wrote"], done["unwritten"]) == (["notes.txt"], [], ["write_file"])
+    # The refused write by its path: it said "write_file", which names no change at all.
+    assert (done["read"], done["unwritten"]) == (["notes.txt"], ["x.txt"])
     shown = [e.payload["output"] for e in rec.of("tool_result") if e.payload["name"] == "explore"]
-    assert "Refused changes: write_file" in shown[0]
+    assert "Refused changes: x.txt" in shown[0]
+
+
+def test_the_result_has_no_list_of_writes_a_read_only_child_cannot_make():
+    """`wrote` could never be non-empty (the child has no writing tool): a field that only ever
+    says "nothing" is not a fact."""
+    assert "wrote" not in {f.name for f in fields(DelegateResult)}
+
+
+def test_the_childs_system_message_is_the_sessions_own(tmp_path):
+    """With AGENTS.md in the workspace the child was sent a bare system prompt: it knew less than
+    its parent and the server's cached prefix was evicted at the first token."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "AGENTS.md").write_text("Always answer in French.\n")
+    _, _, srv = _run(tmp_path, [EXPLORE, {"content": "42."}, {"content": "42"}])
+    parent, child = srv.requests[0]["messages"][0], srv.requests[1]["messages"][0]
+    assert parent["role"] == "system" and "Always answer in French." in parent["content"]
+    assert json.dumps(child) == json.dumps(parent)
 
 
 def test_the_childs_tokens_are_in_the_parent_turns_usage(tmp_path):
