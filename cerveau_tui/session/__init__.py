@@ -321,8 +321,8 @@ def build_session(
         store=store,
         plan=plan,
         undo_log=UndoLog(store),
-    )
         delegation=settings.delegate,
+    )
     # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
     # once the session is announced (below).
     try:
