@@ -18,8 +18,8 @@ class PlanStep(BaseModel):
 
     id: str = ""
     title: str
-    files: list[str] = Field(default_factory=list)
-    check: str | None = None
+    files: list[str] = Field(default_factory=list, description="paths it will write")
+    check: str | None = Field(default=None, description="optional command proving the step works")
 
     # Small models send `"id": 1` and `"files": "a.py, b.py"`; both are clear enough to accept
     # rather than bounce the whole plan back as an argument error.

@@ -24,6 +24,7 @@ from ..sandbox.base import Grant, Runner
 from ..workspace.beneath import FileTooLarge, NotRegularFile, UnsafePath
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
+from .args import inline_refs
 
 
 class RetryClass(StrEnum):
@@ -151,10 +152,9 @@ class Tool:
 
     @classmethod
     def schema(cls) -> dict[str, Any]:
-        params = cls.Args.model_json_schema()
-        params.pop("title", None)
-        for prop in params.get("properties", {}).values():
-            prop.pop("title", None)
+        """Generated from `Args`, never written by hand: the constraints the model validates are
+        the ones the grammar enforces (tools/args.py)."""
+        params = inline_refs(cls.Args.model_json_schema())
         return {"name": cls.name, "description": cls.description, "parameters": params}
 
 

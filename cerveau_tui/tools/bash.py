@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..protocol import EventType
 from ..sandbox.base import CommandResult
+from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
 
 #: `/tmp` as a path in a command (`> /tmp/out.log`, `cd /tmp`), not `./tmp` or `build/tmp`.
@@ -43,7 +44,7 @@ class Bash(Tool):
     runs_command = True
 
     class Args(BaseModel):
-        command: str
+        command: NonBlank
         timeout: int | None = Field(default=None, description="seconds")
 
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]

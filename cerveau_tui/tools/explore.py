@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from .args import NonBlank
 from .base import Tool, ToolContext, ToolError, ToolResult
 
 #: ToolResult.meta key of the child's token usage: the turn (loop/turn.py) adds it to its own, so
@@ -16,8 +17,8 @@ class Explore(Tool):
     description = "Ask a read-only helper to investigate one question in the workspace."
 
     class Args(BaseModel):
-        task: str
-        path: str = "."
+        task: NonBlank
+        path: NonBlank = "."
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         run = ctx.delegate

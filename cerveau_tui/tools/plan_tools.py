@@ -17,9 +17,12 @@ from ..plan.paths import covers, is_pattern, norm_rel
 from ..plan.state import PlanState
 from ..protocol import Event, EventType
 from ..workspace.fingerprint import hash_path
+from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
 
 CHECK_TAIL = 2_000  # what the model reads of a failing check: the end, where the error is
+#: A plan longer than this is a transcript, not a plan; and the whole call has to fit one reply.
+MAX_STEPS = 20
 
 
 def plan_state(ctx: ToolContext) -> PlanState:
@@ -79,36 +82,8 @@ class CommitPlan(Tool):
 
     class Args(BaseModel):
         steps: list[PlanStep] = Field(
-            description="steps in order; files = paths the step will write"
+            max_length=MAX_STEPS, description="steps in order; files = paths the step will write"
         )
-
-    @classmethod
-    def schema(cls) -> dict[str, Any]:
-        # Written out instead of generated: pydantic emits $defs/$ref and titles, which cost prompt
-        # tokens and which small models (and some chat templates) handle worse than a flat shape.
-        step = {
-            "type": "object",
-            "properties": {
-                "id": {"type": "string"},
-                "title": {"type": "string"},
-                "files": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "paths it will write",
-                },
-                "check": {
-                    "type": "string",
-                    "description": "optional command proving the step works",
-                },
-            },
-            "required": ["id", "title", "files"],
-        }
-        params = {
-            "type": "object",
-            "properties": {"steps": {"type": "array", "items": step}},
-            "required": ["steps"],
-        }
-        return {"name": cls.name, "description": cls.description, "parameters": params}
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         steps: list[PlanStep] = []
@@ -144,7 +119,7 @@ class UpdatePlan(Tool):
     description = "Mark a plan step in_progress or done (optional note)."
 
     class Args(BaseModel):
-        step_id: str
+        step_id: NonBlank
         status: Literal["in_progress", "done"]
         note: str | None = None
 

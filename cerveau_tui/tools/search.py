@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from ..state_file import kind_of
 from ..workspace.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
+from .args import NonBlank, NonEmpty
 from .base import (
     Declared,
     Tool,
@@ -132,8 +133,8 @@ class Search(Tool):
     )
 
     class Args(BaseModel):
-        pattern: str
-        path: str = "."
+        pattern: NonEmpty
+        path: NonBlank = "."
 
     LIMIT = 100
     #: Injected so a test can run out the deadline without waiting for it.

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from .args import NonBlank
 from .base import Tool, ToolContext, ToolError, ToolResult
 
 
@@ -25,7 +26,7 @@ class LoadSkill(Tool):
     description = "Load the instructions of a skill listed under Skills in the system prompt."
 
     class Args(BaseModel):
-        name: str = Field(description="the skill's name, as the index lists it")
+        name: NonBlank = Field(description="the skill's name, as the index lists it")
 
     def __init__(self, skills: Skills) -> None:
         self.skills = skills
