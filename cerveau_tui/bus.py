@@ -18,9 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
-from .protocol import Event
+from .protocol import Event, Payload, parse_payload
 
 Subscriber = Callable[[Event], None]
 
@@ -51,34 +49,52 @@ class Emitter:
 
     def emit(
         self,
-        type: str,
-        payload: BaseModel | dict[str, Any] | None = None,
+        event: Payload | str,
+        payload: Payload | dict[str, Any] | None = None,
         *,
         turn_id: str | None = None,
     ) -> Event:
-        if isinstance(payload, BaseModel):
-            data = payload.model_dump(mode="json")
-        else:
-            data = dict(payload or {})
+        """Publish one fact: `emit(SomePayload(...))`; the type comes from the model.
+
+        The older `emit(type, dict)` still works (tests, a log replayed), but the dict is
+        validated against the type's model as strictly as a built one: an unknown type or a
+        field the model does not declare raises here, at the speaker, not in a reader."""
+        model = self._model(event, payload)
+        data = model.wire()
         with self._lock:
             self._seq += 1
-            event = Event(
-                type=str(type),
+            ev = Event(
+                type=str(model.event_type),
                 session_id=self.session_id,
                 turn_id=self.turn_id if turn_id is None else turn_id,
                 seq=self._seq,
                 ts=float(self._clock()),
                 payload=data,
             )
+            ev._data = model
             subscribers = list(self._subscribers)
             # Delivery stays under the lock so two threads emitting at once cannot interleave
             # their events differently for different subscribers.
             for fn in subscribers:
                 try:
-                    fn(event)
+                    fn(ev)
                 except Exception as exc:  # a broken client must not break the loop
                     self.errors.append(exc)
-        return event
+        return ev
+
+    @staticmethod
+    def _model(event: Payload | str, payload: Payload | dict[str, Any] | None) -> Payload:
+        if isinstance(event, Payload):
+            if payload is not None:
+                raise TypeError("emit(model) takes no second payload")
+            return event
+        if isinstance(payload, Payload):
+            if payload.event_type != event:
+                raise ValueError(
+                    f"a {type(payload).__name__} travels as {payload.event_type}, not {event}"
+                )
+            return payload
+        return parse_payload(event, dict(payload or {}))
 
     @property
     def seq(self) -> int:

@@ -15,16 +15,30 @@ from typing import Any, TextIO
 from .bus import Emitter
 from .config import Settings
 from .loop.approver import ApproveAll, DenyAll
-from .protocol import TURN_COMPLETED, TURN_ERROR, ErrorPayload, Event, EventType, TurnEnded
+from .protocol import (
+    TURN_COMPLETED,
+    TURN_ERROR,
+    ErrorPayload,
+    Event,
+    TokenPayload,
+    ToolCallPayload,
+    ToolResultPayload,
+    TurnEnded,
+    payload_of,
+)
+from .protocol.describe import call_line, describe, result_line
 from .text_safety import json_visible, visible
 
 
 class ReadableProgress:
-    """Human-readable progress on a stream: the answer streamed, one line per tool call."""
+    """Human-readable progress on a stream: the answer streamed, then the chat's own lines
+    (protocol/describe.py) for everything else, so `cerveau run` reads as the chat does. A tool
+    call, a card in the chat, is its head and its result, one line each."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.mid_line = False
+        self._said_error = ""
 
     def _line(self, text: str) -> None:
         if self.mid_line:
@@ -36,52 +50,25 @@ class ReadableProgress:
         self.out.flush()
 
     def __call__(self, ev: Event) -> None:
-        p = ev.payload
-        t = ev.type
-        if t == EventType.TOKEN:
-            self.out.write(visible(p.get("text", "")))
-            self.out.flush()
-            self.mid_line = not p.get("text", "").endswith("\n")
-        elif t == EventType.TOOL_CALL:
-            args = json.dumps(p.get("arguments", {}), ensure_ascii=False)
-            self._line(f"-> {p.get('name')} {args[:200]}")
-        elif t == EventType.TOOL_RESULT:
-            first = (p.get("output") or "").strip().splitlines()[:1]
-            mark = {"done": "ok", "failed": "failed", "denied": "denied", "guarded": "not run"}.get(
-                p.get("status", ""), ""
-            )
-            self._line(f"   [{mark}] {first[0][:160] if first else ''}")
-        elif t == EventType.APPROVAL_RESOLVED and p.get("decision") != "approved":
-            self._line(f"   approval {p.get('decision')} ({p.get('by')}): {p.get('reason', '')}")
-        elif t in (EventType.GUARD_TRIPPED,):
-            self._line(f"!! guard {p.get('guard')}: {p.get('reason')}")
-        elif t in (
-            EventType.NOTICE,
-            EventType.DRIFT,
-            EventType.TOUCHED_PROTECTED,
-            EventType.ESCALATION,
-            EventType.ROLLBACK,
-            EventType.PARKED,
-        ):
-            self._line(f"** {t}: {p.get('text') or p.get('message') or json.dumps(p)[:200]}")
-        elif t == EventType.ERROR:
-            self._line(f"!! error: {p.get('message')}")
-        elif t == EventType.STACK_PROGRESS:
-            frac = p.get("fraction")
-            pct = f" {frac * 100:.0f}%" if isinstance(frac, (int, float)) else ""
-            self._line(f"   stack: {p.get('stage')}{pct} {p.get('line', '')[:120]}")
-        elif t == EventType.SESSION_RESUMED:
-            grants = len(p.get("grants") or [])
-            self._line(
-                f"== resumed session {p.get('session_id')}: {p.get('turns')} turns, "
-                f"{p.get('messages')} messages, {p.get('plan_events')} plan events, "
-                f"{grants} session grant(s)"
-            )
-        elif t == EventType.TURN_ENDED:
-            extra = f", verification {p['verification']}" if p.get("verification") else ""
-            self._line(
-                f"== turn ended: {p.get('reason')} after {p.get('iterations')} iterations{extra}"
-            )
+        p = payload_of(ev)
+        match p:
+            case TokenPayload(text=text):
+                self.out.write(visible(text))
+                self.out.flush()
+                self.mid_line = not text.endswith("\n")
+                return
+            case ToolCallPayload():
+                line: tuple[str, str] | None = call_line(p)
+            case ToolResultPayload():
+                line = result_line(p)
+            case _:
+                line = describe(p, self._said_error)
+        if isinstance(p, ErrorPayload):
+            self._said_error = p.message
+        elif isinstance(p, TurnEnded):
+            self._said_error = ""
+        if line is not None and line[0]:
+            self._line(line[0])
 
 
 def run_headless(
@@ -126,8 +113,8 @@ def run_headless(
         print(visible(f"cerveau: {exc}"), file=sys.stderr)
         error = ErrorPayload(message=str(exc), error_class="fatal")
         ended = TurnEnded(reason=TURN_ERROR, iterations=0, message=str(exc))
-        bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
-        bus.emit(EventType.TURN_ENDED, ended.model_dump(mode="json", exclude_unset=True))
+        bus.emit(error)
+        bus.emit(ended)
         return 2
     except Exception as exc:  # a dead server, a failed provision: say so as an event, exit non-zero
         # On stderr too: a session that cannot be resumed (held by another cerveau, unreadable)
@@ -135,8 +122,8 @@ def run_headless(
         print(visible(f"cerveau: could not start a session: {exc}"), file=sys.stderr)
         error = ErrorPayload(message=f"could not start a session: {exc}", error_class="fatal")
         ended = TurnEnded(reason=TURN_ERROR, iterations=0, message=str(exc))
-        bus.emit(EventType.ERROR, error.model_dump(mode="json", exclude_unset=True))
-        bus.emit(EventType.TURN_ENDED, ended.model_dump(mode="json", exclude_unset=True))
+        bus.emit(error)
+        bus.emit(ended)
         return 1
     # Also on stderr: with --json on stdout, what the workspace config was refused must still
     # reach the person's eyes.

@@ -1,9 +1,10 @@
 """The main screen's event routing: what each engine item means for the widgets, in ONE `match`.
 
 Items arrive from the bridge's outbox (bridge.py), in order, on the UI thread. Each engine event
-is typed once (wire.py) and routed by its payload's class; an event with no model yet is matched
-by its type and read as a dict in `describe` (lines.py). Streamed text is drained at most every
-COALESCE_S; anything else (a tool call, an approval) is applied at once.
+is typed once (wire.py) and routed by its payload's class: an event with a widget of its own (a
+card, the status bar) goes to it; every other one is a chat line from protocol/describe.py, the
+same line `cerveau run` prints. Streamed text is drained at most every COALESCE_S; anything else
+(a tool call, an approval) is applied at once.
 """
 
 from __future__ import annotations
@@ -17,36 +18,30 @@ from typing import Any
 from textual.app import App
 
 from ..protocol import (
-    TURN_COMPLETED,
     ApprovalRequested,
     ApprovalResolved,
-    BudgetNotice,
+    AssistantMessage,
+    CallStatus,
     Compacted,
     ErrorPayload,
-    EventType,
-    GuardTripped,
-    PolishPayload,
-    ReminderPayload,
+    IterationStarted,
     ReplyProgress,
+    StackProgress,
+    Steer,
     ToolCallPayload,
     ToolResultPayload,
     ToolStartedPayload,
     TurnEnded,
     TurnStarted,
     UsagePayload,
+    VerificationPayload,
 )
+from ..protocol.base import Payload
+from ..protocol.describe import describe, progress_text
 from ..text_safety import visible
 from .approvals import Approvals
 from .attention import Attention
 from .bridge import Bridge
-from .lines import (
-    budget_line,
-    compacted_line,
-    describe,
-    polish_line,
-    reminder_line,
-    turn_ended_line,
-)
 from .messages import (
     EngineEvent,
     Item,
@@ -58,7 +53,6 @@ from .messages import (
 )
 from .plan_feed import PlanFeed
 from .plan_model import PLAN_EVENTS
-from .runner import progress_text
 from .widgets.chat import ChatView
 from .widgets.header import SessionHeader
 from .widgets.status_bar import StatusBar
@@ -99,7 +93,7 @@ class Router:
         self._last_drain = 0.0
         self._drain_timer: Any = None
         self._draft: DraftCard | None = None  # the call being written, until its card comes
-        self._said_error = ""  # this turn's last error on screen (lines.turn_ended_line)
+        self._said_error = ""  # this turn's last error on screen (describe.turn_ended_line)
 
     # --- draining ------------------------------------------------------------------------------
     def wake(self) -> None:
@@ -192,54 +186,62 @@ class Router:
                 chat.tool_call(payload, item.event.seq)
             case ToolStartedPayload(call_id=call_id, status=state, name=name):
                 chat.card_status(call_id, state)
-                if state == "running":
+                if state == CallStatus.RUNNING:
                     status.tool_running(name)
             case ToolResultPayload():
                 card = chat.card(payload.call_id)
                 if card is not None:
                     card.show_result(payload)
             case ApprovalRequested():
-                chat.card_status(payload.call_id, "waiting")
+                chat.card_status(payload.call_id, CallStatus.WAITING)
                 self.approvals.ask(payload)
             case ApprovalResolved(call_id=call_id, decision=decision, request_id=request_id):
                 denied = decision.startswith("denied") or decision == "stopped"
-                chat.card_status(call_id, "denied" if denied else "running")
+                chat.card_status(call_id, CallStatus.DENIED if denied else CallStatus.RUNNING)
                 self.approvals.drop(request_id)
-                scope = str(getattr(payload, "scope", "") or "")  # the policy's words
-                if decision in GRANTING and scope:
-                    self.header.grant(scope)
+                if decision in GRANTING and payload.scope:  # the policy's words
+                    self.header.grant(payload.scope)
             case UsagePayload():
                 self.draft(None)
                 status.usage(payload)
-            case ErrorPayload(message=message, retrying=retrying):
-                chat.notice(f"error: {message}" + (" (retrying)" if retrying else ""), "error")
+            case Steer(text=text):
+                chat.user(text, "steer")
+            case AssistantMessage():
+                chat.settle()
+            case IterationStarted(iteration=iteration):
+                status.iteration_started(iteration)
+            case StackProgress():
+                chat.provision(progress_text(payload.stage, payload.fraction, payload.line))
+            case Untyped():
+                self.untyped(payload)
+            case _:
+                self.said(payload)
+
+    def said(self, payload: Payload) -> None:
+        """Every other event is a line in the chat: protocol/describe.py's, the same line the
+        headless transcript prints. Some also move the status bar."""
+        chat, status = self.chat, self.status
+        match payload:
+            case ErrorPayload(message=message):
                 self._said_error = message
-            case GuardTripped(guard=guard, reason=reason):
-                chat.notice(f"guard {guard}: {reason}", "warning")
             case TurnEnded():
                 self.draft(None)
                 chat.settle()
                 status.turn_ended(payload)
                 if self._attention is not None:
                     self._attention.turn_ended()
-                if payload.reason != TURN_COMPLETED:
-                    chat.notice(*turn_ended_line(payload, self._said_error))
-                self._said_error = ""
-                # A full collection when the turn is over, not mid-stream: pruned widgets are
-                # cyclic garbage, and with collection deferred (tune_gc) 150 turns held ~100 MB.
-                self.app.call_after_refresh(gc.collect)
             case Compacted():
-                chat.notice(*compacted_line(payload))
                 status.context(payload.tokens_after, payload.n_ctx)
-            case BudgetNotice():
-                chat.notice(*budget_line(payload))
-            case ReminderPayload():
-                chat.notice(*reminder_line(payload))
-            case PolishPayload():
-                if (polished := polish_line(payload)) is not None:
-                    chat.notice(*polished)
-            case Untyped():
-                self.untyped(payload)
+            case VerificationPayload():
+                status.verification(payload.state)
+        line = describe(payload, self._said_error)
+        if line is not None and line[0]:
+            chat.notice(*line)
+        if isinstance(payload, TurnEnded):
+            self._said_error = ""
+            # A full collection when the turn is over, not mid-stream: pruned widgets are
+            # cyclic garbage, and with collection deferred (tune_gc) 150 turns held ~100 MB.
+            self.app.call_after_refresh(gc.collect)
 
     def screen_changed(self, screen: object) -> None:
         if screen is self.app.screen_stack[0]:  # back from the palette, where grants are revoked
@@ -274,22 +276,7 @@ class Router:
             self._draft = None
 
     def untyped(self, event: Untyped) -> None:
-        """Events with no payload model yet (or one that did not fit): read as their dict."""
-        chat, p = self.chat, event.payload
+        """An event outside the protocol, or whose payload does not fit its model (a log from
+        another version): said, never dropped without a word."""
         if event.problem:
-            chat.notice(f"{event.type}: {event.problem}", "warning")
-        match event.type:
-            case EventType.STEER:
-                chat.user(str(p.get("text", "")), "steer")
-            case EventType.ASSISTANT_MESSAGE:
-                chat.settle()
-            case EventType.ITERATION_STARTED:
-                self.status.iteration_started(int(p.get("iteration") or 0))
-            case EventType.STACK_PROGRESS:
-                chat.provision(progress_text(p.get("stage"), p.get("fraction"), p.get("line")))
-            case _:
-                if event.type == EventType.VERIFICATION:
-                    self.status.verification(str(p.get("state") or ""))
-                line = describe(event.type, p)
-                if line and line[0]:
-                    chat.notice(*line)
+            self.chat.notice(f"{event.type}: {event.problem}", "warning")

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..protocol.describe import progress_text
 from .messages import Item, JobDone, Provisioning, SessionFailed, SessionReady
 
 
@@ -42,13 +43,6 @@ SessionFactory = Callable[[Callable[..., None]], Session]
 
 class Cancelled(Exception):
     """Raised from the progress callback when the person quits while the stack provisions."""
-
-
-def progress_text(stage: Any, fraction: Any, line: Any) -> str:
-    if stage == "disconnected":  # not "starting": nothing is, until the server answers
-        return f"disconnected: {line or ''}".rstrip()
-    pct = f" {float(fraction):.0%}" if isinstance(fraction, int | float) else ""
-    return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
 
 
 def _resolved_mode(session: Session) -> str:

@@ -15,46 +15,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..protocol import (
-    ApprovalRequested,
-    ApprovalResolved,
-    BudgetNotice,
-    Compacted,
-    ErrorPayload,
-    Event,
-    EventType,
-    GuardTripped,
-    Payload,
-    PolishPayload,
-    ReminderPayload,
-    ReplyProgress,
-    ToolCallPayload,
-    ToolResultPayload,
-    ToolStartedPayload,
-    TurnEnded,
-    TurnStarted,
-    UsagePayload,
-)
+from ..protocol import EVENT_MODELS, Event, EventType, Payload
 
-#: The event types the app reads as models. Others (steer, notice, verification, ...)
-#: have no model in protocol.py yet and reach the router as `Untyped`.
-PAYLOAD_MODELS: dict[str, type[Payload]] = {
-    EventType.TURN_STARTED: TurnStarted,
-    EventType.TOOL_CALL: ToolCallPayload,
-    EventType.TOOL_STARTED: ToolStartedPayload,
-    EventType.TOOL_RESULT: ToolResultPayload,
-    EventType.APPROVAL_REQUESTED: ApprovalRequested,
-    EventType.APPROVAL_RESOLVED: ApprovalResolved,
-    EventType.USAGE: UsagePayload,
-    EventType.REPLY_PROGRESS: ReplyProgress,
-    EventType.ERROR: ErrorPayload,
-    EventType.GUARD_TRIPPED: GuardTripped,
-    EventType.TURN_ENDED: TurnEnded,
-    EventType.COMPACTED: Compacted,
-    EventType.BUDGET_NOTICE: BudgetNotice,
-    EventType.REMINDER: ReminderPayload,
-    EventType.POLISH: PolishPayload,
-}
+#: Every event type is read as its model (the protocol is closed); only an event whose type is
+#: outside the protocol, or whose payload does not fit (a log from another version), is Untyped.
+PAYLOAD_MODELS: dict[EventType, type[Payload]] = EVENT_MODELS
 
 
 @dataclass(frozen=True)
@@ -67,8 +32,11 @@ class Untyped:
 
 
 def typed(event: Event) -> Payload | Untyped:
-    model = PAYLOAD_MODELS.get(event.type)
-    if model is None:
+    if event._data is not None:  # built typed by the emitter: read as built
+        return event._data
+    try:
+        model = PAYLOAD_MODELS[EventType(event.type)]
+    except ValueError:
         return Untyped(event.type, event.payload)
     try:
         return model.model_validate(event.payload)

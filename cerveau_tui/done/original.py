@@ -146,7 +146,7 @@ def against_originals(
     )
     if original is None:
         text = "the checks pass only with the edited protected files, and the originals could not be checked"
-        ctx.emit(EventType.NOTICE, {"text": text, "banner": True})
+        ctx.emit(EventType.NOTICE, {"text": text})
         return unavailable(report, touched), False
     if original.all_met:
         return report, True
@@ -156,7 +156,6 @@ def against_originals(
             "text": "the checks pass only with the edited protected files; with the originals "
             + ", ".join(original.unmet())
             + " still fail",
-            "banner": True,
         },
     )
     return with_originals(report, original, touched), False

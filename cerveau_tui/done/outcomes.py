@@ -40,7 +40,7 @@ def accept(ctx: TurnContext, report: Report) -> None:
         text = "criteria met, but protected paths were written: " + ", ".join(
             report.touched_protected
         )
-        ctx.emit(EventType.NOTICE, {"text": text, "banner": True})
+        ctx.emit(EventType.NOTICE, {"text": text})
 
 
 def roll_back(
@@ -74,8 +74,7 @@ def roll_back(
             "best": list(best) if best else None,
             "text": text,
         },
-    )
-    ctx.emit(EventType.NOTICE, {"text": text})
+    )  # the person's line is the rollback's own (protocol/describe.py): said once
     return [text + ". Your last edits are undone; read the files again before editing."]
 
 

@@ -117,8 +117,7 @@ class SealHook(Hook):
             ctx.emit(
                 EventType.TOUCHED_PROTECTED,
                 {"paths": hits, "call_id": record.call_id, "tool": record.name, "text": text},
-            )
-            ctx.emit(EventType.NOTICE, {"text": text, "banner": True})
+            )  # the person's line is this event's own (protocol/describe.py): said once
         return None
 
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:

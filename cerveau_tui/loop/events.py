@@ -12,7 +12,6 @@ from typing import Any
 from ..bus import Emitter
 from ..protocol import (
     ApprovalResolved,
-    EventType,
     GuardTripped,
     ReplyProgress,
     ToolCallPayload,
@@ -59,7 +58,6 @@ class ProgressEvents:
             return
         self._last, self._quiet = (d.tokens, d.prompt_done, d.tool_name), quiet
         self.bus.emit(
-            EventType.REPLY_PROGRESS,
             ReplyProgress(
                 tokens=d.tokens,
                 prompt_done=d.prompt_done,
@@ -83,7 +81,6 @@ def approval_resolved(
     scope: str = "",
 ) -> None:
     bus.emit(
-        EventType.APPROVAL_RESOLVED,
         ApprovalResolved(
             request_id=request_id,
             call_id=call_id,
@@ -106,7 +103,6 @@ class TurnEvents:
     def call(self, ex: ToolExecution, via: str) -> None:
         d = ex.declared or Declared()
         self.bus.emit(
-            EventType.TOOL_CALL,
             ToolCallPayload(
                 call_id=ex.call_id,
                 name=ex.name,
@@ -120,7 +116,6 @@ class TurnEvents:
 
     def status(self, ex: ToolExecution, status: str) -> None:
         self.bus.emit(
-            EventType.TOOL_STARTED,
             ToolStartedPayload(call_id=ex.call_id, name=ex.name, status=status),  # type: ignore[arg-type]
         )
 
@@ -129,7 +124,6 @@ class TurnEvents:
         r = ex.result
         assert r is not None, "a result is published after the call finished"
         self.bus.emit(
-            EventType.TOOL_RESULT,
             ToolResultPayload(
                 call_id=ex.call_id,
                 name=ex.name,
@@ -149,7 +143,6 @@ class TurnEvents:
         """A call the loop refused to run at all (a repeat): `guarded`, with why. Not `denied`,
         which says the person (or the policy) refused it."""
         self.bus.emit(
-            EventType.TOOL_RESULT,
             ToolResultPayload(
                 call_id=ex.call_id, name=ex.name, ok=False, output=text, status="guarded"
             ),
@@ -167,7 +160,6 @@ class TurnEvents:
 
     def guard(self, guard: str, reason: str, iteration: int, told: str) -> None:
         self.bus.emit(
-            EventType.GUARD_TRIPPED,
             GuardTripped(guard=guard, reason=reason, iteration=iteration, told=told),  # type: ignore[arg-type]
         )
 
@@ -196,4 +188,4 @@ class TurnEvents:
             }
         )
         # Only what was said: a turn without the gate has no `verification` key, as before.
-        self.bus.emit(EventType.TURN_ENDED, payload.model_dump(mode="json", exclude_unset=True))
+        self.bus.emit(payload)

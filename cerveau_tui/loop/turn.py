@@ -199,7 +199,7 @@ class Turn:
     def _on_model_error(self, exc: ProviderError) -> None:
         cls = exc.error_class
         if cls == ErrorClass.TRUNCATED_ARGS or is_truncated_tool_call(exc.message):
-            told = truncated_call_message("your last tool", self.ctx.max_tokens)
+            told = truncated_call_message(None, self.ctx.max_tokens)
             self.events.guard(
                 "truncation", "server could not parse a cut-off tool call", self.ctx.iteration, told
             )

@@ -37,22 +37,6 @@ class UndoResult:
     removed: list[str] = field(default_factory=list)  # of `restored`: absent before, so deleted
 
 
-def describe_undo(restored: list[str], removed: list[str], not_restorable: list[str]) -> str:
-    """The person's line for an undo. A file the turn created is deleted by undoing it, and
-    "undo: restored hello.py" for that sent the person looking for a hello.py that was gone."""
-    gone = set(removed)
-    back = [p for p in restored if p not in gone]
-    deleted = [p for p in restored if p in gone]
-    parts = [f"restored {', '.join(back)}"] if back else []
-    if deleted:
-        it = "it did not" if len(deleted) == 1 else "they did not"
-        parts.append(f"removed {', '.join(deleted)} ({it} exist before)")
-    text = "undo: " + ("; ".join(parts) or "nothing was put back")
-    if not_restorable:
-        text += f"; NOT restorable (changed by a command or outside): {', '.join(not_restorable)}"
-    return text
-
-
 class UndoLog:
     def __init__(self, store: BlobStore, depth: int = 20) -> None:
         self.store = store

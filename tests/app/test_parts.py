@@ -12,7 +12,8 @@ from cerveau_tui.app.themes import BUILTIN_THEMES_DIR, load_themes, theme_from_t
 from cerveau_tui.app.widgets.answer import split_settled
 from cerveau_tui.app.widgets.diff_view import highlight_diff
 from cerveau_tui.app.widgets.status_bar import StatusState, status_content
-from cerveau_tui.app.widgets.tool_card import clip_output, summarize_arguments
+from cerveau_tui.app.widgets.tool_card import clip_output
+from cerveau_tui.protocol.describe import summarize_arguments
 from cerveau_tui.bus import Emitter
 
 

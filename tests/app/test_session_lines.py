@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cerveau_tui.app.lines import budget_line, compacted_line, polish_line, reminder_line
+from cerveau_tui.protocol.describe import budget_line, compacted_line, polish_line, reminder_line
 from cerveau_tui.app.widgets.chat import ChatView
 from cerveau_tui.app.widgets.entries import NoticeLine
 from cerveau_tui.app.widgets.status_bar import StatusBar

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from cerveau_tui.app.lines import describe
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
-from cerveau_tui.workspace.undo import describe_undo
+from cerveau_tui.protocol import parse_payload
+from cerveau_tui.protocol.describe import describe, describe_undo
 
 
 def session_for(tmp_path, script):
@@ -37,7 +37,7 @@ def test_undoing_a_created_file_says_removed_not_restored(tmp_path):
         tmp_path, [{"name": "write_file", "arguments": {"path": "hello.py", "content": "x=1\n"}}]
     )
     assert not (tmp_path / "hello.py").exists()  # the host's view: it is gone
-    line, _ = describe("undo", payload)
+    line, _ = describe(parse_payload("undo", payload)) or ("", "")
     assert line == "undo: removed hello.py (it did not exist before)"
     assert "back as they were" not in told and "hello.py" in told
 
@@ -53,12 +53,12 @@ def test_undoing_an_edit_and_a_creation_names_each_for_what_happened(tmp_path):
     )
     assert (tmp_path / "a.txt").read_text() == "original\n"
     assert payload["removed"] == ["new.txt"]
-    line, _ = describe("undo", payload)
+    line, _ = describe(parse_payload("undo", payload)) or ("", "")
     assert line == "undo: restored a.txt; removed new.txt (it did not exist before)"
 
 
 def test_a_log_written_before_removed_existed_still_reads_as_restored():
-    line = describe("undo", {"restored": ["a.txt"], "not_restorable": []})
+    line = describe(parse_payload("undo", {"restored": ["a.txt"], "not_restorable": []}))
     assert line == ("undo: restored a.txt", "info")
 
 

@@ -16,38 +16,14 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from ...protocol import ReplyProgress, ToolResultPayload
+from ...protocol import CallStatus, ReplyProgress, ToolResultPayload
+from ...protocol.describe import STATUS_LABELS, result_status, summarize_arguments
 from ...text_cut import line_breaks
 from .diff_view import DiffView
 
-STATUSES = ("queued", "waiting", "running", "done", "failed", "denied", "guarded")
-_LABELS = {
-    "queued": "queued",
-    "waiting": "waiting for approval",
-    "running": "running",
-    "done": "done",
-    "failed": "failed",
-    "denied": "denied",
-    "guarded": "not run: the repeat guard stopped it",
-}
+#: The card speaks the protocol's one vocabulary for a call's status (protocol/base.py).
+STATUSES = tuple(CallStatus)
 MAX_OUTPUT_LINES = 40
-
-
-def summarize_arguments(name: str, arguments: dict[str, Any], width: int = 80) -> str:
-    """The one thing a person needs to recognise the call: the command, else the path."""
-    if isinstance(arguments.get("steps"), list):
-        return f"{len(arguments['steps'])} steps"
-    if "step_id" in arguments:
-        return f"step {arguments['step_id']} → {arguments.get('status', '?')}"
-    for key in ("command", "cmd", "path", "file", "pattern", "query"):
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            text = value
-            break
-    else:
-        text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 # The value of the key that names the call, from arguments still being written (so maybe with no
@@ -159,7 +135,7 @@ class ToolCard(Collapsible):
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
-        self.status = "queued"
+        self.status = CallStatus.QUEUED
         self._ready = False
         self._pending: ToolResultPayload | None = None
         self._summary = summarize_arguments(name, arguments)
@@ -176,13 +152,13 @@ class ToolCard(Collapsible):
     def _title_text(self) -> str:
         who = "you ran " if self.by_person else ""
         name = " ".join(self.tool_name.split())
-        return f"{who}{name}  {self._summary}  · {_LABELS[self.status]}"
+        return f"{who}{name}  {self._summary}  · {STATUS_LABELS[self.status]}"
 
     def set_status(self, status: str) -> None:
         if status not in STATUSES:
             return
         self.remove_class(f"-{self.status}")
-        self.status = status
+        self.status = CallStatus(status)
         self.add_class(f"-{status}")
         self.title = self._title_text()
 
@@ -197,7 +173,7 @@ class ToolCard(Collapsible):
             self._pending = result
             return
         self._pending = None
-        self.set_status("failed" if result.status == "done" and not result.ok else result.status)
+        self.set_status(result_status(result))
         contents = self.query_one("Contents")
         if not contents.is_attached:
             return  # the card is being pruned or the app is closing

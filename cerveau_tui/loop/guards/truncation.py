@@ -187,9 +187,12 @@ def is_truncated_tool_call(
     return False
 
 
-def truncated_call_message(tool: str, max_tokens: int) -> str:
+def truncated_call_message(tool: str | None, max_tokens: int) -> str:
+    """`tool`: the call's name when known; None when the server refused the reply before
+    naming it (the model was told "Your `your last tool` call")."""
+    which = f"`{tool}` call" if tool else "last tool call"
     return (
-        f"Your `{tool}` call was cut off: its arguments reached the cap of {max_tokens} tokens per "
+        f"Your {which} was cut off: its arguments reached the cap of {max_tokens} tokens per "
         "reply before the JSON was closed, so the call did not run and nothing was written. The "
         "call was not wrong, it was too long: do not send it again whole. Split it into smaller "
         f"calls, each well under {max_tokens} tokens: `write_file` the first part of the file, then "

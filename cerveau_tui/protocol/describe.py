@@ -1,0 +1,240 @@
+"""What an event says to a person, in ONE place: the chat (app/routing.py) and the headless
+transcript (headless.py) both print these lines, so `cerveau run` reads as the chat does.
+
+Before, each client had its own table: the chat said "parked: parked: …" (the event's name
+before a text that already began with it), "lessons learnt this turn: 0" whatever was learnt
+(the reader wanted `count`, the hook sent `stored`), and headless printed `** rollback: …` for
+what the chat called a warning. `describe` reads the payload as its model: a renamed field is a
+type error here, not a silent default.
+
+A line is (text, level); level is one of info, success, warning, error. None: nothing to say
+(the fact is shown by a widget of its own, or is not news: a clean seal, a polish skipped for
+want of a gate).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import CallStatus, Payload, StopReason
+from .gate import (
+    Drift,
+    Escalation,
+    LessonsPayload,
+    Parked,
+    PlanCommitted,
+    PolishPayload,
+    Rollback,
+    TouchedProtected,
+    VerificationPayload,
+)
+from .tools import Delegated, ToolCallPayload, ToolResultPayload, UndoPayload
+from .turn import (
+    BudgetNotice,
+    Compacted,
+    ErrorPayload,
+    GuardTripped,
+    NoticePayload,
+    ReminderPayload,
+    SessionResumed,
+    StackProgress,
+    TurnEnded,
+)
+
+Line = tuple[str, str]
+
+#: The polish reason when there is no gate at all: said on the wire, not worth a line each turn.
+POLISH_NO_GATE = "no done gate in use"
+
+#: What a call's status reads as, on its card and in the headless transcript.
+STATUS_LABELS: dict[CallStatus, str] = {
+    CallStatus.QUEUED: "queued",
+    CallStatus.WAITING: "waiting for approval",
+    CallStatus.RUNNING: "running",
+    CallStatus.DONE: "done",
+    CallStatus.FAILED: "failed",
+    CallStatus.DENIED: "denied",
+    CallStatus.GUARDED: "not run: the repeat guard stopped it",
+}
+
+
+def summarize_arguments(name: str, arguments: dict[str, Any], width: int = 80) -> str:
+    """The one thing a person needs to recognise the call: the command, else the path."""
+    if isinstance(arguments.get("steps"), list):
+        return f"{len(arguments['steps'])} steps"
+    if "step_id" in arguments:
+        return f"step {arguments['step_id']} → {arguments.get('status', '?')}"
+    for key in ("command", "cmd", "path", "file", "pattern", "query"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            text = value
+            break
+    else:
+        text = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def result_status(p: ToolResultPayload) -> CallStatus:
+    """A call that ran and returned not-ok is failed, whatever the loop filed it as."""
+    return CallStatus.FAILED if p.status == CallStatus.DONE and not p.ok else p.status
+
+
+def call_line(p: ToolCallPayload) -> Line:
+    """A card's head, as one line (headless has no cards)."""
+    who = "you ran " if p.via == "person" else ""
+    name = " ".join(p.name.split())
+    return f"{who}{name}  {summarize_arguments(p.name, p.arguments)}", "info"
+
+
+def result_line(p: ToolResultPayload) -> Line:
+    status = result_status(p)
+    first = p.output.strip().splitlines()[:1]
+    text = f"  · {STATUS_LABELS[status]}" + (f": {first[0][:160]}" if first else "")
+    level = {CallStatus.DONE: "info", CallStatus.FAILED: "error"}.get(status, "warning")
+    return text, level
+
+
+def turn_ended_line(p: TurnEnded, said: str = "") -> Line | None:
+    """`said`: the error already on screen. Each error is shown once: an HTTP 500 read twice, as
+    "error: ..." and again as "turn ended: error — ..." with the same text, looked like two."""
+    if p.reason == StopReason.COMPLETED:
+        return None
+    level = "warning" if p.reason in (StopReason.INTERRUPTED, StopReason.STOPPED) else "error"
+    if p.message and p.message == said:
+        return f"turn ended: {p.reason} (the error above)", level
+    return f"turn ended: {p.reason}" + (f" — {p.message}" if p.message else ""), level
+
+
+def compacted_line(p: Compacted) -> Line:
+    """The figures, so a compaction is never silent (peers' users complain of exactly that)."""
+    of = f" of {p.n_ctx:,}" if p.n_ctx else ""
+    how = {
+        "model": "a summary the model wrote",
+        "brief": "the resume brief (no model summary)",
+        "none": "placeholders for old tool outputs",
+    }[p.summary_source]
+    parts = [f"{p.dropped_rounds} rounds folded into {how}"] if p.dropped_rounds else [how]
+    if p.pruned:
+        parts.append(f"{p.pruned} old calls and results cleared")
+    by = " (you asked)" if p.reason == "person" else ""
+    return (
+        f"context compacted{by}: {p.tokens_before:,} → {p.tokens_after:,} tokens{of}; "
+        + "; ".join(parts),
+        "info",
+    )
+
+
+def budget_line(p: BudgetNotice) -> Line:
+    of = f" ({p.context_tokens:,} of {p.n_ctx:,} tokens)" if p.n_ctx else ""
+    return f"context {p.percent}% full{of}", "warning" if p.percent >= 90 else "info"
+
+
+def reminder_line(p: ReminderPayload) -> Line:
+    """One line: the model reads the whole text; the person sees that it was told, and by whom."""
+    body = [ln for ln in p.text.splitlines()[1:] if ln.strip()]
+    first = body[0] if body else ""
+    first = first if len(first) <= 100 else first[:99] + "…"
+    more = f" (+{len(body) - 1} lines)" if len(body) > 1 else ""
+    who = ", ".join(p.sources) or "harness"
+    return f"reminder to the model ({who}): {first}{more}", "info"
+
+
+def polish_line(p: PolishPayload) -> Line | None:
+    if p.result == "skipped" and p.reason == POLISH_NO_GATE:  # no gate, no polish: every turn
+        return None
+    text = {
+        "kept": "polish kept: the gate stayed green",
+        "reverted": "polish reverted: the gate went red, the green result stands",
+        "skipped": "polish skipped",
+    }[p.result]
+    level = "warning" if p.result == "reverted" else "info"
+    return text + (f" ({p.reason})" if p.reason else ""), level
+
+
+def describe_undo(restored: list[str], removed: list[str], not_restorable: list[str]) -> str:
+    """The person's line for an undo. A file the turn created is deleted by undoing it, and
+    "undo: restored hello.py" for that sent the person looking for a hello.py that was gone."""
+    gone = set(removed)
+    back = [p for p in restored if p not in gone]
+    deleted = [p for p in restored if p in gone]
+    parts = [f"restored {', '.join(back)}"] if back else []
+    if deleted:
+        it = "it did not" if len(deleted) == 1 else "they did not"
+        parts.append(f"removed {', '.join(deleted)} ({it} exist before)")
+    text = "undo: " + ("; ".join(parts) or "nothing was put back")
+    if not_restorable:
+        text += f"; NOT restorable (changed by a command or outside): {', '.join(not_restorable)}"
+    return text
+
+
+def progress_text(stage: Any, fraction: Any, line: Any) -> str:
+    if stage == "disconnected":  # not "starting": nothing is, until the server answers
+        return f"disconnected: {line or ''}".rstrip()
+    pct = f" {float(fraction):.0%}" if isinstance(fraction, int | float) else ""
+    return f"starting: {stage or ''}{pct} {line or ''}".rstrip()
+
+
+def _warning(name: str, text: str) -> Line:
+    """A gate warning: its own words when they already name it ("parked: …"), else named."""
+    text = text.strip()
+    return (text if text.startswith(name + ":") else f"{name}: {text}".rstrip(": ")), "warning"
+
+
+def describe(p: Payload, said: str = "") -> Line | None:
+    """The chat's line for an event that is not a widget of its own. `said`: the turn's last error
+    on screen (see turn_ended_line)."""
+    match p:
+        case NoticePayload():
+            return p.text, p.level
+        case ErrorPayload():
+            return f"error: {p.message}" + (" (retrying)" if p.retrying else ""), "error"
+        case GuardTripped():
+            return f"guard {p.guard}: {p.reason}", "warning"
+        case TurnEnded():
+            return turn_ended_line(p, said)
+        case Compacted():
+            return compacted_line(p)
+        case BudgetNotice():
+            return budget_line(p)
+        case ReminderPayload():
+            return reminder_line(p)
+        case PolishPayload():
+            return polish_line(p)
+        case Drift():
+            return f"drift: {p.path} is outside step {p.step_id or '?'}'s declared files", "warning"
+        case PlanCommitted():
+            src = " (translated from a plan written to a file)" if p.source == "file" else ""
+            return f"plan committed: {len(p.steps)} steps{src}", "info"
+        case VerificationPayload():
+            if p.state in ("", "clean"):
+                return None  # nothing changed, nothing to say
+            unmet = ", ".join(p.unmet)
+            level = {"passed": "success", "failed": "error"}.get(p.state, "warning")
+            return f"verification: {p.state}" + (f" (unmet: {unmet})" if unmet else ""), level
+        case UndoPayload():
+            text = describe_undo(p.restored, p.removed, p.not_restorable)
+            return text, "warning" if p.not_restorable else "info"
+        case Delegated():
+            if p.state == "started":
+                return f"explore: {p.task}", "info"
+            return f"explore finished ({p.reason}): read {', '.join(p.read) or 'nothing'}", "info"
+        case LessonsPayload():
+            learnt = "; ".join(x.text for x in p.stored)
+            return f"lessons learnt this turn: {len(p.stored)}" + (
+                f" ({learnt})" if learnt else ""
+            ), "info"
+        case SessionResumed():
+            return f"resumed session {p.session_id}: {p.turns} turns", "info"
+        case StackProgress():
+            return progress_text(p.stage, p.fraction, p.line), "info"
+        case TouchedProtected():
+            return _warning("touched protected", p.text or ", ".join(p.paths))
+        case Escalation():
+            return _warning("escalation", p.text or p.rung)
+        case Parked():
+            return _warning("parked", p.text or p.path)
+        case Rollback():
+            return _warning("rollback", p.text or ", ".join(p.paths))
+    return None
