@@ -7,16 +7,20 @@ reasoning, a tool call's bytes) restarts the window; a keep-alive comment, a rep
 token past the cap does not. A stream that progresses is bounded by the token cap and the reply's
 byte caps (ReplyLimits), not by a clock.
 
-Pure apart from the injected clock: the tests run a seven-minute prefill in virtual time.
+Time is the injected clock's: the tests run a seven-minute prefill in virtual time. QuietWatch
+alone has a thread (a silent server blocks the reading one).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from .types import Completion, ErrorClass, ProviderError
+from .constrained import ActionProgress
+from .sse import StreamAssembler
+from .types import Completion, Delta, ErrorClass, ProviderError
 
 #: From this much quiet on, the person is told (reply_progress `quiet_s`) before the call gives up.
 QUIET_SHOWN_S = 15.0
@@ -80,3 +84,79 @@ def quiet_error(
         ErrorClass.DEADLINE,
         partial=partial,
     )
+
+
+def quiet_reporter(
+    on_delta: Callable[[Delta], None] | None,
+    asm: StreamAssembler,
+    action: ActionProgress | None,
+) -> Callable[[float], None] | None:
+    """How the person hears of a quiet server: a progress that says where the reply stands (as
+    the last one did) and, new, `quiet_s`."""
+    if on_delta is None:
+        return None
+
+    def report(quiet: float) -> None:
+        shown = asm.progress(Delta(quiet_s=quiet))
+        if action is not None:
+            shown.tool_name, shown.tool_chars, shown.tool_head = (
+                action.name,
+                action.chars,
+                action.head,
+            )
+        on_delta(shown)
+
+    return report
+
+
+class QuietWatch:
+    """Tells `report` how long the server has been quiet, from QUIET_SHOWN_S on and at most once
+    a whole second: at each keep-alive comment, and from a thread of its own every `every_s`,
+    because a server that sends nothing at all (vLLM reading a prompt, llama-server between its
+    30 s pings) leaves the reading thread blocked in a read, and the person saw only a spinner.
+
+    `with watch:` runs the thread for one call; without a `report` there is no thread."""
+
+    def __init__(
+        self, deadline: Deadline, report: Callable[[float], None] | None, every_s: float = 1.0
+    ) -> None:
+        self.deadline = deadline
+        self._report = report
+        self._every_s = every_s
+        self._shown = 0  # the whole seconds of quiet last reported
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> QuietWatch:
+        if self._report is not None:
+            self._thread = threading.Thread(target=self._run, name="quiet-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every_s):
+            self.check()
+
+    def progressed(self) -> None:
+        with self._lock:
+            self.deadline.progressed()
+            self._shown = 0
+
+    def commented(self) -> None:
+        self.deadline.commented()
+        self.check()
+
+    def check(self) -> None:
+        with self._lock:
+            quiet = self.deadline.quiet_s()
+            due = quiet >= QUIET_SHOWN_S and int(quiet) > self._shown
+            if due:
+                self._shown = int(quiet)
+        if due and self._report is not None and not self._stop.is_set():
+            self._report(quiet)

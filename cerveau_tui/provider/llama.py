@@ -19,7 +19,7 @@ import httpx
 from . import constrained
 from .errors import backoff_delay, classify_error, describe
 from .extras import ServerExtras
-from .liveness import QUIET_SHOWN_S, Deadline, last_said, quiet_error, server_name
+from .liveness import Deadline, QuietWatch, last_said, quiet_error, quiet_reporter, server_name
 from .props import props_from
 from .reading import (
     PLAIN,
@@ -66,6 +66,7 @@ class LlamaProvider:
         limits: ReplyLimits | None = None,
         session_header: str = "",
         session_key: Callable[[], str] | None = None,
+        quiet_every_s: float = 1.0,
     ) -> None:
         """`timeout_s` bounds waiting for any one read and, with retries, the backoff;
         `deadline_s` (default: `timeout_s`) is the no-progress window: a call ends once the
@@ -73,7 +74,8 @@ class LlamaProvider:
         keep-alive comments (liveness.py). `limits` caps the bytes one reply may bring (see
         ReplyLimits). `session_header`: a header naming the conversation on every chat request,
         with a value derived from `session_key()`, so a router (llama-swap, vLLM's production
-        stack, LiteLLM) keeps it on the replica that holds its cache; "" sends none."""
+        stack, LiteLLM) keeps it on the replica that holds its cache; "" sends none.
+        `quiet_every_s`: how often a silent stream is looked at for the person (QuietWatch)."""
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.base_url = base_url.rstrip("/")
@@ -102,6 +104,7 @@ class LlamaProvider:
         self._extras = ServerExtras(self._client, self._deadline)
         self._session_header = session_header.strip()
         self._session_key = session_key
+        self.quiet_every_s = quiet_every_s
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -235,29 +238,11 @@ class LlamaProvider:
         answer = constrained.AnswerStream() if via == "constrained" else None
         action = constrained.ActionProgress() if via == "constrained" else None
         saw_done = False
-        shown_quiet = 0
-
-        def commented() -> None:
-            # A keep-alive: the server is there with nothing new. Past QUIET_SHOWN_S the person
-            # hears of it, once a second at most, before the window gives up.
-            nonlocal shown_quiet
-            deadline.commented()
-            quiet = deadline.quiet_s()
-            if on_delta is not None and quiet >= QUIET_SHOWN_S and int(quiet) > shown_quiet:
-                shown_quiet = int(quiet)
-                shown = asm.progress(Delta(quiet_s=quiet))
-                if action is not None:
-                    shown.tool_name, shown.tool_chars, shown.tool_head = (
-                        action.name,
-                        action.chars,
-                        action.head,
-                    )
-                on_delta(shown)
-
+        watch = QuietWatch(deadline, quiet_reporter(on_delta, asm, action), self.quiet_every_s)
         if cancel is not None and cancel.is_set():
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
         try:
-            with contextlib.closing(self._client.send(request, stream=True)) as r:
+            with watch, contextlib.closing(self._client.send(request, stream=True)) as r:
                 if r.status_code != 200:
                     raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
                 encoding = r.headers.get("content-encoding", "identity").strip().lower()
@@ -273,7 +258,7 @@ class LlamaProvider:
                 else:
                     raw = guarded(r.iter_raw(), deadline, cancel)
                     lines = iter_bounded_lines(raw, self.limits.max_line_bytes)
-                    for data in iter_sse_data(lines, commented):
+                    for data in iter_sse_data(lines, watch.commented):
                         if cancel is not None and cancel.is_set():
                             raise Cancelled
                         if data.strip() == DONE:
@@ -281,8 +266,7 @@ class LlamaProvider:
                             break
                         delta = asm.feed(parse_chunk(data))
                         if asm.advanced and asm.generated <= cap:
-                            deadline.progressed()
-                            shown_quiet = 0
+                            watch.progressed()
                         if asm.moved and on_delta is not None:
                             on_delta(self._shown(delta or Delta(), asm, answer, action))
         except Cancelled as exc:

@@ -199,3 +199,16 @@ def test_a_keepalive_only_turn_ends_with_the_named_reason_after_saying_quiet(
     ended = rec.of("turn_ended")[-1].payload
     where = url.split("://", 1)[1]
     assert f"llama-server at {where} sent nothing new for 120 s" in ended["message"], ended
+
+
+def test_a_server_that_sends_nothing_at_all_is_reported_quiet() -> None:
+    """No byte, not even a keep-alive, for a whole (virtual) window: the person still hears it."""
+    clock = StepClock()
+    seen: list[Delta] = []
+    with serve({"responses": [{"keepalive": 1.0}]}) as srv:  # the first byte after 1 s (real)
+        p = liveness_provider(srv.url, clock, quiet_every_s=0.01)
+        got = outcome(p, on_delta=seen.append)
+    assert isinstance(got, ProviderError) and got.error_class == ErrorClass.DEADLINE
+    assert "keep-alive" not in got.message.split("Stopped")[0]  # none was read before the end
+    quiet = [d.quiet_s for d in seen]
+    assert quiet and quiet[0] >= QUIET_SHOWN_S and quiet == sorted(quiet)
