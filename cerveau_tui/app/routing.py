@@ -68,6 +68,11 @@ COALESCE_S = 0.05
 GRANTING = ("approved_session", "approved_always")
 
 
+def grant_shown(scope: str, lasting: bool) -> str:
+    """A grant as the header lists it: a lasting rule says so (it outlives the session)."""
+    return f"always: {scope}" if lasting else scope
+
+
 class Router:
     """Drains the bridge and applies each item to the main screen's widgets.
 
@@ -200,7 +205,7 @@ class Router:
                 chat.card_status(call_id, CallStatus.DENIED if denied else CallStatus.RUNNING)
                 self.approvals.drop(request_id)
                 if decision in GRANTING and payload.scope:  # the policy's words
-                    self.header.grant(payload.scope)
+                    self.header.grant(grant_shown(payload.scope, decision == "approved_always"))
             case UsagePayload():
                 self.draft(None)
                 status.usage(payload)
@@ -255,8 +260,13 @@ class Router:
         held = getattr(session, "session_grants", None)
         if not callable(held):
             return
+        rules = getattr(session, "lasting_rules", None)
         try:
             scopes = [visible(str(scope)) for _, scope in held()]
+            # The workspace's "always" rules are in force too (found: the header dropped one
+            # given in the dialog as soon as the turn ended, keeping the session's only).
+            lasting = rules() if callable(rules) else []
+            scopes += [grant_shown(visible(str(s)), True) for _, s, d in lasting if d == "allow"]
         except RuntimeError:  # changed while read (a grant given this instant): the event has it
             return
         self.header.show_grants(scopes)

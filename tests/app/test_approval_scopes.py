@@ -14,6 +14,7 @@ from typing import Any
 from cerveau_tui.app.screens.approval import ApprovalScreen
 from cerveau_tui.app.widgets.chat import ChatView
 from cerveau_tui.app.widgets.entries import NoticeLine
+from cerveau_tui.app.widgets.header import SessionHeader
 from cerveau_tui.policy.rules_cli import rules_command
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
@@ -154,7 +155,10 @@ def _touch(path: Path) -> dict[str, Any]:
 
 
 async def _two_touches(
-    tmp_path: Path, keys: tuple[str, ...], cards: list[str] | None = None
+    tmp_path: Path,
+    keys: tuple[str, ...],
+    cards: list[str] | None = None,
+    header: list[str] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """Two `touch` commands outside the workspace; the first dialog answered with `keys`, any
     later one with `y`. Returns (approval_requested, approval_resolved) payloads; `cards` gets
@@ -184,6 +188,8 @@ async def _two_touches(
                 await pilot.pause(0.2)
                 if cards is not None:
                     cards += [str(g.render()) for g in app.chat.query(".granted")]
+                if header is not None:
+                    header.append(str(app.query_one(SessionHeader).render()))
                 await pilot.press("ctrl+q")
         return (
             [e.payload for e in rec.of("approval_requested")],
@@ -221,3 +227,11 @@ async def test_never_is_a_lasting_deny_rule_listed_by_cerveau_rules(tmp_path: Pa
     assert code == 0
     assert {"scope": resolved[0]["scope"], "decision": "deny"}.items() <= rows[0].items()
     assert Path(rows[0]["workspace"]) == (tmp_path / "ws").resolve()
+
+
+async def test_the_header_keeps_an_always_rule_after_the_turn(tmp_path: Path) -> None:
+    header: list[str] = []
+    requested, resolved = await _two_touches(tmp_path, ("2", "A", "A"), header=header)
+    assert resolved[0]["decision"] == "approved_always" and len(requested) == 1
+    # Read once the turn is over (the session's grants refreshed): the lasting rule stays shown.
+    assert "always: commands starting with `touch`" in " ".join(header[0].split())
