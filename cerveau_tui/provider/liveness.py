@@ -141,7 +141,10 @@ class QuietWatch:
 
     def _run(self) -> None:
         while not self._stop.wait(self._every_s):
-            self.check()
+            try:
+                self.check()
+            except Exception:  # noqa: BLE001 - a thread's traceback would be printed over the TUI
+                return  # the call goes on; only the quiet is no longer told
 
     def progressed(self) -> None:
         with self._lock:
