@@ -88,6 +88,7 @@ class Engine:
         undo_log: UndoLog | None = None,
         delegation: bool = False,  # the explore tool gets a read-only child runner
         system: str | None = None,  # a delegated child's: the session's own (same cached prefix)
+        state: EngineState | None = None,  # the session's, when its log listens to it
     ) -> None:
         self.sleep = sleep  # injected: a test of retry behaviour should not spend real seconds
         self.provider = provider
@@ -115,7 +116,7 @@ class Engine:
         self.plan = plan
         self.undo_log = undo_log
         self.delegate: Delegator | None = None
-        self.loop_state = EngineState()
+        self.loop_state = state if state is not None else EngineState()
         self.thinking = ThinkingStop()  # the person's "stop thinking" (thinking.py)
         self.events = TurnEvents(bus, self.workspace)
         self._exec_lock = threading.Lock()

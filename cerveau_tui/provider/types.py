@@ -184,6 +184,13 @@ class ServerProps:
 
 
 class Provider(Protocol):
+    """The model, as the loop and the session use it. Everything a caller needs is here, so no
+    caller probes for an attribute (`getattr(provider, "close", None)` hid a provider that
+    leaked its HTTP client): llama.LlamaProvider, and testing/fake_provider.FakeProvider."""
+
+    #: Where it talks, for the status line and the reserved ports ("" for an in-process fake).
+    base_url: str
+
     def complete(
         self,
         messages: list[dict[str, Any]],
@@ -205,3 +212,11 @@ class Provider(Protocol):
     def tokenize(self, text: str) -> list[int] | None: ...
 
     def health(self) -> bool: ...
+
+    def resolved_mode(self) -> str:
+        """What runs: "native" tool calls or "constrained" JSON actions, never "auto"."""
+        ...
+
+    def close(self) -> None:
+        """Release what it holds (the HTTP client): the session's last act."""
+        ...

@@ -7,18 +7,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bus import Emitter
 from ..config import Settings
 from ..history import Message, Origin
+from ..hooks import Hook
 from ..loop.approver import Approver, DenyAll
 from ..loop.engine import Engine
+from ..loop.state import EngineState
 from ..plan.models import PlanReport
+from ..plan.persist import SessionLog
 from ..plan.state import PlanState
 from ..protocol import EventType
 from ..provider.llama import LlamaProvider
+from ..provider.types import Provider, ServerProps
 from ..reminders import skill_book
+from ..sandbox.base import Runner
 from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
@@ -26,6 +31,11 @@ from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog
 from . import boundary, wiring
 from . import resume as resume_
+from .journal import Journal, RecordedJudge
+from .stored import StoredSession
+
+if TYPE_CHECKING:
+    from ..stack.server import ManagedServer
 
 Progress = Callable[[str, float | None, str], None]
 
@@ -40,14 +50,14 @@ class Session:
     engine: Engine
     approver: Approver
     server_url: str
-    managed: Any = None  # stack.server.ManagedServer when we started llama-server ourselves
-    props: Any = None
-    sandbox_status: dict[str, Any] = field(default_factory=dict)
+    managed: ManagedServer | None = None  # when we started llama-server ourselves
+    props: ServerProps | None = None
+    sandbox_status: dict[str, Any] = field(default_factory=dict)  # the self-check's report
     token_source: str = "estimate"
-    log: Any = None
-    full_registry: Any = None  # the registry outside discussion mode
-    journal: Any = None  # session.journal.Journal: what the log holds beyond events
-    resumed: Any = None  # session.stored.StoredSession when this session continues one
+    log: SessionLog | None = None
+    full_registry: Registry | None = None  # the registry outside discussion mode
+    journal: Journal | None = None  # what the log holds beyond events
+    resumed: StoredSession | None = None  # when this session continues one
 
     def transcript(self) -> list[Any]:
         """The stored events of the resumed session for the UI to redraw (messages, tool calls
@@ -59,11 +69,11 @@ class Session:
         return {
             "server_url": self.server_url,
             "managed": self.managed is not None,
-            "model": (getattr(props, "model_path", None) or self.settings.model_name or "").split(
-                "/"
-            )[-1],
+            "model": (
+                (props.model_path if props else None) or self.settings.model_name or ""
+            ).split("/")[-1],
             "n_ctx": self.engine.n_ctx,
-            "build_info": getattr(props, "build_info", None),
+            "build_info": props.build_info if props else None,
             "action_mode": _action_mode(self.engine.provider, self.settings.action_mode),
             "sandbox_backend": self.sandbox_status.get("backend", "none"),
             "sandbox_enforced": bool(self.sandbox_status.get("enforced", False)),
@@ -137,9 +147,7 @@ class Session:
             self.journal.flush()
         if self.log is not None:
             self.log.close()  # fsync'd, and the lock released: the session can be resumed
-        close_provider = getattr(self.engine.provider, "close", None)
-        if callable(close_provider):
-            close_provider()
+        self.engine.provider.close()
         if self.managed is not None:
             self.managed.stop()
             self.managed = None
@@ -218,11 +226,10 @@ class Session:
         return bool(revoke(scope_key)) if revoke is not None else False
 
 
-def _action_mode(provider: Any, configured: str) -> str:
+def _action_mode(provider: Provider, configured: str) -> str:
     """What runs ("native" or "constrained"), not "auto": the header and doctor say the truth."""
-    resolve = getattr(provider, "resolved_mode", None)
     try:
-        return str(resolve()) if callable(resolve) else configured
+        return provider.resolved_mode()
     except Exception:  # noqa: BLE001 - a status line must not fail on a flaky /props
         return configured
 
@@ -233,7 +240,7 @@ def build_session(
     bus: Emitter | None = None,
     approver: Approver | None = None,
     progress: Progress | None = None,
-    provider: Any = None,
+    provider: Provider | None = None,
     resume: str | None = None,
 ) -> Session:
     """`resume`: None starts fresh; an id (or "" / "last": the latest) resumes that stored session
@@ -266,7 +273,7 @@ def build_session(
             session_key=lambda: bus.session_id,  # read per request: a resume sets it later
         )
     else:
-        url = getattr(provider, "base_url", "")
+        url = provider.base_url
     props = provider.props()
     n_ctx = (props.n_ctx if props and props.n_ctx else None) or settings.n_ctx
 
@@ -305,6 +312,19 @@ def build_session(
             boundary.boundary_notice(bus, str(moved))
         hooks.append(TurnCloseHook(provider, memory))
     count, token_source = wiring.token_counter(provider, props)
+    # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
+    # once the session is announced (below). Opened before the engine, so the engine is built
+    # once with what the log must hear (its state's history, the recorded policy, the undo
+    # log's listener) and nothing reaches back into it afterwards.
+    try:
+        log, stored = resume_.open_session_log(settings, bus, resume)
+    except BaseException:
+        _abandon_parts(hooks, runner, provider, managed)
+        raise
+    state = EngineState()
+    journal = Journal(log, state, settings.workspace)
+    undo_log = UndoLog(store)
+    undo_log.listener = journal.undo_changed
     engine = Engine(
         provider=provider,
         registry=registry,
@@ -312,7 +332,7 @@ def build_session(
         settings=settings,
         approver=approver or DenyAll(),
         runner=runner,
-        policy=policy,
+        policy=RecordedJudge(policy, journal),
         hooks=hooks,
         n_ctx=n_ctx,
         model=(props.model_path if props else None) or settings.model_name or "",
@@ -320,17 +340,10 @@ def build_session(
         fingerprinter=fp,
         store=store,
         plan=plan,
-        undo_log=UndoLog(store),
+        undo_log=undo_log,
         delegation=settings.delegate,
+        state=state,
     )
-    # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
-    # once the session is announced (below).
-    try:
-        log, stored = resume_.open_session_log(settings, bus, resume)
-    except BaseException:
-        _abandon(engine, managed)
-        raise
-    journal = resume_.wire_journal(engine, log)
     keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
     protection = boundary.protection(settings)
     bus.emit(
@@ -374,13 +387,23 @@ def build_session(
     )
 
 
-def _abandon(engine: Engine, managed: Any) -> None:
+def _abandon_parts(
+    hooks: list[Hook], runner: Runner, provider: Provider, managed: ManagedServer | None
+) -> None:
+    """The log could not be opened: no engine yet, so what was built for it goes by hand."""
+    runner.kill_background()
+    for h in hooks:
+        h.close()
+    provider.close()
+    if managed is not None:
+        managed.stop()
+
+
+def _abandon(engine: Engine, managed: ManagedServer | None) -> None:
     """A session that could not open (its log held by another cerveau, a resume that failed):
     what was started for it goes, or the palette's next pick would find a second llama-server,
     the memory databases and the HTTP client still held by this one."""
     engine.close()
-    close_provider = getattr(engine.provider, "close", None)
-    if callable(close_provider):
-        close_provider()
+    engine.provider.close()
     if managed is not None:
         managed.stop()

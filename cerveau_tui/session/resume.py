@@ -31,7 +31,7 @@ from .journal import Journal, RecordedJudge
 from .listing import ResumeError, foreign_newer_than, resolve_session
 from .stored import StoredSession, read_session
 
-__all__ = ["ResumeError", "open_session_log", "restore", "wire_journal"]
+__all__ = ["ResumeError", "open_session_log", "restore"]
 
 #: What the model reads first when its previous turn died with the app.
 CUT_TURN_MESSAGE = (
@@ -66,17 +66,6 @@ def open_session_log(
         log = SessionLog(settings.workspace, bus.session_id)
     bus.subscribe(log)
     return log, stored
-
-
-def wire_journal(engine: Any, log: SessionLog) -> Journal:
-    """The journal on the engine's state; the policy's grants and the undo log's changes told
-    to it as they happen."""
-    journal = Journal(log, engine.loop_state, engine.workspace)
-    if engine.policy is not None:
-        engine.policy = RecordedJudge(engine.policy, journal)
-    if engine.undo_log is not None:
-        engine.undo_log.listener = journal.undo_changed
-    return journal
 
 
 def restore(
