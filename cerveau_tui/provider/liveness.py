@@ -57,7 +57,10 @@ class Deadline:
 def server_name(base_url: str, llama: bool) -> str:
     """ "llama-server at 127.0.0.1:8080", or "the server at ..." when `/props` did not say."""
     parsed = urlparse(base_url)
-    where = parsed.netloc or base_url
+    # Host and port only: a URL's user:password must not reach the chat and the session log.
+    host = parsed.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    where = f"{host}:{parsed.port}" if parsed.port else host
     return f"{'llama-server' if llama else 'the server'} at {where}"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApproveAll
-from cerveau_tui.provider.liveness import QUIET_SHOWN_S, Deadline
+from cerveau_tui.provider.liveness import QUIET_SHOWN_S, Deadline, server_name
 from cerveau_tui.provider.sse import StreamAssembler
 from cerveau_tui.provider.types import Completion, Delta, ErrorClass, ProviderError
 from cerveau_tui.session import build_session
@@ -212,3 +212,10 @@ def test_a_server_that_sends_nothing_at_all_is_reported_quiet() -> None:
     assert "keep-alive" not in got.message.split("Stopped")[0]  # none was read before the end
     quiet = [d.quiet_s for d in seen]
     assert quiet and quiet[0] >= QUIET_SHOWN_S and quiet == sorted(quiet)
+
+
+def test_the_servers_name_never_carries_the_urls_credentials() -> None:
+    assert server_name("http://me:secret@10.0.0.5:8000/v1", llama=False) == (
+        "the server at 10.0.0.5:8000"
+    )
+    assert server_name("http://[::1]:8080", llama=True) == "llama-server at [::1]:8080"
