@@ -29,7 +29,7 @@ from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog
-from . import boundary, wiring
+from . import boundary, slot_keeper, wiring
 from . import resume as resume_
 from .journal import Journal, RecordedJudge
 from .stored import StoredSession
@@ -276,6 +276,7 @@ def build_session(
         url = provider.base_url
     props = provider.props()
     n_ctx = (props.n_ctx if props and props.n_ctx else None) or settings.n_ctx
+    provider = slot_keeper.keep_slots(provider, bus, settings, props)  # instant resume
 
     runner, sandbox_status = boundary.sandbox(settings)
     runner = boundary.guard_git(runner, settings, bus)

@@ -7,6 +7,9 @@ the CLI and the tests, so `cerveau stack status` in one terminal sees what the a
     <cache>/work/<version>-<flaghash>/                         source + build tree while building
     <cache>/run/server-<pid>.json                              one state file per running server
     <cache>/logs/llama-server-<port>.log
+    <cache>/slots/                                             the servers' --slot-save-path
+    <cache>/slot-records/<session>.json                        which save is whose (session/slots.py)
+    <cache>/last-port                                          the app's own server's last port
     <cache>/locks/provision.lock
 """
 
@@ -77,6 +80,18 @@ class StackPaths:
     @property
     def logs_dir(self) -> Path:
         return self.root / "logs"
+
+    @property
+    def slots_dir(self) -> Path:
+        return self.root / "slots"
+
+    @property
+    def slot_records_dir(self) -> Path:
+        return self.root / "slot-records"
+
+    @property
+    def last_port_file(self) -> Path:
+        return self.root / "last-port"
 
     @property
     def lock_file(self) -> Path:

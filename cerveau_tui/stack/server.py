@@ -52,6 +52,21 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def bindable(port: int | None, host: str = "127.0.0.1") -> int | None:
+    """`port` if nobody listens on it right now, else None."""
+    if not port:
+        return None
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # As llama-server binds (SO_REUSEADDR): the last server's connections in TIME_WAIT
+        # do not keep its port from the next one.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return None
+    return port
+
+
 def http_get(url: str, timeout_s: float) -> httpx.Response:
     # Loopback never goes through a proxy: with HTTP_PROXY set (CI machines reaching PyPI through
     # one), httpx would otherwise send our /health polls to the proxy, which cannot reach them.
@@ -128,19 +143,24 @@ class ManagedServer:
         *,
         n_ctx: int = 8192,
         port: int | None = None,
+        prefer_port: int | None = None,
+        port_file: Path | None = None,
         host: str = "127.0.0.1",
         log_path: Path | None = None,
         run_dir: Path | None = None,
         extra_args: Sequence[str] = (),
+        slot_dir: Path | None = None,
         detached: bool = False,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.binary, self.model, self.n_ctx = Path(binary), Path(model), n_ctx
-        self.host, self.port = host, port or free_port(host)
+        self.host, self.port = host, port or bindable(prefer_port, host) or free_port(host)
         self._auto_port = port is None
         self.log_path = log_path or Path(f"/tmp/llama-server-{self.port}.log")
         self.run_dir, self.extra_args, self.detached = run_dir, tuple(extra_args), detached
+        self.slot_dir = slot_dir  # --slot-save-path: where a session's slot is saved and restored
+        self.port_file = port_file  # where the port is kept for the next start to prefer
         self._clock, self._sleep = clock, sleep
         self.proc: subprocess.Popen[bytes] | None = None
         self._watchdog: subprocess.Popen[bytes] | None = None
@@ -157,9 +177,10 @@ class ManagedServer:
     def argv(self) -> list[str]:
         # One slot: a slot gets n_ctx / np, and the harness sends one request at a time; more
         # slots would silently shrink the window the model actually has.
+        slots = ["--slot-save-path", str(self.slot_dir)] if self.slot_dir is not None else []
         return [
             str(self.binary), "-m", str(self.model), "--host", self.host, "--port", str(self.port),
-            "-c", str(self.n_ctx), "--jinja", "-np", "1", *self.extra_args,
+            "-c", str(self.n_ctx), "--jinja", "-np", "1", *slots, *self.extra_args,
         ]  # fmt: skip
 
     def running(self) -> bool:
@@ -181,6 +202,8 @@ class ManagedServer:
                 self.port = free_port(self.host)
         if self.run_dir is not None:
             write_record(self.run_dir, self.record())
+        if self.port_file is not None:
+            self.port_file.write_text(str(self.port))
         progress("ready", None, f"llama-server ready at {self.url}")
         return self.url
 
@@ -289,9 +312,30 @@ def managed_for(
     paths: StackPaths, binary: Path, model: Path, n_ctx: int, detached: bool = False
 ) -> ManagedServer:
     _prune_logs(paths.logs_dir)
-    server = ManagedServer(binary, model, n_ctx=n_ctx, run_dir=paths.run_dir, detached=detached)
+    paths.slots_dir.mkdir(parents=True, exist_ok=True)
+    server = ManagedServer(
+        binary,
+        model,
+        n_ctx=n_ctx,
+        # The app's own server comes back on its last port when it is free: the system prompt
+        # names the port (the reserved-ports section), so a server back on a new one changed
+        # the first message and every resume read the whole conversation again, a restored
+        # slot included.
+        prefer_port=None if detached else _last_port(paths),
+        port_file=None if detached else paths.last_port_file,
+        run_dir=paths.run_dir,
+        slot_dir=paths.slots_dir,
+        detached=detached,
+    )
     server.log_path = paths.logs_dir / f"llama-server-{server.port}.log"
     return server
+
+
+def _last_port(paths: StackPaths) -> int | None:
+    try:
+        return int(paths.last_port_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def ensure_server(

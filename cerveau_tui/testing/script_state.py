@@ -70,6 +70,7 @@ class ScriptState:
         self.stopping = threading.Event()  # ends the endless hostile streams when the server stops
         self._cursor = 0
         self._cached: list[int] = []
+        self.slots: Any = None  # testing/slots.py's ScriptedSlots: the slot endpoints answer
         self._ids = 0
         self._lock = threading.Lock()
 
@@ -91,6 +92,14 @@ class ScriptState:
         """What a restarted llama-server has: an empty slot."""
         with self._lock:
             self._cached = []
+
+    def cached(self) -> list[int]:
+        with self._lock:
+            return list(self._cached)
+
+    def load_cache(self, tokens: list[int]) -> None:
+        with self._lock:
+            self._cached = list(tokens)
 
     def prompt_cache(self, tokens: list[int]) -> tuple[int, int]:
         """(cache_n, prompt_n) against the previous prompt: the longest common prefix is reused,

@@ -79,6 +79,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"status": "ok"})
         elif self.path == "/props" and st.extras:
             self._json(200, {**wire.props_body(st.n_ctx, st.supports_tools), **st.props})
+        elif self.path == "/slots" and st.slots is not None:
+            self._json(200, st.slots.listing(st))
         elif self.path == "/v1/models":
             model = {"id": wire.MODEL, "object": "model", **st.models}
             self._json(200, {"object": "list", "data": [model]})
@@ -90,6 +92,9 @@ class _Handler(BaseHTTPRequestHandler):
         st.hits[self.path] += 1
         body = self._body()
         if body is None:
+            return
+        if self.path.startswith("/slots/") and st.slots is not None:
+            self._json(*st.slots.action(self.path, body, st))
             return
         if self.path == "/tokenize" and st.extras:
             content = body.get("content", "")

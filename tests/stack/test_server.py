@@ -232,3 +232,45 @@ def test_an_auto_port_taken_meanwhile_is_replaced_by_another(
             assert server.port != taken and probe(server.url)
         finally:
             server.stop()
+
+
+def test_a_managed_server_saves_slots_under_the_cache_dir(tmp_path: Path) -> None:
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.server import managed_for
+
+    paths = stack_paths(tmp_path / "cache")
+    argv = managed_for(paths, Path("/b/llama-server"), Path("/m.gguf"), 4096).argv()
+    assert argv[argv.index("--slot-save-path") + 1] == str(tmp_path / "cache" / "slots")
+    assert (tmp_path / "cache" / "slots").is_dir()
+
+
+def test_a_server_without_a_slot_folder_gets_no_slot_flag() -> None:
+    argv = ManagedServer(Path("/b/llama-server"), Path("/m.gguf"), port=5555).argv()
+    assert "--slot-save-path" not in argv
+
+
+def test_the_apps_server_comes_back_on_its_last_port_when_it_is_free(tmp_path: Path) -> None:
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.server import free_port, managed_for
+
+    paths = stack_paths(tmp_path / "cache")
+    paths.root.mkdir(parents=True)
+    port = free_port()
+    paths.last_port_file.write_text(str(port))
+    assert managed_for(paths, Path("/b/llama-server"), Path("/m.gguf"), 4096).port == port
+
+
+def test_a_last_port_someone_else_holds_is_passed_over(tmp_path: Path) -> None:
+    import socket
+
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.server import managed_for
+
+    paths = stack_paths(tmp_path / "cache")
+    paths.root.mkdir(parents=True)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        paths.last_port_file.write_text(str(taken))
+        assert managed_for(paths, Path("/b/llama-server"), Path("/m.gguf"), 4096).port != taken

@@ -1,0 +1,224 @@
+"""Instant resume: the session's server slot saved at turn end and restored before the request
+that needs it, with the server's own figure as the proof.
+
+A provider in front of the session's provider (every request passes here, so the keeper knows
+the exact prompt it last sent), and a bus subscriber (a turn's end is when to save):
+- At turn end (in a thread: delivery holds the bus lock) and at close, the slot is saved under a
+  name that says what it holds (slots.py) and the session's record replaced.
+- Before a chat request, when the slot does not hold this conversation (a new process: the app's
+  own server died with the last one; or a side request since the save, the turn close's distill),
+  the saved slot is restored when its model and prompt prefix match the request.
+- The first request after a restore proves it: llama-server can report success and restore
+  nothing (llama.cpp#26676), so when its `cache_n` says nothing was reused, that is said once, and
+  the session goes on with the full prompt.
+- A server without the slot endpoints (or with several slots, or no save folder) is left alone,
+  silently: nothing is saved, nothing said.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ..bus import Emitter
+from ..config import Settings
+from ..loop.cache_ledger import figures_of
+from ..protocol import Event, EventType
+from ..provider.types import Completion, ServerProps
+from ..stack.paths import stack_paths
+from .slots import (
+    SlotClient,
+    SlotRecord,
+    SlotRefused,
+    SlotStore,
+    model_key,
+    prefix_hash,
+    slot_filename,
+)
+
+
+class SlotKeeper:
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        bus: Emitter,
+        client: SlotClient,
+        store: SlotStore,
+        model_key: str,
+        workspace: str,
+    ) -> None:
+        self.inner, self.bus, self.client, self.store = inner, bus, client, store
+        self.model_key, self.workspace = model_key, workspace
+        self.slot = client.slot()  # None: the server has no (single) slot to keep
+        self._lock = threading.Lock()  # one slot action or request at a time, in order
+        self._saver: threading.Thread | None = None
+        # The last chat request's prefix, hashed as it was sent (a message changed later in
+        # place must not change what the save claims to hold).
+        self._sent: tuple[str, int] = ("", 0)
+        self._dirty = False  # a request since the last save
+        self._ours = False  # the slot holds this conversation (our request was the last one)
+        self._restored: int | None = None  # tokens the last restore said it brought back
+        if self.slot is not None:
+            bus.subscribe(self._on_event)
+
+    def __getattr__(self, name: str) -> Any:  # resolved_mode, base_url, ...: the provider's
+        return getattr(self.inner, name)
+
+    def props(self) -> ServerProps:
+        props: ServerProps = self.inner.props()
+        return props
+
+    def tokenize(self, text: str) -> list[int] | None:
+        tokens: list[int] | None = self.inner.tokenize(text)
+        return tokens
+
+    def health(self) -> bool:
+        return bool(self.inner.health())
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **kw: Any
+    ) -> Completion:
+        self._wait()
+        with self._lock:
+            if self.slot is not None and not self._ours:
+                self._restore(messages)
+        done: Completion = self.inner.complete(messages, tools, **kw)
+        with self._lock:
+            self._sent, self._dirty, self._ours = (prefix_hash(messages), len(messages)), True, True
+            self._check_restore(done)
+        return done
+
+    def complete_json(
+        self, messages: list[dict[str, Any]], schema: dict[str, Any], **kw: Any
+    ) -> str:
+        self._wait()
+        with self._lock:
+            self._ours = False  # the side request takes the slot; the next chat call restores
+        out: str = self.inner.complete_json(messages, schema, **kw)
+        return out
+
+    def _restore(self, messages: list[dict[str, Any]]) -> None:
+        rec = self.store.load(self.bus.session_id)
+        self._ours = True  # one attempt: a restore that fails is not retried every request
+        if rec is None or self.slot is None:
+            return
+        if rec.model_key != self.model_key:
+            self._say("the saved server slot is from another model or build: not restored")
+            return
+        n = rec.prefix_messages
+        if len(messages) < n or prefix_hash(messages[:n]) != rec.prefix_hash:
+            self._say("the conversation changed since its server slot was saved: not restored")
+            return
+        try:
+            answer = self.client.act(self.slot, "restore", rec.filename)
+        except SlotRefused as exc:
+            self._say(f"the saved server slot could not be restored ({exc}); reading it all again")
+            return
+        restored = answer.get("n_restored")
+        self._restored = restored if isinstance(restored, int) else 0
+
+    def _check_restore(self, done: Completion) -> None:
+        """The first request after a restore: its `cache_n` is the proof."""
+        said, self._restored = self._restored, None
+        if said is None:
+            return
+        f = figures_of(done)
+        if f is None:
+            return
+        if said and f.cached == 0:
+            self._say(
+                f"the server said it restored {said:,} tokens of the saved slot, and the request "
+                f"reused none: it read all {f.prompt:,} again (llama.cpp#26676)",
+                level="warning",
+            )
+        elif f.cached:
+            self._say(
+                f"server cache restored from the saved slot: {f.cached:,} tokens not read again"
+            )
+
+    # --- saving --------------------------------------------------------------------------------
+
+    def _on_event(self, ev: Event) -> None:
+        # Never a join here: delivery holds the bus lock, and a saver may be waiting for it to
+        # say something. Savers take `_lock` in turn; the next request joins the last one.
+        if ev.type == EventType.TURN_ENDED and self._dirty:
+            self._saver = threading.Thread(target=self.save, name="slot-save", daemon=True)
+            self._saver.start()
+
+    def _wait(self) -> None:
+        saver, self._saver = self._saver, None
+        if saver is not None and saver is not threading.current_thread():
+            saver.join()
+
+    def save(self) -> None:
+        with self._lock:
+            if self.slot is None or not self._dirty or not self._ours or not self._sent[1]:
+                return
+            sid, (prefix, count) = self.bus.session_id, self._sent
+            name = slot_filename(sid, self.model_key, prefix)
+            try:
+                answer = self.client.act(self.slot, "save", name)
+            except SlotRefused as exc:
+                if exc.unsupported:  # no save folder: left alone, silently, from now on
+                    self.slot = None
+                else:
+                    self._say(f"the server slot could not be saved: {exc}", level="warning")
+                return
+            self._dirty = False
+            saved = answer.get("n_saved")
+            self.store.put(
+                SlotRecord(
+                    session_id=sid,
+                    filename=name,
+                    model_key=self.model_key,
+                    prefix_hash=prefix,
+                    prefix_messages=count,
+                    n_saved=saved if isinstance(saved, int) else 0,
+                    local=self.store.is_local(name),
+                    workspace=self.workspace,
+                    saved_at=time.time(),
+                )
+            )
+
+    def close(self) -> None:
+        self._wait()
+        self.save()
+        self.client.close()
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+    def _say(self, text: str, level: str = "info") -> None:
+        self.bus.emit(EventType.NOTICE, {"text": text, "level": level, "source": "slots"})
+
+
+def keep_slots(provider: Any, bus: Emitter, settings: Settings, props: ServerProps | None) -> Any:
+    """The session's provider, behind a SlotKeeper when its server answers the slot endpoints
+    (one slot); as it was otherwise. Collects old saves first (slots.py's rules)."""
+    base = getattr(provider, "base_url", None)
+    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+        return provider
+    paths = stack_paths(settings.cache_dir)
+    store = SlotStore(paths.slot_records_dir, paths.slots_dir)
+    try:
+        store.collect()
+    except OSError:  # a cache dir we cannot tidy is no reason to refuse the session
+        pass
+    client = SlotClient(base)
+    key = model_key(props.model_path if props else None, props.build_info if props else None)
+    keeper = SlotKeeper(
+        provider,
+        bus=bus,
+        client=client,
+        store=store,
+        model_key=key,
+        workspace=str(settings.workspace),
+    )
+    if keeper.slot is None:
+        client.close()
+        return provider
+    return keeper
