@@ -58,6 +58,7 @@ def collect(settings: Settings) -> dict[str, Any]:
         server["embedded"] = embedded_state(server)
         server["reachable"] = server["embedded"] == "running"
     info["server"] = server
+    info["template"] = template_info(settings.server_url or server.get("server_url"))
     from .sandbox.select import doctor_info as sandbox_info
 
     info["sandbox"] = sandbox_info(settings)
@@ -75,6 +76,49 @@ def embedded_state(server: dict[str, Any]) -> str:
     if server.get("ready"):
         return "starts on demand"
     return "not provisioned"
+
+
+def template_info(url: str | None) -> dict[str, Any]:
+    """Whether the model's chat template rewrites earlier turns (provider/template_check.py):
+    per kind of message, "stable", "rewritten" (with the tokens re-read and what the harness does
+    about it) or "unavailable"; nothing running: unavailable, never a guess."""
+    if not url:
+        return {"state": "unavailable", "why": "no server running to render with", "kinds": []}
+    from .provider.template_check import WHAT_WE_DO, check_template, http_post
+
+    results = check_template(http_post(url))
+    kinds = [
+        {
+            "kind": r.kind,
+            "state": r.state,
+            "reread_tokens": r.reread_tokens,
+            "detail": r.detail,
+            **({"harness": WHAT_WE_DO[r.kind]} if r.state == "rewritten" else {}),
+        }
+        for r in results
+    ]
+    states = {r.state for r in results}
+    state = (
+        "rewrites" if "rewritten" in states else "stable" if states == {"stable"} else "unavailable"
+    )
+    return {"state": state, "kinds": kinds}
+
+
+def template_lines(t: dict[str, Any]) -> list[str]:
+    if not t["kinds"]:
+        return [f"template:  unavailable ({t.get('why', '')})"]
+    stable = [k["kind"] for k in t["kinds"] if k["state"] == "stable"]
+    kept = f"keeps earlier {', '.join(stable)} byte-stable" if stable else "rewrites earlier turns"
+    lines = [f"template:  {kept}"]
+    for k in t["kinds"]:
+        if k["state"] == "rewritten":
+            lines.append(
+                f"  - rewrites earlier {k['kind']}: ~{k['reread_tokens']} tokens re-read per "
+                f"request ({k['detail']}); {k['harness']}"
+            )
+        elif k["state"] == "unavailable":
+            lines.append(f"  - {k['kind']}: unavailable ({k['detail']})")
+    return lines
 
 
 def gate_info(settings: Settings) -> dict[str, Any]:
@@ -147,6 +191,8 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     g = info["gate"]
     detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
     in_force = g["command"] or ", ".join(g["criteria"]) or "none"
+    for line in template_lines(info["template"]):
+        say(line)
     say(f"gate:      {g['stack']} stack, {detected} detected; in use: {in_force} ({g['why']})")
     say(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
     if code:

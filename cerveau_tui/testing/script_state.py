@@ -71,6 +71,7 @@ class ScriptState:
         self._cursor = 0
         self._cached: list[int] = []
         self.slots: Any = None  # testing/slots.py's ScriptedSlots: the slot endpoints answer
+        self.drops_reasoning = False  # /apply-template drops reasoning before the last user turn
         self._ids = 0
         self._lock = threading.Lock()
 

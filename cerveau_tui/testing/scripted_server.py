@@ -22,6 +22,7 @@ from typing import Any
 from . import wire
 from .script import Hostile, Prefill, Reply, reply_for
 from .script_state import APPROX_BYTES_PER_TOKEN, ScriptState, approx_tokens, render_prompt
+from .template import apply_template
 
 
 def _is_action_schema(body: dict[str, Any]) -> bool:
@@ -92,6 +93,9 @@ class _Handler(BaseHTTPRequestHandler):
         st.hits[self.path] += 1
         body = self._body()
         if body is None:
+            return
+        if self.path == "/apply-template" and st.extras:
+            self._json(200, apply_template(body, drops_reasoning=st.drops_reasoning))
             return
         if self.path.startswith("/slots/") and st.slots is not None:
             self._json(*st.slots.action(self.path, body, st))
