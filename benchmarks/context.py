@@ -4,6 +4,9 @@
     .venv/bin/python benchmarks/context.py --server URL    # a running llama-server (its own -c)
     .venv/bin/python benchmarks/context.py --no-summary    # the brief instead of model summaries
     .venv/bin/python benchmarks/context.py --summary-tokens 256   # a smaller summary cap
+    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192 --no-summary --cache-reuse 256
+    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192 --no-summary --compare-cache-reuse 256
+                      # the same long turn on a server without and with `--cache-reuse N` (issue 23)
 
 (1) A 31-round scripted turn (one ~1.1 KB write_file per round, as measured in
     reference/context.md) through the cache probe (cerveau_tui/testing/cache_probe.py): per request
@@ -93,6 +96,15 @@ def long_turn(real_url: str, rounds: int, summarise: bool, summary_tokens: int) 
         "n_ctx": n_ctx,
         "tokenizer": source,
     }
+
+
+def totals(r: dict[str, Any]) -> tuple[int, int]:
+    """(evaluated, appended) over the turn's chat requests, as report_turn counts them."""
+    chats = [x for x in r["records"] if x.kind == "chat" and x.status == 200]
+    appended = list(r["appended"])
+    if appended and chats:
+        appended[0] = chats[0].prompt_n + chats[0].cache_n
+    return sum(x.prompt_n for x in chats), sum(appended)
 
 
 def report_turn(r: dict[str, Any]) -> None:
@@ -207,7 +219,19 @@ def main() -> None:
     ap.add_argument(
         "--summary-tokens", type=int, default=1024, help="the summary's cap (generation is slow)"
     )
+    ap.add_argument("--n-ctx", type=int, default=4096, help="the started server's -c")
+    ap.add_argument("--cache-reuse", type=int, default=0, help="start it with --cache-reuse N")
+    ap.add_argument(
+        "--compare-cache-reuse",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the turn on a server without, then with --cache-reuse N, and compare",
+    )
     args = ap.parse_args()
+    if args.compare_cache_reuse:
+        compare_cache_reuse(args)
+        return
     from cerveau_tui.stack.paths import stack_paths
     from cerveau_tui.stack.provision import locate
     from cerveau_tui.stack.server import managed_for
@@ -218,7 +242,9 @@ def main() -> None:
     url = args.server
     if url is None:
         assert loc.binary is not None and loc.model is not None, "run `cerveau stack provision`"
-        server = managed_for(paths, loc.binary, loc.model, n_ctx=4096)
+        server = managed_for(paths, loc.binary, loc.model, n_ctx=args.n_ctx)
+        if args.cache_reuse:
+            server.extra_args = ("--cache-reuse", str(args.cache_reuse))
         server.start(timeout_s=120.0)
         url = server.url
     try:
@@ -227,6 +253,38 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+
+
+def compare_cache_reuse(args: argparse.Namespace) -> None:
+    """The same scripted turn on two fresh servers: without and with `--cache-reuse N`."""
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.provision import locate
+    from cerveau_tui.stack.server import managed_for
+
+    paths = stack_paths()
+    loc = locate(paths)
+    assert loc.binary is not None and loc.model is not None, "run `cerveau stack provision`"
+    figures = []
+    for reuse in (0, args.compare_cache_reuse):
+        server = managed_for(paths, loc.binary, loc.model, n_ctx=args.n_ctx)
+        if reuse:
+            server.extra_args = ("--cache-reuse", str(reuse))
+        server.start(timeout_s=120.0)
+        try:
+            t = time.perf_counter()
+            r = long_turn(server.url, args.rounds, not args.no_summary, args.summary_tokens)
+            took = time.perf_counter() - t
+        finally:
+            server.stop()
+        print(f"--- --cache-reuse {reuse or 'off'}")
+        report_turn(r)
+        evaluated, appended = totals(r)
+        figures.append((reuse, evaluated, appended, took))
+    for reuse, evaluated, appended, took in figures:
+        print(
+            f"cache-reuse {reuse or 'off':>4}: {evaluated:,} evaluated for {appended:,} appended "
+            f"({evaluated / max(1, appended):.2f}x), {took:.0f} s wall"
+        )
 
 
 if __name__ == "__main__":
