@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import httpx
 
 from . import constrained
-from .errors import backoff_delay, classify_error, describe
+from .errors import backoff_delay, classify_error, describe, public_url
 from .extras import ServerExtras
 from .liveness import Deadline, QuietWatch, last_said, quiet_error, quiet_reporter, server_name
 from .props import props_from
@@ -79,6 +79,7 @@ class LlamaProvider:
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.base_url = base_url.rstrip("/")
+        self._public_url = public_url(self.base_url)  # what errors say
         self.model = model
         self.action_mode = action_mode
         self.temperature = temperature
@@ -244,7 +245,7 @@ class LlamaProvider:
         try:
             with watch, contextlib.closing(self._client.send(request, stream=True)) as r:
                 if r.status_code != 200:
-                    raise status_error(r, self.limits.max_error_bytes, deadline, self.base_url)
+                    raise status_error(r, self.limits.max_error_bytes, deadline, self._public_url)
                 encoding = r.headers.get("content-encoding", "identity").strip().lower()
                 if encoding not in ("", "identity"):
                     raise MalformedChunk(
@@ -277,29 +278,29 @@ class LlamaProvider:
             # A silent read (no byte for the window) is the same fact as a window of pings.
             raise self._quiet(deadline, asm, via) from exc
         except ReplyTooLarge as exc:
-            raise too_large(exc, self.base_url, self._finish(asm, via, partial=True)) from exc
+            raise too_large(exc, self._public_url, self._finish(asm, via, partial=True)) from exc
         except MalformedChunk as exc:
             raise self._bad_stream(f"malformed reply from the server ({exc})", asm, via) from exc
         except StreamErrorEvent as exc:
             raise event_error(
-                exc.error, self.base_url, self._finish(asm, via, partial=True)
+                exc.error, self._public_url, self._finish(asm, via, partial=True)
             ) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise ProviderError(
-                describe(ErrorClass.CONNECTION, None, str(exc), self.base_url),
+                describe(ErrorClass.CONNECTION, None, str(exc), self._public_url),
                 ErrorClass.CONNECTION,
             ) from exc
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             if asm.chunks == 0:
                 # Nothing received yet: the server dropped the connection, retrying is safe.
                 raise ProviderError(
-                    describe(ErrorClass.TRANSIENT, None, str(exc), self.base_url),
+                    describe(ErrorClass.TRANSIENT, None, str(exc), self._public_url),
                     ErrorClass.TRANSIENT,
                 ) from exc
             raise self._bad_stream(f"the stream ended early ({exc})", asm, via) from exc
         except httpx.HTTPError as exc:
             cls = classify_error(None, str(exc))
-            raise ProviderError(describe(cls, None, str(exc), self.base_url), cls) from exc
+            raise ProviderError(describe(cls, None, str(exc), self._public_url), cls) from exc
         if not saw_done:
             raise self._bad_stream("the stream ended without [DONE]", asm, via)
         return self._finish(asm, via)
@@ -369,7 +370,7 @@ class LlamaProvider:
     def _bad_stream(self, what: str, asm: StreamAssembler, via: str) -> ProviderError:
         got = f"{asm.chunks} chunk(s), {sum(map(len, asm.content))} characters of content"
         return ProviderError(
-            f"{what} ({self.base_url}); received {got} before that (kept)",
+            f"{what} ({self._public_url}); received {got} before that (kept)",
             ErrorClass.BAD_STREAM,
             partial=self._finish(asm, via, partial=True),
         )

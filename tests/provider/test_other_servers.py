@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cerveau_tui.bus import Emitter
 from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApproveAll
 from cerveau_tui.provider.llama import LlamaProvider
+from cerveau_tui.provider.types import ProviderError
 from cerveau_tui.session import build_session
 from cerveau_tui.testing import wire
 from cerveau_tui.testing.scripted_server import ScriptedServer
@@ -117,3 +120,14 @@ def test_a_workspace_config_cannot_rename_the_session_header(tmp_path: Path) -> 
     settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
     assert settings.session_header == "x-session-id"
     assert any("session_header" in line for line in settings.workspace_review)
+
+
+def test_an_error_never_says_the_urls_credentials() -> None:
+    """A router behind basic auth (`http://me:secret@host`): every error reaches the chat and
+    the session log, so it names the server without them."""
+    with ScriptedServer({"responses": [{"error": {"status": 500, "message": "boom"}}]}) as srv:
+        plain = srv.url
+        with pytest.raises(ProviderError) as info:
+            url = plain.replace("http://", "http://me:secret@")
+            LlamaProvider(url, max_retries=0).complete(ASK, [], max_tokens=16)
+    assert "secret" not in info.value.message and plain in info.value.message
