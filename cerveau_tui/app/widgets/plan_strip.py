@@ -3,16 +3,15 @@ files changed since their checkpoint. Renders the same report object as the plan
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.content import Content
 from textual.widgets import Static
 
+from ...plan.models import PlanReport
 from ..plan_model import STATUS_ICONS
 
 
-def strip_content(report: Any) -> Content:
-    if report is None or not getattr(report, "steps", None):
+def strip_content(report: PlanReport | None) -> Content:
+    if report is None or not report.steps:
         return Content.assemble(("no plan", "$text-muted"))
     parts: list[tuple[str, str] | str] = [
         ("plan ", "$text-muted"),
@@ -26,8 +25,7 @@ def strip_content(report: Any) -> Content:
     if cur is not None:
         parts.append(("  ▸ ", "$text-muted"))
         parts.append(f"{cur.id}. {cur.title}")
-    changed = getattr(report, "changed_count", 0)
-    missing = getattr(report, "missing_count", 0)
+    changed, missing = report.changed_count, report.missing_count
     if changed:
         parts.append((f"  △ {changed} changed since checkpoint", "$text-warning"))
     if missing:
@@ -52,8 +50,8 @@ class PlanStrip(Static):
 
     def __init__(self) -> None:
         super().__init__(strip_content(None), id="plan-strip", markup=False)
-        self.report: Any = None
+        self.report: PlanReport | None = None
 
-    def show(self, report: Any) -> None:
+    def show(self, report: PlanReport | None) -> None:
         self.report = report
         self.update(strip_content(report))

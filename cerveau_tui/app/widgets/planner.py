@@ -4,23 +4,22 @@ at 80 columns a fixed 44 left the chat 36, too narrow for a diff line."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from ...plan.models import PlanReport
 from ..plan_model import STATUS_ICONS, STATUS_LABELS
 from .plan_strip import _icon_style
 
 
-def planner_content(report: Any) -> Content:
-    if report is None or not getattr(report, "steps", None):
+def planner_content(report: PlanReport | None) -> Content:
+    if report is None or not report.steps:
         return Content.assemble(
             ("No plan yet. The model commits one with commit_plan.", "$text-muted")
         )
     parts: list[tuple[str, str] | str] = [
-        (f"Plan (revision {getattr(report, 'revision', 1)})", "bold"),
+        (f"Plan (revision {report.revision})", "bold"),
         (f"  {report.done_count}/{report.total} done\n", "$text-muted"),
     ]
     for s in report.steps:
@@ -49,12 +48,12 @@ class PlannerPanel(VerticalScroll):
 
     def __init__(self) -> None:
         super().__init__(id="planner")
-        self.report: Any = None
+        self.report: PlanReport | None = None
         self._body = Static(planner_content(None), markup=False)
 
     def compose(self):  # type: ignore[override]
         yield self._body
 
-    def show(self, report: Any) -> None:
+    def show(self, report: PlanReport | None) -> None:
         self.report = report
         self._body.update(planner_content(report))
