@@ -4,10 +4,11 @@ It holds the plan's own events (plan_committed, plan_updated, checkpoint) and th
 writes (the seq of the last successful write of each path), which is all `build_report_at`
 reads. Before, four holders kept their own copies: this state (plan events only), the PlanHook
 (writes, from the bus), the session log (both, rebuilt on demand) and the TUI's feed (every plan
-event it saw, with its own fingerprinter on the UI thread). A resume replayed the plan events
-into the first and nothing into the others, so for the same step the model's guidance and the
-resume brief said "pending" while the strip and `cerveau report` said "done_unconfirmed", and
-`Session.report()` was empty.
+event it saw, with its own fingerprinter on the UI thread). A resume gave the first its plan
+events and no writes, the hook and the log nothing (the TUI redrew the stored events, `cerveau
+report` read the whole log), so for the same step the model's guidance and the resume brief said
+"pending" while the strip and `cerveau report` said "done_unconfirmed", and `Session.report()`
+was empty.
 
 Now every view is `reconciled()` of this one object: the PlanHook's guidance and resume brief,
 `Session.report()`, `cerveau report` (a ledger folded from the stored log), and the TUI, which
