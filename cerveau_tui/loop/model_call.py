@@ -202,11 +202,14 @@ class ModelCall:
         only_tools: tuple[str, ...] = (),
         extra: dict[str, Any] | None = None,
         measured: int | None = None,
+        shape: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
     ) -> Completion:
         """`only_tools`: offer just these this call (R1's read-only round); `extra`: request
-        fields for this call only (R2's chat_template_kwargs)."""
+        fields for this call only (R2's chat_template_kwargs); `shape`: the offered schemas as
+        this call needs them (a tool narrowed after a cut-off call, guards/cut_retry.py)."""
         registry = self.registry.only(*only_tools) if only_tools else self.registry
-        schemas = registry.schemas()
+        schemas = shape(registry.schemas()) if shape else registry.schemas()
+        shape = _same(schemas)  # a retry of this call below offers exactly the same
         budget = self.budget(max_tokens, schemas)
         refused = refused if refused is not None else []
         # Once per call: before it by the high-water mark, or after the server's first refusal
@@ -254,7 +257,12 @@ class ModelCall:
             self.bus.emit(EventType.REASONING, {"text": f"\n[{ASKED_AGAIN}]\n"})
             self.bus.emit(EventType.NOTICE, {"text": ASKED_AGAIN, "source": THINKING})
             return self(
-                max_tokens, attempt, refused, only_tools=only_tools, extra=thinking_off(extra)
+                max_tokens,
+                attempt,
+                refused,
+                only_tools=only_tools,
+                extra=thinking_off(extra),
+                shape=shape,
             )
         except ProviderError as exc:
             if exc.prompt_tokens:
@@ -281,6 +289,7 @@ class ModelCall:
                     extra=extra,
                     # Without the server's count, ours a quarter up: it refused what we counted.
                     measured=exc.prompt_tokens or int(ours * 1.25) + 1,
+                    shape=shape,
                 )
             raise
 
@@ -333,6 +342,10 @@ class ModelCall:
                 EventType.NOTICE, {"text": miss.text(), "level": "warning", "source": "cache_miss"}
             )
         return ctx_tokens
+
+
+def _same(schemas: list[dict[str, Any]]) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    return lambda _offered: schemas
 
 
 def resume_brief(

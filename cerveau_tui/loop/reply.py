@@ -19,11 +19,11 @@ from ..tools.base import ToolContext, ToolError
 from ..tools.registry import Registry
 from .dispatch import describe_validation
 from .events import TurnEvents
+from .guards.cut_retry import CutRetries, CutRetry
 from .guards.text_calls import extract_text_tool_calls, unknown_tool_message
 from .guards.truncation import (
     is_truncated_tool_call,
     looks_truncated,
-    truncated_call_message,
     wrong_args_message,
 )
 from .schedule import ToolExecution
@@ -44,6 +44,7 @@ class Reply:
         self.events = events
         self.ctx = ctx
         self.tool_context = tool_context
+        self.cuts = CutRetries()  # this turn's cut-off calls: the next request must differ
 
     def calls(self, c: Completion) -> list[ToolCall] | None:
         """The reply's tool calls; [] is an answer. None: the reply printed only tools that do not
@@ -168,14 +169,8 @@ class Reply:
             if is_truncated_tool_call(finish_reason=c.finish_reason, arguments=call.arguments) or (
                 c.finish_reason == "length" and looks_truncated(call.arguments)
             ):
-                told = truncated_call_message(call.name, self.ctx.max_tokens)
-                self.events.guard(
-                    "truncation",
-                    f"{call.name} arguments cut off at {self.ctx.max_tokens} tokens",
-                    self.ctx.iteration,
-                    told,
-                )
-                cut.append(told)
+                retry = self.after_cut(call.name)
+                cut.append(retry.told)
                 return None
             detail = describe_validation(exc) if isinstance(exc, ValidationError) else str(exc)
             told = wrong_args_message(call.name, detail, tool.schema()["parameters"])
@@ -183,6 +178,14 @@ class Reply:
         except ToolError as exc:  # a path that cannot be resolved
             return ToolExecution(i, call.id, call.name, args, error=str(exc), tool=tool)
 
+    def after_cut(self, tool: str) -> CutRetry:
+        """A call cut off at the cap: the next request gets a larger cap or a narrower tool
+        (guards/cut_retry.py), and the guard event says which."""
+        ctx = self.ctx
+        retry = self.cuts.after_cut(tool, ctx.max_tokens, ctx.n_ctx, ctx.context_tokens)
+        self.events.guard("truncation", retry.reason, self.ctx.iteration, retry.told)
+        self.ctx.max_tokens = retry.max_tokens
+        return retry
 
 def _sent(call: ToolCall) -> dict[str, Any]:
     """A call's arguments as the model sent them, or none when they do not parse to an object."""

@@ -32,7 +32,7 @@ from .dispatch import Dispatcher
 from .events import TurnEvents
 from .guards.repeats import is_repeat_with_results
 from .guards.text_calls import how_to_call_tools_message
-from .guards.truncation import is_truncated_tool_call, truncated_call_message
+from .guards.truncation import is_truncated_tool_call
 from .model_call import ModelCall
 from .remind import after_turn, remind
 from .reply import Reply
@@ -175,7 +175,9 @@ class Turn:
         only, extra = self.ctx.only_tools, self.ctx.request_extra
         self.ctx.only_tools, self.ctx.request_extra = (), {}  # one call's worth, as Reenter says
         try:
-            completion = self.model(self.ctx.max_tokens, only_tools=only, extra=extra)
+            completion = self.model(
+                self.ctx.max_tokens, only_tools=only, extra=extra, shape=self.reply.cuts.request
+            )
         except ProviderError as exc:
             self.model_failures += 1
             if exc.error_class == ErrorClass.CANCELLED or self.state.cancelled:
@@ -199,11 +201,8 @@ class Turn:
     def _on_model_error(self, exc: ProviderError) -> None:
         cls = exc.error_class
         if cls == ErrorClass.TRUNCATED_ARGS or is_truncated_tool_call(exc.message):
-            told = truncated_call_message(None, self.ctx.max_tokens)
-            self.events.guard(
-                "truncation", "server could not parse a cut-off tool call", self.ctx.iteration, told
-            )
-            self.ctx.tell(told)
+            # The server refused the cut reply before naming its tool: a larger cap if any.
+            self.ctx.tell(self.reply.after_cut("").told)
         elif cls == ErrorClass.PARSE_FAILURE:
             told = "The server could not parse your last tool call. " + how_to_call_tools_message(
                 self.registry.names()

@@ -52,7 +52,10 @@ def grammar_schema(node: Any) -> Any:
         return node
     out = {k: grammar_schema(v) for k, v in node.items()}
     if out.get("pattern") == _NOT_BLANK:
-        out["pattern"] = GRAMMAR_NOT_BLANK
+        # The pattern wins over maxLength in the converter, so a bound goes into the pattern.
+        most = out.get("maxLength")
+        rest = f"{{0,{max(0, most - 1)}}}" if isinstance(most, int) else "*"
+        out["pattern"] = f"^{_FIRST_NOT_BLANK}{_JSON_CHAR}{rest}$"
     return out
 
 

@@ -87,3 +87,11 @@ def test_grammar_schema_rewrites_only_the_not_blank_pattern() -> None:
     assert out["properties"]["b"] == schema["properties"]["b"]
     assert out["properties"]["c"] == schema["properties"]["c"]
     assert schema["properties"]["a"]["pattern"] == NOT_BLANK  # not mutated
+
+
+def test_a_bound_on_a_not_blank_field_goes_into_its_grammar_pattern() -> None:
+    """The converter lets a pattern win over maxLength: a narrowed command keeps its bound."""
+    out = grammar_schema({"type": "string", "minLength": 1, "maxLength": 5, "pattern": NOT_BLANK})
+    rx = re.compile(out["pattern"])
+    assert rx.match("abcde") and not rx.match("abcdef") and not rx.match(" ab")
+    assert rx.match('\\"abcd')  # an escape is one character of the five

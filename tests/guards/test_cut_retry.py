@@ -1,0 +1,111 @@
+"""A truncated call changes the next round (issue 24: `commit_plan` was cut off at the 1,024-token
+cap three times and offered again each time at the same cap). Rules in guards/cut_retry.py; the
+scenarios run the real CLI on the scripted server and read the requests it captured."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cerveau_tui.loop.guards.cut_retry import FEW_ITEMS, MIN_CHARS, CutRetries, narrowed_schema
+from cerveau_tui.testing.cli import run_cli
+from cerveau_tui.testing.scripted_server import ScriptedServer
+from cerveau_tui.tools.plan_tools import CommitPlan
+
+CUT_PLAN = {
+    "name": "commit_plan",
+    "raw_arguments": '{"steps": [{"id": "1", "title": "read the failing test and',
+    "finish_reason": "length",
+}
+
+
+def _run(tmp_path: Path, n_ctx: int, cuts: int, *extra: str, **srv: Any) -> list[dict[str, Any]]:
+    script = {"responses": [CUT_PLAN] * cuts + [{"content": "stopped"}]}
+    with ScriptedServer(script, n_ctx=n_ctx, **srv) as server:
+        code, _, err = run_cli(tmp_path, server.url, "plan the fix", "--max-tokens", "1024", *extra)
+        assert code == 0, err[-2000:]
+        return list(server.requests)
+
+
+def _offer(body: dict[str, Any]) -> tuple[int, str]:
+    """What a request offers the model: its cap and its tools (or action schema)."""
+    tools = body.get("tools") or body.get("response_format")
+    return body["max_tokens"], json.dumps(tools, sort_keys=True)
+
+
+def _plan_tool(body: dict[str, Any]) -> dict[str, Any]:
+    for t in body["tools"]:
+        if t["function"]["name"] == "commit_plan":
+            params: dict[str, Any] = t["function"]["parameters"]
+            return params
+    raise AssertionError("commit_plan not offered")
+
+
+def test_with_room_in_the_window_the_retry_after_a_cut_gets_a_larger_cap(tmp_path: Path) -> None:
+    requests = _run(tmp_path, 32768, 1)
+    assert [r["max_tokens"] for r in requests[:2]] == [1024, 2048]
+
+
+def test_three_identical_cuts_never_get_the_same_request_twice(tmp_path: Path) -> None:
+    requests = _run(tmp_path, 4096, 3)
+    offers = [_offer(r) for r in requests[:4]]
+    assert len(set(offers)) == len(offers), [o[0] for o in offers]
+
+
+def test_without_room_the_cut_tool_is_offered_narrower_a_few_short_steps(tmp_path: Path) -> None:
+    """4k window: 1,024 -> 2,048 (half the window), then no larger cap: commit_plan narrowed."""
+    requests = _run(tmp_path, 4096, 2)
+    assert [r["max_tokens"] for r in requests[:3]] == [1024, 2048, 2048]
+    wide, narrow = _plan_tool(requests[1]), _plan_tool(requests[2])
+    assert wide["properties"]["steps"]["maxItems"] > FEW_ITEMS
+    steps = narrow["properties"]["steps"]
+    assert steps["maxItems"] == FEW_ITEMS
+    assert steps["items"]["properties"]["title"]["maxLength"] < 400
+
+
+def test_the_narrowed_tool_reaches_the_constrained_action_schema(tmp_path: Path) -> None:
+    requests = _run(tmp_path, 4096, 2, supports_tools=False)
+    schemas = [json.dumps(r["response_format"]) for r in requests[:3]]
+    assert '"maxItems": 3' not in schemas[1] and '"maxItems": 3' in schemas[2]
+
+
+def test_the_model_is_told_the_new_cap(tmp_path: Path) -> None:
+    requests = _run(tmp_path, 32768, 1)
+    said = json.dumps(requests[1]["messages"])
+    assert "up to 2048 tokens" in said
+
+
+# --- the rules, pure ---------------------------------------------------------------------------
+
+
+def test_the_cap_doubles_while_the_window_has_room() -> None:
+    cuts = CutRetries()
+    assert cuts.after_cut("write_file", 1024, 32768, 2000).max_tokens == 2048
+    assert cuts.after_cut("write_file", 2048, 32768, 2000).max_tokens == 4096
+
+
+def test_the_cap_never_passes_the_room_the_prompt_leaves() -> None:
+    assert CutRetries().after_cut("write_file", 1024, 32768, 30000).max_tokens == 2048
+    retry = CutRetries().after_cut("write_file", 1024, 32768, 31000)  # 1,512 left: not enough
+    assert retry.max_tokens == 1024 and retry.chars == 2048
+
+
+def test_each_further_cut_halves_the_bound_then_withholds_the_tool() -> None:
+    cuts = CutRetries()
+    bounds = [cuts.after_cut("write_file", 100, 0, 0) for _ in range(3)]
+    assert [b.chars for b in bounds[:2]] == [200, 100]  # 50 would be under MIN_CHARS
+    assert MIN_CHARS > 50 and bounds[2].withheld and not bounds[1].withheld
+    offered = cuts.request([CommitPlan.schema(), {"name": "write_file", "parameters": {}}])
+    assert [s["name"] for s in offered] == ["commit_plan"]
+    assert [s["name"] for s in cuts.request([{"name": "write_file", "parameters": {}}])] == [
+        "write_file"
+    ]  # withheld for one request only
+
+
+def test_a_narrowed_schema_only_adds_bounds_and_fits_the_characters() -> None:
+    plan = narrowed_schema(CommitPlan.schema(), 1800)
+    step = plan["parameters"]["properties"]["steps"]
+    # 3 steps x (id, title, check, 3 files) = 18 text fields share the 1,800 characters
+    assert step["maxItems"] == 3 and step["items"]["properties"]["title"]["maxLength"] == 100
+    assert CommitPlan.schema()["parameters"]["properties"]["steps"]["maxItems"] == 20
