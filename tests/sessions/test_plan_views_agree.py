@@ -84,3 +84,33 @@ def test_after_a_resume_every_plan_view_agrees_on_every_step(tmp_path: Path) -> 
         "report": report,
     }
     assert views == {name: EXPECTED for name in views}
+
+
+def test_an_undo_between_turns_sends_the_views_the_report_it_made(tmp_path: Path) -> None:
+    """No turn follows an undo, so the engine itself publishes: the strip kept "1/2 done" for a
+    step whose checkpointed file the undo had just removed."""
+    script = {
+        "responses": [
+            FIRST["responses"][0],
+            FIRST["responses"][1],
+            {
+                "tool_calls": [
+                    {"name": "update_plan", "arguments": {"step_id": "1", "status": "done"}}
+                ]
+            },
+            {"content": "the parser is done"},
+        ]
+    }
+    with ScriptedServer(script) as srv:
+        s, rec = open_session(tmp_path, srv.url)
+        try:
+            s.engine.run("write the parser")
+            before = rec.of("plan_report")[-1].payload
+            s.engine.undo()
+            after = rec.of("plan_report")[-1].payload
+            session = [str(st.status) for st in s.report().steps]
+        finally:
+            s.close()
+    assert not (tmp_path / "parser.py").exists()
+    assert [st["status"] for st in before["steps"]] == ["done", "pending"]
+    assert [st["status"] for st in after["steps"]] == session == ["missing", "pending"]
