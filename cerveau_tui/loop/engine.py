@@ -260,6 +260,8 @@ class Engine:
             done = dispatcher.run_one(ex)
             output = done.result.output if done.result is not None else ""
             self.events.result(done, output)
+            if self.plan is not None:
+                self.plan.publish(self.bus)  # the person's command may have written a step's file
             self.loop_state.history.append(
                 Message.user(f"I ran `{command}` myself:\n{output}", Origin.SHELL)
             )
@@ -286,6 +288,8 @@ class Engine:
                 "not_restorable": result.not_restorable,
             },
         )
+        if self.plan is not None:
+            self.plan.publish(self.bus)  # the views' report: files came back with no turn around
         text = "The person undid your last turn's file changes"
         back = [p for p in result.restored if p not in result.removed]
         if back:
