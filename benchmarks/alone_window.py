@@ -22,7 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cerveau_tui.app.screens.armed import ALONE_S, QUIET_S, TICK_S, Arming, Keystroke  # noqa: E402
+from cerveau_tui.app.screens.armed import (  # noqa: E402
+    ALONE_AFTER_TYPING_S,
+    ALONE_S,
+    QUIET_S,
+    TICK_S,
+    Arming,
+    Keystroke,
+)
 
 WORDS = (
     "a y n i also please fix the test and run it again yes no try that then add a note about "
@@ -46,11 +53,13 @@ def sentence(rng: random.Random) -> str:
     return " ".join(words)[:80]
 
 
-def answered(alone_s: float, sentences: int, seed: int = 21) -> tuple[int, Counter[str]]:
+def answered(
+    alone_s: float, sentences: int, after_typing_s: float, seed: int = 21
+) -> tuple[int, Counter[str]]:
     """Sentences in which some key was taken as an answer, and which keys were taken."""
     rng, clock, hits, taken = random.Random(seed), Clock(), 0, Counter[str]()
     for _ in range(sentences):
-        arming = Arming(clock, QUIET_S, alone_s)
+        arming = Arming(clock, QUIET_S, alone_s, after_typing_s)
         clock.t += rng.uniform(0.0, 10.0)
         if arming.due():
             arming.arm(arming.generation)
@@ -81,12 +90,13 @@ def answered(alone_s: float, sentences: int, seed: int = 21) -> tuple[int, Count
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     print(f"{n} typed sentences per window (3-15 keys/s, log-normal gaps); in use: {ALONE_S} s")
-    for alone in (0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6):
-        hits, taken = answered(alone, n)
-        keys = ", ".join(f"{k} {v}" for k, v in taken.most_common())
-        print(
-            f"  ALONE_S {alone:.2f} s: {hits:4} sentences answered ({hits / n:.2%}); keys: {keys}"
-        )
+    rules = (("ALONE_S only", 0.0), (f"and {ALONE_AFTER_TYPING_S} s after typing (in use)", None))
+    for label, after in rules:
+        print(f"{label}:")
+        for alone in (0.2, 0.3, 0.4, 0.6):
+            hits, taken = answered(alone, n, ALONE_AFTER_TYPING_S if after is None else after)
+            keys = ", ".join(f"{k} {v}" for k, v in taken.most_common())
+            print(f"  ALONE_S {alone:.2f} s: {hits:4} sentences answered ({hits / n:.2%}); {keys}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from cerveau_tui.app.app import CerveauApp, default_factory
-from cerveau_tui.app.screens.armed import ALONE_S, QUIET_S, ArmedModal
+from cerveau_tui.app.screens.armed import ALONE_AFTER_TYPING_S, QUIET_S, ArmedModal
 from cerveau_tui.bus import Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.loop.approver import ApprovalDecision, ApprovalRequest
@@ -53,11 +53,12 @@ async def arm(pilot: Pilot[Any], clock: FakeClock) -> ArmedModal[Any]:
 
 async def press_alone(pilot: Pilot[Any], clock: FakeClock, *keys: str) -> None:
     """Each key pressed on its own, as a person answering a dialog does: the dialog armed (quiet
-    before), the key, then ALONE_S with no other key (quiet after) and a tick to notice it."""
+    before), the key, then no other key for as long as any answer needs (quiet after: ALONE_S,
+    or ALONE_AFTER_TYPING_S when the test typed just before) and a tick to notice it."""
     for key in keys:
         screen = await arm(pilot, clock)
         await pilot.press(key)
-        clock.advance(ALONE_S)
+        clock.advance(ALONE_AFTER_TYPING_S)
         screen.tick_arming()
         await pilot.pause()
 

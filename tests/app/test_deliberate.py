@@ -13,6 +13,7 @@ from textual.message import Message
 
 from cerveau_tui.app.screens.approval import ApprovalScreen
 from cerveau_tui.app.screens.armed import (
+    ALONE_AFTER_TYPING_S,
     ALONE_S,
     QUIET_S,
     TICK_S,
@@ -107,6 +108,21 @@ def test_a_key_held_alone_is_the_answer_once_alone_s_passes() -> None:
     clock.advance(ALONE_S / 2)
     assert arming.answer() is None
     clock.advance(ALONE_S / 2)
+    assert arming.answer() == Keystroke("y", "y")
+
+
+def test_a_key_pressed_soon_after_typing_must_stand_alone_longer() -> None:
+    # A slow typist's pause mid-sentence, then `y`, then another pause: the last key typed came
+    # a moment before, so ALONE_S is not enough (benchmarks/alone_window.py measured 5%).
+    clock = FakeClock()
+    arming = Arming(clock)
+    arming.press(Keystroke("o", "o"), decisive=False)  # typing
+    clock.advance(QUIET_S)
+    assert arming.due() and arming.arm(arming.generation)
+    assert arming.press(Keystroke("y", "y"), decisive=True) == []
+    clock.advance(ALONE_S)
+    assert arming.answer() is None
+    clock.advance(ALONE_AFTER_TYPING_S - ALONE_S)
     assert arming.answer() == Keystroke("y", "y")
 
 

@@ -15,8 +15,10 @@ test, notices time passing):
 - Quiet AFTER: a decision key pressed while armed is HELD, not acted on. If any other key (or a
   paste) comes within ALONE_S, the held key was the start of a word: it and the new key go to
   the prompt, in that order, and the dialog arms again from the quiet period. Only when ALONE_S
-  passes with no key is the held key the person's answer (its binding runs). The held key is
-  shown at once ("y… confirming"), so the person sees it took.
+  passes with no key is the held key the person's answer (its binding runs); ALONE_AFTER_TYPING_S
+  when the last key that was typing came less than TYPED_RECENTLY_S before it (a slow typist's
+  pause mid-sentence). The held key is shown at once ("y… confirming"), so the person sees it
+  took.
 - Typing is never lost: every key that is not an answer is replayed into the prompt the person
   was typing in (`KeySink`), in order: characters at the cursor, Backspace deletes,
   Shift+Enter/Ctrl+J insert a newline, Enter sends the prompt exactly as it would have.
@@ -50,6 +52,13 @@ QUIET_S = 0.6
 #: 0.4 s with no further key: at 5 keys/s (a slow typist) the next key of a word comes within
 #: 0.2 s; a person who answers lifts their finger and reads.
 ALONE_S = 0.4
+#: A decision key pressed within TYPED_RECENTLY_S of the last key that was typing (prose, sent
+#: to the prompt) must stand alone for ALONE_AFTER_TYPING_S instead. Measured (benchmarks/
+#: alone_window.py, a log-normal typing corpus at 3-15 keys/s): with ALONE_S alone, 5% of typed
+#: sentences had a key taken as an answer (a slow typist's pause, then `y`, then another pause);
+#: a person answering has usually not been typing a moment before, and waits no longer.
+TYPED_RECENTLY_S = 3.0
+ALONE_AFTER_TYPING_S = 1.0
 TICK_S = 0.1
 _EPS = 1e-9  # 1000.6 + 0.4 - 1000.6 < 0.4 in floats: a period that has passed, has passed
 ARMING_TEXT = "arming… (keys typed now go to the prompt)"
@@ -78,11 +87,18 @@ class Arming:
     held until ALONE_S tells whether it was pressed on its own."""
 
     def __init__(
-        self, clock: Callable[[], float], quiet_s: float = QUIET_S, alone_s: float = ALONE_S
+        self,
+        clock: Callable[[], float],
+        quiet_s: float = QUIET_S,
+        alone_s: float = ALONE_S,
+        after_typing_s: float = ALONE_AFTER_TYPING_S,
     ) -> None:
         self._clock = clock
         self.quiet_s = quiet_s
         self.alone_s = alone_s
+        self.after_typing_s = max(alone_s, after_typing_s)
+        self._typed_at = -1e9  # the last key that turned out to be typing
+        self._needed = alone_s  # the quiet after the held key it needs
         self.armed = False
         self.generation = 0  # bumped by every key and restart; an arm scheduled before is void
         self._since = clock()
@@ -97,15 +113,20 @@ class Arming:
     def press(self, stroke: Keystroke, decisive: bool) -> list[Keystroke]:
         """A key came; `decisive`: it answers the dialog if pressed alone. Returns the keys that
         turned out to be typing, in order (for the prompt); a decisive key while armed is held."""
+        now = self._clock()
         if self.held is not None:
             typed = [self.held, stroke]
             self.held = None
             self.restart()
+            self._typed_at = now
             return typed
         if self.armed and decisive:
-            self.held, self._held_at = stroke, self._clock()
+            self.held, self._held_at = stroke, now
+            recent = now - self._typed_at < TYPED_RECENTLY_S
+            self._needed = self.after_typing_s if recent else self.alone_s
             return []
         self.restart()
+        self._typed_at = now
         return [stroke]
 
     def paste(self) -> list[Keystroke]:
@@ -113,6 +134,7 @@ class Arming:
         typed = [self.held] if self.held is not None else []
         self.held = None
         self.restart()
+        self._typed_at = self._clock()
         return typed
 
     def drop(self) -> None:
@@ -122,7 +144,7 @@ class Arming:
 
     def answer(self) -> Keystroke | None:
         """The held key, once ALONE_S passed with no other key: the person's answer."""
-        if self.held is None or self._clock() - self._held_at < self.alone_s - _EPS:
+        if self.held is None or self._clock() - self._held_at < self._needed - _EPS:
             return None
         stroke, self.held = self.held, None
         return stroke
