@@ -7,6 +7,11 @@ Three pairs, each a failure the session saw and what then worked:
 - a gate error key (an error the done check reported) and the edit after which it went away;
 - a denied approval and the alternative the model took instead.
 
+Only the model's own calls are mined: what the person ran (`!cmd`, a `tool_call` with `via:
+"person"`), its result and the person's decision on it are their experiments, not something the
+model learnt. Mined, a denied `!echo hi > x` was recalled next session and the model ran `echo hi`
+three times (issue 24).
+
 No model call: a small model asked "what did you learn?" produces fluent filler, while the events
 already hold the facts. What is mined is what ran, so it is stored as an observation ("this failed,
 then this worked"), never as an instruction, and every string the model controlled (a command, a
@@ -65,6 +70,7 @@ class Seen:
     exit_code: int | None = None
     wrote: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()  # check: the error keys (else the unmet criteria)
+    by_person: bool = False  # call: the person's own `!cmd`
 
 
 def observe(event: Event) -> Seen | None:
@@ -76,7 +82,13 @@ def observe(event: Event) -> Seen | None:
         args = args if isinstance(args, dict) else {}
         text = args.get("command") or args.get("path") or ""
         name = one_line(p.get("name"), 40)
-        return Seen("call", call_id=str(p.get("call_id", "")), name=name, text=one_line(text))
+        return Seen(
+            "call",
+            call_id=str(p.get("call_id", "")),
+            name=name,
+            text=one_line(text),
+            by_person=p.get("via") == "person",
+        )
     if t == EventType.TOOL_RESULT:
         wrote = p.get("wrote")
         wrote = wrote if isinstance(wrote, list) else []
@@ -185,12 +197,18 @@ class _Step:
 
 
 def _steps(seen: Iterable[Seen]) -> list[_Step]:
-    """Results joined with their calls, in the order things happened."""
+    """Results joined with their calls, in the order things happened. The person's calls, their
+    results and denials are no step at all: neither a failure to learn from nor a fix."""
     calls: dict[str, Seen] = {}
+    theirs: set[str] = set()
     steps: list[_Step] = []
     for s in seen:
         if s.kind == "call":
             calls[s.call_id] = s
+            if s.by_person:
+                theirs.add(s.call_id)
+        elif s.kind in ("result", "denied") and s.call_id in theirs:
+            continue
         elif s.kind == "result":
             call = calls.get(s.call_id)
             text = call.text if call is not None else ""

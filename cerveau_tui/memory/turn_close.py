@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..history import History, Origin
 from ..hooks import Hook, TurnContext
 from ..protocol import EventType
 from .store import MemoryStore, Note
@@ -102,6 +103,14 @@ def recall_text(notes: list[Note], now: float) -> str:
     return "\n".join([RECALL_HEADER, *lines])
 
 
+def _the_models_view(history: Any) -> list[dict[str, Any]]:
+    """The history without the person's own `!cmd` runs: their experiments are not what the model
+    learnt, and distilled they came back next session as the model's lessons (issue 24)."""
+    if isinstance(history, History):
+        return [m.wire for m in history.messages if m.origin != Origin.SHELL]
+    return list(history)
+
+
 class TurnCloseHook(Hook):
     name = "turn_close"
 
@@ -128,7 +137,7 @@ class TurnCloseHook(Hook):
     def after_turn(self, ctx: TurnContext, reason: str) -> None:
         if reason != "completed" or not any(c.wrote for c in ctx.calls):
             return
-        d = self.distill(list(ctx.history), ctx.system)
+        d = self.distill(_the_models_view(ctx.history), ctx.system)
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
         self._say_set_aside(ctx)
