@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .history import History, Message
+from .protocol import CallStatus, Payload, StopReason
 
 if TYPE_CHECKING:
     from .bus import Emitter
@@ -47,7 +48,7 @@ class CallRecord:
     command: str | None = None
     wrote: list[str] = field(default_factory=list)  # workspace-relative paths actually written
     error_class: str | None = None
-    status: str = "done"  # done | failed | denied | refused
+    status: CallStatus = CallStatus.DONE  # done, failed, denied or guarded
 
 
 class BriefSection(StrEnum):
@@ -73,7 +74,7 @@ class BriefLine:
 class Stop:
     """End the turn now."""
 
-    reason: str  # a protocol TURN_* reason, e.g. "stalled", "incomplete", "parked"
+    reason: StopReason  # e.g. StopReason.STALLED, INCOMPLETE, PARKED
     message: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # merged into turn_ended's payload
 
@@ -117,8 +118,8 @@ class TurnContext:
         """Append a harness message the model reads at its next request."""
         self.history.append(Message.harness(text))
 
-    def emit(self, type: str, payload: Any = None) -> None:
-        self.bus.emit(type, payload)
+    def emit(self, payload: Payload) -> None:
+        self.bus.emit(payload)
 
     def calls_in(self, iteration: int) -> list[CallRecord]:
         return [c for c in self.calls if c.iteration == iteration]

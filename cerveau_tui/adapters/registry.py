@@ -1,4 +1,4 @@
-"""The only module that imports concrete adapters. Core receives what `adapter_for` returns.
+"""The only module that imports concrete adapters. Core receives what `AdapterRegistry` detects.
 
 A registry rather than imports scattered through the gate: the seam only holds if exactly one
 place knows which stacks exist (`.importlinter` enforces it for core packages).
@@ -34,11 +34,6 @@ class AdapterRegistry:
 
     def __call__(self, workspace: Path) -> Adapter:
         return self.detect(workspace)
-
-
-def adapter_for(workspace: Path) -> Adapter:
-    """The adapter for a workspace, from the default registry."""
-    return AdapterRegistry().detect(workspace)
 
 
 #: Where the gate in force comes from: written criteria, the detected check (`gate = "auto"`),

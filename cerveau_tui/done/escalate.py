@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import protocol as P
 from ..hooks import Reenter, TurnContext
-from ..protocol import EventType
 from .criteria import Report
 from .expert import Expert
 from .ladder import READ_ONLY_TOOLS, rung_max_tokens, rung_refusal, steer_message
@@ -92,8 +92,7 @@ def escalate(
     else:
         change = rung
     ctx.emit(
-        EventType.ESCALATION,
-        {"rung": rung, "unmet": report.unmet(), "text": f"{text}; {change}", "change": change},
+        P.Escalation(rung=rung, unmet=report.unmet(), text=f"{text}; {change}", change=change),
     )
     message = steer_message(rung, report, errors, named, advice, room)
     if notes:

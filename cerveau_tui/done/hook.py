@@ -21,9 +21,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as P
 from ..adapters.base import Adapter, RunCommand
 from ..hooks import Hook, Reenter, Stop, TurnContext
-from ..protocol import TURN_INCOMPLETE, TURN_STOPPED, EventType
+from ..protocol import TURN_INCOMPLETE, TURN_STOPPED
 from ..sandbox.base import Runner
 from .criteria import DoneSet, Report, done_set_from_config
 from .errors import ErrorAges, errors_of
@@ -178,17 +179,15 @@ class GateHook(Hook):
         errors = errors_of(report, self._adapter) if self._adapter is not None else []
         self.ages.update(errors)
         ctx.emit(
-            EventType.CHECK,
-            {
-                "precheck": precheck,
-                "reused": verdict.reused,
-                "states": {k: str(v) for k, v in report.states.items()},
-                "unmet": report.unmet(),
-                "errors": len(errors),
-                # The keys themselves (bounded): lessons pair an error with the edit that cleared it.
-                "error_lines": errors[:20],
-                "touched_protected": report.touched_protected,
-            },
+            P.CheckPayload(
+                precheck=precheck,
+                reused=verdict.reused,
+                states={k: str(v) for k, v in report.states.items()},
+                unmet=report.unmet(),
+                errors=len(errors),
+                error_lines=errors[:20],
+                touched_protected=report.touched_protected,
+            ),
         )
         return replace(verdict, errors=errors)
 
@@ -213,12 +212,12 @@ class GateHook(Hook):
         self._new_turn_state(task)
         if not self.done.criteria:
             if self.offer:
-                ctx.emit(EventType.NOTICE, {"text": undecided_notice(self.offer)})
+                ctx.emit(P.NoticePayload(text=undecided_notice(self.offer)))
                 self.offer = None
             return None  # no gate (yet): the seal alone speaks for this turn
         if not self.enforced and not consents([c.command for c in self.done.criteria], ctx.ask):
             self.use(DoneSet(protected=self.done.protected))  # refused: no gate this session
-            ctx.emit(EventType.NOTICE, {"text": "done check not run: " + UNENFORCED})
+            ctx.emit(P.NoticePayload(text="done check not run: " + UNENFORCED))
             return None
         self.enforced = True  # the person said yes: asked once a session
         if self.store is not None:
@@ -257,14 +256,15 @@ class GateHook(Hook):
             "the checks cannot tell whether this task gets done; continue anyway?",
         )
         if go_on is False:
-            ctx.emit(EventType.NOTICE, {"text": f"stopped: the done gate already passes ({met})"})
+            ctx.emit(P.NoticePayload(text=f"stopped: the done gate already passes ({met})"))
             return Stop(
                 TURN_STOPPED,
                 message=f"the done gate already passes ({met}); stopped at the person's word",
             )
         ctx.emit(
-            EventType.NOTICE,
-            {"text": f"the done gate already passes before any change ({met}); continuing"},
+            P.NoticePayload(
+                text=f"the done gate already passes before any change ({met}); continuing"
+            ),
         )
         return None
 
@@ -302,7 +302,7 @@ class GateHook(Hook):
             return park(ctx, report, self._handoff(ctx, report))
         if decision.action == "incomplete":
             text = f"no progress in {self.max_stall_cycles} cycles; stopping with the report"
-            ctx.emit(EventType.NOTICE, {"text": text})
+            ctx.emit(P.NoticePayload(text=text))
             return Stop(TURN_INCOMPLETE, message=str(report))
         message = reenter_message(report, decision, self.max_stall_cycles, notes)
         return Reenter(message, request_extra=dict(self.locks.reasoning_extra))

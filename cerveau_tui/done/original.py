@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as P
 from ..adapters.base import RunCommand
 from ..hooks import TurnContext
-from ..protocol import EventType
 from ..workspace.beneath import atomic_write_beneath, unlink_beneath
 from ..workspace.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
 from ..workspace.openat import UnsafePath
@@ -146,16 +146,15 @@ def against_originals(
     )
     if original is None:
         text = "the checks pass only with the edited protected files, and the originals could not be checked"
-        ctx.emit(EventType.NOTICE, {"text": text})
+        ctx.emit(P.NoticePayload(text=text))
         return unavailable(report, touched), False
     if original.all_met:
         return report, True
     ctx.emit(
-        EventType.NOTICE,
-        {
-            "text": "the checks pass only with the edited protected files; with the originals "
+        P.NoticePayload(
+            text="the checks pass only with the edited protected files; with the originals "
             + ", ".join(original.unmet())
-            + " still fail",
-        },
+            + " still fail"
+        ),
     )
     return with_originals(report, original, touched), False

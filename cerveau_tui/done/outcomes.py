@@ -6,9 +6,10 @@ what changes on disk (autofix, rollback, the handoff), and what the turn does ne
 
 from __future__ import annotations
 
+from .. import protocol as P
 from ..adapters.base import Adapter, RunCommand
 from ..hooks import Stop, TurnContext
-from ..protocol import TURN_PARKED, EventType
+from ..protocol import TURN_PARKED
 from .criteria import Report
 from .ladder import clear_handoff, write_handoff
 from .near_green import NearGreen
@@ -21,10 +22,10 @@ def autofix(ctx: TurnContext, adapter: Adapter, run: RunCommand, paths: list[str
     try:
         changed = adapter.autofix(ctx.workspace, run, paths)
     except Exception as exc:  # noqa: BLE001 - a broken fixer must not cost the check
-        ctx.emit(EventType.NOTICE, {"text": f"autofix skipped: {exc}"})
+        ctx.emit(P.NoticePayload(text=f"autofix skipped: {exc}"))
         return []
     for line in changed:
-        ctx.emit(EventType.NOTICE, {"text": f"autofix: {line}"})
+        ctx.emit(P.NoticePayload(text=f"autofix: {line}"))
     return [f"autofix: {line} (re-read these files before editing them)" for line in changed]
 
 
@@ -32,15 +33,15 @@ def accept(ctx: TurnContext, report: Report) -> None:
     """The answer stands; say what the person should still know about it."""
     if report.all_met and clear_handoff(ctx.workspace):
         text = "done criteria met; the parked handoff is resolved and removed"
-        ctx.emit(EventType.NOTICE, {"text": text})
+        ctx.emit(P.NoticePayload(text=text))
     if not report.any_available:
         text = "no done criterion could be checked: " + ", ".join(report.states)
-        ctx.emit(EventType.NOTICE, {"text": text})
+        ctx.emit(P.NoticePayload(text=text))
     if report.touched_protected:
         text = "criteria met, but protected paths were written: " + ", ".join(
             report.touched_protected
         )
-        ctx.emit(EventType.NOTICE, {"text": text})
+        ctx.emit(P.NoticePayload(text=text))
 
 
 def roll_back(
@@ -67,13 +68,9 @@ def roll_back(
         f"({len(set(errors))} now); restored {', '.join(paths) or 'nothing'}"
     )
     ctx.emit(
-        EventType.ROLLBACK,
-        {
-            "paths": paths,
-            "errors": len(set(errors)),
-            "best": list(best) if best else None,
-            "text": text,
-        },
+        P.Rollback(
+            paths=paths, errors=len(set(errors)), best=list(best) if best else None, text=text
+        ),
     )  # the person's line is the rollback's own (protocol/describe.py): said once
     return [text + ". Your last edits are undone; read the files again before editing."]
 
@@ -83,13 +80,12 @@ def park(ctx: TurnContext, report: Report, handoff: str) -> Stop:
     path = write_handoff(ctx.workspace, handoff)
     rel = path.relative_to(ctx.workspace).as_posix()
     ctx.emit(
-        EventType.PARKED,
-        {
-            "handoff": handoff,
-            "unmet": report.unmet(),
-            "path": rel,
-            "text": f"parked: the escalation ladder ran out; handoff in {rel}",
-        },
+        P.Parked(
+            handoff=handoff,
+            unmet=report.unmet(),
+            path=rel,
+            text=f"parked: the escalation ladder ran out; handoff in {rel}",
+        ),
     )
     return Stop(
         TURN_PARKED, message=f"{report}\nparked; handoff written to {rel}", extra={"handoff": rel}

@@ -19,7 +19,7 @@ from typing import Literal
 
 from .. import protocol as P
 from ..hooks import CallRecord, Reenter, Stop, TurnContext
-from ..protocol import TURN_COMPLETED, EventType
+from ..protocol import TURN_COMPLETED
 from .criteria import Report
 from .near_green import NearGreen
 
@@ -70,7 +70,7 @@ NO_GATE = "no done gate in use"
 
 
 def emit_polish(ctx: TurnContext, result: PolishResult, reason: str) -> None:
-    ctx.emit(EventType.POLISH, P.PolishPayload(result=result, reason=reason))
+    ctx.emit(P.PolishPayload(result=result, reason=reason))
 
 
 def why_no_polish(polish: Polish, report: Report, calls: Sequence[CallRecord]) -> str | None:
@@ -92,7 +92,7 @@ def begin_polish(ctx: TurnContext, polish: Polish, near: NearGreen, answer: str)
     near.capture()  # the green state: where a red polish comes back to
     polish.begin(ctx.iteration, answer)
     written = sorted({p for c in ctx.calls for p in c.wrote})
-    ctx.emit(EventType.NOTICE, {"text": "the gate passes; one polish round, then the gate again"})
+    ctx.emit(P.NoticePayload(text="the gate passes; one polish round, then the gate again"))
     return Reenter(polish_message(written, polish.max_iterations))
 
 

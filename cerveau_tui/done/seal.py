@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import protocol as P
 from ..hooks import BriefLine, BriefSection, CallRecord, Hook, TurnContext
-from ..protocol import EventType
 from .criteria import DoneSet, Report, done_set_from_config, is_stale, verification_of
 from .ladder import HANDOFF_FILE, load_handoff
 from .protected import changed_paths, protected_state
@@ -86,7 +86,7 @@ class SealHook(Hook):
                 "A previous session parked on this work and left this handoff; resume "
                 "from it instead of starting over:\n" + handoff
             )
-            ctx.emit(EventType.NOTICE, {"text": f"resuming from the handoff in {HANDOFF_FILE}"})
+            ctx.emit(P.NoticePayload(text=f"resuming from the handoff in {HANDOFF_FILE}"))
 
     def resume_brief(self) -> list[BriefLine]:
         report = self.state.report
@@ -99,7 +99,7 @@ class SealHook(Hook):
             # The status bar turns stale on the write itself, not at the end of the turn:
             # "passed" on screen while the model rewrites the file is the false confidence.
             s.stale_shown = True
-            ctx.emit(EventType.VERIFICATION, {"state": "stale", "unmet": s.report.unmet()})
+            ctx.emit(P.VerificationPayload(state="stale", unmet=s.report.unmet()))
         wrote = list(record.wrote)
         s.ran_command = s.ran_command or record.command is not None
         if record.command is not None and self.done.protected:
@@ -115,8 +115,7 @@ class SealHook(Hook):
                 + " (they are the measurement; the change is in the final report)"
             )
             ctx.emit(
-                EventType.TOUCHED_PROTECTED,
-                {"paths": hits, "call_id": record.call_id, "tool": record.name, "text": text},
+                P.TouchedProtected(paths=hits, call_id=record.call_id, tool=record.name, text=text),
             )  # the person's line is this event's own (protocol/describe.py): said once
         return None
 
@@ -131,5 +130,5 @@ class SealHook(Hook):
         stale = is_stale(s.checked_seq, seq) if self.done.criteria else False
         seal = verification_of(s.report, changed, stale)
         unmet = s.report.unmet() if s.report is not None else []
-        ctx.emit(EventType.VERIFICATION, {"state": str(seal), "unmet": unmet})
+        ctx.emit(P.VerificationPayload(state=str(seal), unmet=unmet))
         return {"verification": str(seal), "unmet": unmet, "touched_protected": sorted(s.touched)}

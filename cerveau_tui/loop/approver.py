@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..bus import Emitter
-from ..protocol import ApprovalRequested, EventType
+from ..protocol import ApprovalRequested
 from .events import approval_resolved
 
 # `approved_always` / `denied_always`: a lasting rule for this workspace ("always" / "never"),
@@ -126,7 +126,6 @@ class BusApprover:
         with self._cond:
             self._pending[req.request_id] = slot
         self.bus.emit(
-            EventType.APPROVAL_REQUESTED,
             ApprovalRequested(
                 request_id=req.request_id,
                 call_id=req.call_id,

@@ -170,22 +170,21 @@ def delegate(
     child_bus = Emitter(session_id=parent_bus.session_id + "-child")
     rec = Recorder(child_bus)
     child = spawn(child_bus, Limits(lim.max_iterations, max_identical_calls, ceiling))
-    parent_bus.emit(EventType.DELEGATED, {"task": task, "path": path, "state": "started"})
+    parent_bus.emit(P.Delegated(task=task, path=path, state="started"))
     outcome = child.run(delegate_input(task, path))
     result = _result(outcome, rec, lim)
     parent_bus.emit(
-        EventType.DELEGATED,
-        {
-            "task": task,
-            "state": "finished",
-            "reason": outcome.reason,
-            "read": result.read,
-            "unread": result.unread,
-            "unwritten": result.unwritten,
-            "iterations": outcome.iterations,
-            "prompt_tokens": result.usage.prompt_tokens,
-            "completion_tokens": result.usage.completion_tokens,
-        },
+        P.Delegated(
+            task=task,
+            state="finished",
+            reason=outcome.reason,
+            read=result.read,
+            unread=result.unread,
+            unwritten=result.unwritten,
+            iterations=outcome.iterations,
+            prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens,
+        ),
     )
     return result
 

@@ -13,9 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import ValidationError
 
+from .. import protocol as P
 from ..hooks import Hook, TurnContext
 from ..policy.verdict import Verdict
-from ..protocol import EventType
+from ..protocol import CallStatus
 from ..sandbox.base import Grant
 from ..tools.base import RetryClass, Tool, ToolContext, ToolError, ToolResult, clean_text
 from ..tools.judge import Judge
@@ -83,7 +84,7 @@ class Dispatcher:
         for batch in batches:
             if self.state.cancelled:
                 for ex in batch:
-                    ran.append(ex.finish(ToolResult(False, INTERRUPTED_UNRUN), "failed"))
+                    ran.append(ex.finish(ToolResult(False, INTERRUPTED_UNRUN), CallStatus.FAILED))
                 continue
             if len(batch) == 1:
                 ran.append(self.run_one(batch[0], ctx=ctx))
@@ -114,7 +115,9 @@ class Dispatcher:
         self, ex: ToolExecution, *, grant: Grant | None = None, ctx: TurnContext | None = None
     ) -> ToolExecution:
         if ex.error is not None:
-            return ex.finish(ToolResult(False, ex.error, error_class=RetryClass.ARGS), "failed")
+            return ex.finish(
+                ToolResult(False, ex.error, error_class=RetryClass.ARGS), CallStatus.FAILED
+            )
         ex.verdict = verdict = self.judge_now(ex)
         if ctx is not None:
             # A hook may refuse a call before it runs (serving on the model's own port): the
@@ -123,18 +126,22 @@ class Dispatcher:
                 refusal = h.before_tool(ctx, ex.name, ex.arguments)
                 if refusal is not None:
                     return ex.finish(
-                        ToolResult(False, refusal, error_class=RetryClass.ARGS), "denied"
+                        ToolResult(False, refusal, error_class=RetryClass.ARGS), CallStatus.DENIED
                     )
         if verdict is not None and verdict.action == "deny":
             self.events.denied_by_policy(ex, verdict.reason)
-            return ex.finish(ToolResult(False, f"denied by policy: {verdict.reason}"), "denied")
+            return ex.finish(
+                ToolResult(False, f"denied by policy: {verdict.reason}"), CallStatus.DENIED
+            )
         if verdict is not None and verdict.action == "ask":
             decision = self._ask(ex, verdict)
             if decision.decision == "stopped":
                 ex.stop = True
-                return ex.finish(ToolResult(False, "denied: the person stopped the turn"), "denied")
+                return ex.finish(
+                    ToolResult(False, "denied: the person stopped the turn"), CallStatus.DENIED
+                )
             if not decision.approved:
-                return ex.finish(ToolResult(False, _denial_text(decision)), "denied")
+                return ex.finish(ToolResult(False, _denial_text(decision)), CallStatus.DENIED)
             ex.verdict = verdict = self._granted(verdict, decision)
         if verdict is not None and verdict.grant is not None:
             # On `allow` too: a session grant or the network the person granted is room the
@@ -182,7 +189,7 @@ class Dispatcher:
             scope=verdict.scope,
             choices=list(verdict.choices),
         )
-        self.events.status(ex, "waiting")
+        self.events.status(ex, CallStatus.WAITING)
         decision = self.approver.approve(req)
         lasting = ("approved_session", "approved_always", "denied_always")
         scope = verdict.choose(decision.scope_key).scope if decision.decision in lasting else ""
@@ -205,7 +212,7 @@ class Dispatcher:
         assert tool is not None, "a call without a tool carries an error and never executes"
         ctx = self.tool_context(grant)
         self._before_change(ex, tool)
-        self.events.status(ex, "running")
+        self.events.status(ex, CallStatus.RUNNING)
         started = time.monotonic()
         result = self._invoke(tool, ex, ctx)
         if (
@@ -233,8 +240,8 @@ class Dispatcher:
                 # showed as "failed" with only the sandbox's error).
                 ex.stop = ex.stop or decision.decision == "stopped"
                 result.output = f"{_denial_text(decision)} (asked: {retry.reason})\n{result.output}"
-                return ex.finish(result, "denied")
-        return ex.finish(result, "done" if result.ok else "failed")
+                return ex.finish(result, CallStatus.DENIED)
+        return ex.finish(result, CallStatus.DONE if result.ok else CallStatus.FAILED)
 
     def _approved_rerun(
         self, ex: ToolExecution, result: ToolResult, ran_with: Grant | None
@@ -259,9 +266,7 @@ class Dispatcher:
             else:
                 self.undo_log.before_write(turn_id, ex.declared.writes)
         except OSError as exc:  # bookkeeping must not stop the work; say undo is weaker
-            self.events.bus.emit(
-                EventType.NOTICE, {"text": f"undo will not cover this call: {exc}"}
-            )
+            self.events.bus.emit(P.NoticePayload(text=f"undo will not cover this call: {exc}"))
 
     def _invoke(self, tool: Tool, ex: ToolExecution, ctx: ToolContext) -> ToolResult:
         result = self._invoke_raw(tool, ex, ctx)

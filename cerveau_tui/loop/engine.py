@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
 from ..context.budget import reply_cap
@@ -22,7 +23,6 @@ from ..context.window import WindowState
 from ..history import History, Message, Origin
 from ..hooks import Hook
 from ..plan.state import PlanState
-from ..protocol import EventType
 from ..provider.types import Provider
 from ..sandbox.base import Grant, Runner
 from ..tools.base import Delegator, ToolContext
@@ -240,7 +240,7 @@ class Engine:
         message: the person did run it, and the next turn must know what they saw."""
         with self._exec_lock:
             self.loop_state.cancel.clear()
-            self.bus.emit(EventType.USER_EXEC, {"command": command})
+            self.bus.emit(P.UserExec(command=command))
             tool = self.registry.command_tool()
             if tool is None:
                 return "bash is not available"
@@ -271,7 +271,7 @@ class Engine:
         """Put back what the last turn's file tools changed; report what a command changed
         that cannot be put back. The model is told, so it does not build on vanished work."""
         if self.undo_log is None or not self.undo_log.can_undo():
-            self.bus.emit(EventType.NOTICE, {"text": "nothing to undo"})
+            self.bus.emit(P.NoticePayload(text="nothing to undo"))
             return None
         changes = self.loop_state.turn_changes
         last = list(changes)[-1] if changes else ""
@@ -280,13 +280,12 @@ class Engine:
             return None
         self.loop_state.tools.record_write(self.workspace)  # the verification seal goes stale
         self.bus.emit(
-            EventType.UNDO,
-            {
-                "turn_id": result.turn_id,
-                "restored": result.restored,
-                "removed": result.removed,
-                "not_restorable": result.not_restorable,
-            },
+            P.UndoPayload(
+                turn_id=result.turn_id,
+                restored=result.restored,
+                removed=result.removed,
+                not_restorable=result.not_restorable,
+            ),
         )
         if self.plan is not None:
             self.plan.publish(self.bus)  # the views' report: files came back with no turn around
@@ -316,7 +315,7 @@ class Engine:
         budget = model.budget(reply, self.registry.schemas())
         done = model.compact(budget, reason="person", full=True, keep_rounds=keep_rounds)
         if done is None:
-            self.bus.emit(EventType.NOTICE, {"text": "nothing to compact"})
+            self.bus.emit(P.NoticePayload(text="nothing to compact"))
             return 0
         return done.dropped_rounds
 

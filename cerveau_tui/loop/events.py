@@ -7,11 +7,12 @@ from four modules, two of them as hand-built dicts).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..bus import Emitter
 from ..protocol import (
     ApprovalResolved,
+    CallStatus,
     GuardTripped,
     ReplyProgress,
     ToolCallPayload,
@@ -114,9 +115,11 @@ class TurnEvents:
             ),
         )
 
-    def status(self, ex: ToolExecution, status: str) -> None:
+    def status(
+        self, ex: ToolExecution, status: Literal[CallStatus.WAITING, CallStatus.RUNNING]
+    ) -> None:
         self.bus.emit(
-            ToolStartedPayload(call_id=ex.call_id, name=ex.name, status=status),  # type: ignore[arg-type]
+            ToolStartedPayload(call_id=ex.call_id, name=ex.name, status=status),
         )
 
     def result(self, ex: ToolExecution, shown: str) -> None:
@@ -144,7 +147,11 @@ class TurnEvents:
         which says the person (or the policy) refused it."""
         self.bus.emit(
             ToolResultPayload(
-                call_id=ex.call_id, name=ex.name, ok=False, output=text, status="guarded"
+                call_id=ex.call_id,
+                name=ex.name,
+                ok=False,
+                output=text,
+                status=CallStatus.GUARDED,
             ),
         )
 

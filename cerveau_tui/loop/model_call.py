@@ -24,7 +24,6 @@ from ..context.pack import message_tokens
 from ..context.window import Compaction, Summariser, Window
 from ..history import denied_calls
 from ..hooks import BriefLine, BriefSection, Hook
-from ..protocol import EventType
 from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderError
 from ..tools.registry import Registry
 from .cache_ledger import Figures, figures_of
@@ -135,8 +134,9 @@ class ModelCall:
 
         def run(dropped: list[dict[str, Any]]) -> str | None:
             self.bus.emit(
-                EventType.NOTICE,
-                {"text": "the window is full: the model is writing a summary of earlier rounds…"},
+                P.NoticePayload(
+                    text="the window is full: the model is writing a summary of earlier rounds…"
+                )
             )
             return summarise(dropped)
 
@@ -170,7 +170,6 @@ class ModelCall:
             # The figures are what the window holds: the messages and what is sent beside them.
             beside = self.overhead()
             self.bus.emit(
-                EventType.COMPACTED,
                 P.Compacted(
                     tokens_before=done.tokens_before + beside,
                     tokens_after=done.tokens_after + beside,
@@ -254,8 +253,8 @@ class ModelCall:
             return done
         except ThinkingStopped:
             # Said in the reasoning panel itself, where the person pressed it, and as a notice.
-            self.bus.emit(EventType.REASONING, {"text": f"\n[{ASKED_AGAIN}]\n"})
-            self.bus.emit(EventType.NOTICE, {"text": ASKED_AGAIN, "source": THINKING})
+            self.bus.emit(P.ReasoningPayload(text=f"\n[{ASKED_AGAIN}]\n"))
+            self.bus.emit(P.NoticePayload(text=ASKED_AGAIN, source=THINKING))
             return self(
                 max_tokens,
                 attempt,
@@ -269,16 +268,14 @@ class ModelCall:
                 # The server's own count of what it refused: the status bar shows that, not the
                 # last figure that fitted (it said 28% while the server refused the prompt).
                 self.bus.emit(
-                    EventType.USAGE,
                     P.UsagePayload(context_tokens=exc.prompt_tokens, n_ctx=self.n_ctx),
                 )
             if exc.error_class == ErrorClass.CONTEXT_OVERFLOW and attempt < MAX_OVERFLOW_RETRIES:
                 # Said even when only the largest message can be cut (no `compacted` event then).
                 self.bus.emit(
-                    EventType.NOTICE,
-                    {
-                        "text": "the prompt did not fit the server's context; compacting and retrying"
-                    },
+                    P.NoticePayload(
+                        text="the prompt did not fit the server's context; compacting and retrying"
+                    ),
                 )
                 ours = self.sent + self.overhead()
                 return self(
@@ -304,9 +301,9 @@ class ModelCall:
     def _on_delta(self, d: Delta) -> None:
         self.progress(d)
         if d.content:
-            self.bus.emit(EventType.TOKEN, {"text": d.content})
+            self.bus.emit(P.TokenPayload(text=d.content))
         if d.reasoning:
-            self.bus.emit(EventType.REASONING, {"text": d.reasoning})
+            self.bus.emit(P.ReasoningPayload(text=d.reasoning))
             if self.thinking is not None and self.thinking.take():
                 raise ThinkingStopped  # the provider closes the stream on the way out
         elif d.content and self.thinking is not None:
@@ -324,7 +321,6 @@ class ModelCall:
         self.figures = f = figures_of(c)
         miss = self.state.cache.record(self.sent_messages, f) if f is not None else None
         self.bus.emit(
-            EventType.USAGE,
             P.UsagePayload(
                 prompt_tokens=c.usage.prompt_tokens,
                 completion_tokens=c.usage.completion_tokens,
@@ -338,9 +334,7 @@ class ModelCall:
             ),
         )
         if miss is not None:  # a notice every client shows; the figures are in the usage event
-            self.bus.emit(
-                EventType.NOTICE, {"text": miss.text(), "level": "warning", "source": "cache_miss"}
-            )
+            self.bus.emit(P.NoticePayload(text=miss.text(), level="warning", source="cache_miss"))
         return ctx_tokens
 
 

@@ -10,7 +10,6 @@ from .. import protocol as P
 from ..bus import Emitter
 from ..history import History, Message, Origin
 from ..hooks import Hook, TurnContext
-from ..protocol import EventType
 
 #: How the one reminder message starts: the model (and a person reading the log) can tell the
 #: harness's mid-session news from what the person typed.
@@ -31,7 +30,7 @@ def remind(hooks: Sequence[Hook], ctx: TurnContext, history: History, bus: Emitt
     text = "\n\n".join([REMINDER_HEADER, *(t.strip() for _, t in said)])
     history.append(Message.user(text, Origin.REMINDER))
     sources = sorted({name for name, _ in said})
-    bus.emit(EventType.REMINDER, P.ReminderPayload(text=text, sources=sources))
+    bus.emit(P.ReminderPayload(text=text, sources=sources))
     return text
 
 
@@ -44,4 +43,4 @@ def after_turn(hooks: Sequence[Hook], ctx: TurnContext, reason: str, bus: Emitte
 
 
 def _internal(bus: Emitter, h: Hook, exc: Exception) -> None:
-    bus.emit(EventType.ERROR, P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"))
+    bus.emit(P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"))

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import protocol as P
 from ..history import CallRef, Message
 from ..hooks import TurnContext
-from ..protocol import EventType
 from ..provider.types import Completion, ToolCall
 from ..tools.base import ToolContext, ToolError
 from ..tools.registry import Registry
@@ -75,7 +75,7 @@ class Reply:
             t.name for t in known
         )
         self.events.guard("text_tool_call", "tool call printed as text", self.ctx.iteration, told)
-        self.events.bus.emit(EventType.NOTICE, {"text": told})
+        self.events.bus.emit(P.NoticePayload(text=told))
         c.content = ""
         return calls
 
@@ -186,6 +186,7 @@ class Reply:
         self.events.guard("truncation", retry.reason, self.ctx.iteration, retry.told)
         self.ctx.max_tokens = retry.max_tokens
         return retry
+
 
 def _sent(call: ToolCall) -> dict[str, Any]:
     """A call's arguments as the model sent them, or none when they do not parse to an object."""

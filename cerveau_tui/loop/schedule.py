@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..policy.verdict import Verdict
+from ..protocol import CallStatus
 from ..tools.base import Declared, Tool, ToolResult
-
-Status = Literal["pending", "done", "failed", "denied"]
 
 
 @dataclass
@@ -37,7 +36,7 @@ class ToolExecution:
     tool: Tool | None = None
     args: BaseModel | None = None
     verdict: Verdict | None = None
-    status: Status = "pending"
+    status: CallStatus = CallStatus.QUEUED  # the one vocabulary, to the card (protocol/base.py)
     result: ToolResult | None = None
     stop: bool = False  # the person pressed Esc at this call's approval: stop the turn
 
@@ -50,7 +49,7 @@ class ToolExecution:
         """The command a command tool runs, as hooks and the resume brief name it."""
         return str(self.arguments.get("command", "")) if self.runs_command else None
 
-    def finish(self, result: ToolResult, status: Status) -> ToolExecution:
+    def finish(self, result: ToolResult, status: CallStatus) -> ToolExecution:
         self.result, self.status = result, status
         return self
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..context.window import WindowState
 from ..history import History
+from ..protocol import StopReason
 from ..provider.types import Usage
 from ..tools.base import ToolState
 from .cache_ledger import CacheLedger
@@ -64,7 +65,7 @@ class Limits:
 @dataclass
 class Outcome:
     turn_id: str
-    reason: str
+    reason: StopReason
     iterations: int
     usage: Usage = field(default_factory=Usage)
     context_tokens: int = 0

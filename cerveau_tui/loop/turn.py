@@ -19,7 +19,7 @@ from ..config import Settings
 from ..context.budget import reply_cap
 from ..history import Message, Origin
 from ..hooks import CallRecord, Hook, Reenter, Stop, TurnContext
-from ..protocol import EventType
+from ..protocol import CallStatus
 from ..provider.types import Completion, ErrorClass, ProviderError, Usage
 from ..sandbox.base import Grant
 from ..tools.base import ToolContext
@@ -44,7 +44,9 @@ INTERRUPTED_REPLY = "[the person interrupted this reply]"
 
 
 class _End(Exception):
-    def __init__(self, reason: str, message: str = "", extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, reason: P.StopReason, message: str = "", extra: dict[str, Any] | None = None
+    ) -> None:
         self.reason = reason
         self.message = message
         self.extra = extra or {}
@@ -132,7 +134,7 @@ class Turn:
             reason, message, extra = end.reason, end.message, end.extra
         except Exception as exc:  # a bug must end the turn with a reason, never hang the client
             reason, message = P.TURN_ERROR, f"internal error: {type(exc).__name__}: {exc}"
-            self.bus.emit(EventType.ERROR, P.ErrorPayload(message=message, error_class="internal"))
+            self.bus.emit(P.ErrorPayload(message=message, error_class="internal"))
         return self._end(before, reason, message, extra)
 
     # --- the rounds ------------------------------------------------------------------------------
@@ -140,7 +142,7 @@ class Turn:
     def _begin(self) -> Any:
         self.bus.turn_id = self.turn_id
         self.state.cancel.clear()
-        self.bus.emit(EventType.TURN_STARTED, P.TurnStarted(input=self.task))
+        self.bus.emit(P.TurnStarted(input=self.task))
         self.state.history.append(Message.user(self.task))
         self.state.task = self.task
         return self.fingerprinter.scan() if self.fingerprinter is not None else None
@@ -163,8 +165,8 @@ class Turn:
             self.state.history.append(
                 Message.user(f"[the person, while you worked] {text}", Origin.STEER)
             )
-            self.bus.emit(EventType.STEER, {"text": text})
-        self.bus.emit(EventType.ITERATION_STARTED, {"iteration": self.ctx.iteration})
+            self.bus.emit(P.Steer(text=text))
+        self.bus.emit(P.IterationStarted(iteration=self.ctx.iteration))
 
     def _remind(self) -> None:
         if self.settings.context.reminders:
@@ -208,7 +210,6 @@ class Turn:
                 self.registry.names()
             )
             self.bus.emit(
-                EventType.ERROR,
                 P.ErrorPayload(message=exc.message, error_class=str(cls), retrying=True),
             )
             self.ctx.tell(told)
@@ -216,9 +217,7 @@ class Turn:
             # Whatever the stream delivered before it broke is kept in the event: nothing is lost.
             partial = getattr(exc, "partial", None)
             kept = {"partial": partial.content} if partial is not None and partial.content else {}
-            self.bus.emit(
-                EventType.ERROR, P.ErrorPayload(message=exc.message, error_class=str(cls), **kept)
-            )
+            self.bus.emit(P.ErrorPayload(message=exc.message, error_class=str(cls), **kept))
             raise _End(P.TURN_ERROR, exc.message)
         if self.model_failures >= MAX_MODEL_FAILURES:
             raise _End(
@@ -230,8 +229,9 @@ class Turn:
         """The model answered without a tool call: the first hook with a say decides."""
         self.state.history.append(Message.reply(c.content))
         self.bus.emit(
-            EventType.ASSISTANT_MESSAGE,
-            {"content": c.content, "reasoning": c.reasoning, "finish_reason": c.finish_reason},
+            P.AssistantMessage(
+                content=c.content, reasoning=c.reasoning, finish_reason=c.finish_reason
+            ),
         )
         verdict = None
         for h in self.hooks:
@@ -324,7 +324,7 @@ class Turn:
         assert r is not None
         if isinstance(child := r.meta.get(CHILD_USAGE), Usage):  # explore: the child's tokens
             self.usage.add(child)
-        if not r.ok and ex.status == "failed":
+        if not r.ok and ex.status == CallStatus.FAILED:
             what = rec.command or json.dumps(rec.arguments, ensure_ascii=False)[:120]
             first = (r.output.strip().splitlines() or [""])[0][:160]
             self.state.note_failure(f"{rec.name} {what}: {first}")
@@ -346,7 +346,9 @@ class Turn:
         returned (turn_ended is out), in the background."""
         after_turn(self.hooks, self.ctx, self.reason, self.bus)
 
-    def _end(self, before: Any, reason: str, message: str, extra: dict[str, Any]) -> Outcome:
+    def _end(
+        self, before: Any, reason: P.StopReason, message: str, extra: dict[str, Any]
+    ) -> Outcome:
         if self.fingerprinter is not None and before is not None:
             try:
                 self.state.turn_changes[self.turn_id] = self.fingerprinter.changed_since(before)
@@ -357,7 +359,6 @@ class Turn:
                 extra = {**h.on_turn_end(self.ctx, reason), **extra}
             except Exception as exc:
                 self.bus.emit(
-                    EventType.ERROR,
                     P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"),
                 )
         self.events.turn_ended(

@@ -17,9 +17,10 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import protocol as P
 from ..bus import Emitter
 from ..hooks import Hook, Stop, TurnContext
-from ..protocol import Event, EventType
+from ..protocol import Event
 from .lesson_store import LessonStore
 from .lessons import Lesson, Seen, consolidate_lessons, observe, recall, render_recall, words_of
 
@@ -115,16 +116,13 @@ class LessonsHook(Hook):
             if stored is not None and stored[1]:
                 new.append(stored[0])
         for aside in store.take_set_aside():  # aborted or corrupt mid-session: said once
-            ctx.emit(
-                EventType.NOTICE, {"text": str(aside), "level": "warning", "source": "boundary"}
-            )
+            ctx.emit(P.NoticePayload(text=str(aside), level="warning", source="boundary"))
         if new:
             ctx.emit(
-                EventType.LESSONS,
-                {
-                    "stored": [{"id": x.id, "kind": x.kind, "text": x.text} for x in new],
-                    "text": "learnt: " + "; ".join(x.text for x in new),
-                },
+                P.LessonsPayload(
+                    stored=[P.StoredLesson(id=x.id, kind=x.kind, text=x.text) for x in new],
+                    text="learnt: " + "; ".join(x.text for x in new),
+                ),
             )
 
     # --- the person's view ----------------------------------------------------------------------
@@ -147,8 +145,7 @@ class LessonsHook(Hook):
                 for moved in self._store.moved_aside:  # a planted link: said, as the session does
                     if self._bus is not None:
                         self._bus.emit(
-                            EventType.NOTICE,
-                            {"text": str(moved), "level": "warning", "source": "boundary"},
+                            P.NoticePayload(text=str(moved), level="warning", source="boundary"),
                         )
             return self._store
 

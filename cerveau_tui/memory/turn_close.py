@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import protocol as P
 from ..history import History, Origin
 from ..hooks import Hook, TurnContext
-from ..protocol import EventType
 from .store import MemoryStore, Note
 
 TURN_CLOSE_SCHEMA: dict[str, Any] = {
@@ -142,9 +142,7 @@ class TurnCloseHook(Hook):
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
         self._say_set_aside(ctx)
         if added:
-            ctx.emit(
-                EventType.NOTICE, {"text": "remembered: " + "; ".join(added), "source": "memory"}
-            )
+            ctx.emit(P.NoticePayload(text="remembered: " + "; ".join(added), source="memory"))
 
     def reminders(self, ctx: TurnContext) -> list[str]:
         # Once, at the session's first model call: notes are news to a new session only.
@@ -161,9 +159,7 @@ class TurnCloseHook(Hook):
         # A query aborted past its bound (or corruption found) mid-session: the file was moved
         # aside for a fresh one, and the person is told once, as the session tells at start.
         for aside in self.store.take_set_aside():
-            ctx.emit(
-                EventType.NOTICE, {"text": str(aside), "level": "warning", "source": "boundary"}
-            )
+            ctx.emit(P.NoticePayload(text=str(aside), level="warning", source="boundary"))
 
     def close(self) -> None:
         self.store.close()

@@ -132,7 +132,7 @@ def payload_of(event: Event) -> Payload:
     data = event._data
     if data is None:
         data = parse_payload(event.type, event.payload)
-        object.__setattr__(event, "_data", data)  # cached: the event stays frozen to readers
+        event._data = data  # cached (a private attribute: the event's fields stay frozen)
     return data
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from .. import protocol as P
 from ..hooks import Hook, Reenter, Stop, TurnContext
-from ..protocol import EventType
 
 MARKS = (70, 90)
 
@@ -42,7 +41,6 @@ class BudgetHook(Hook):
                 self._armed[mark] = False
                 self._pending = max(mark, self._pending or 0)
                 ctx.emit(
-                    EventType.BUDGET_NOTICE,
                     P.BudgetNotice(
                         percent=mark, context_tokens=ctx.context_tokens, n_ctx=ctx.n_ctx
                     ),

@@ -17,8 +17,8 @@ import os
 import stat
 from pathlib import Path
 
+from .. import protocol as P
 from ..hooks import Hook, TurnContext
-from ..protocol import EventType
 from ..workspace.beneath import UnsafePath, lstat_beneath
 from .reading import Head, read_head, read_head_beneath, with_cut
 
@@ -69,7 +69,7 @@ class InstructionsHook(Hook):
     def on_turn_start(self, ctx: TurnContext, task: str) -> None:
         warnings, self.warnings = self.warnings, []
         for text in warnings:
-            ctx.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": self.name})
+            ctx.emit(P.NoticePayload(text=text, level="warning", source=self.name))
         return None
 
     def reminders(self, ctx: TurnContext) -> list[str]:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from .. import protocol as P
 from ..hooks import Hook, TurnContext
-from ..protocol import EventType
 from ..workspace.beneath import UnsafePath, open_dir_beneath
 from .reading import Head, read_head, read_head_beneath
 
@@ -212,5 +212,5 @@ class SkillsHook(Hook):
         if not self._warned:
             self._warned = True
             for text in self.book.warnings:
-                ctx.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": self.name})
+                ctx.emit(P.NoticePayload(text=text, level="warning", source=self.name))
         return None

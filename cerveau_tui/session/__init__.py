@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
 from ..history import Message, Origin
@@ -19,7 +20,6 @@ from ..loop.state import EngineState
 from ..plan.models import PlanReport
 from ..plan.persist import SessionLog
 from ..plan.state import PlanState
-from ..protocol import EventType
 from ..provider.llama import LlamaProvider
 from ..provider.types import Provider, ServerProps
 from ..reminders import skill_book
@@ -93,8 +93,7 @@ class Session:
         up per call, so this takes effect even while a turn runs."""
         self.settings.network = on
         self.bus.emit(
-            EventType.NOTICE,
-            {"text": f"network {'granted' if on else 'withdrawn'} for this session"},
+            P.NoticePayload(text=f"network {'granted' if on else 'withdrawn'} for this session"),
         )
 
     def set_discuss(self, on: bool) -> None:
@@ -105,12 +104,11 @@ class Session:
         self.settings.discuss = on
         self.engine.registry = self.full_registry.only(*DISCUSS_TOOLS) if on else self.full_registry
         self.bus.emit(
-            EventType.NOTICE,
-            {
-                "text": "discussion mode: read and plan only"
+            P.NoticePayload(
+                text="discussion mode: read and plan only"
                 if on
                 else "autopilot: the agent may change files again"
-            },
+            ),
         )
 
     def gate_offer(self) -> str | None:
@@ -136,8 +134,9 @@ class Session:
         stack = resolve_stack_for_run(self.settings.workspace, self.settings)
         retarget(self.engine.hooks, gate_done_set(self.settings, stack))
         self.bus.emit(
-            EventType.NOTICE,
-            {"text": f"done gate: {stack.command or 'none'} ({stack.why}); saved in config.toml"},
+            P.NoticePayload(
+                text=f"done gate: {stack.command or 'none'} ({stack.why}); saved in config.toml"
+            ),
         )
 
     def close(self) -> None:
@@ -207,7 +206,7 @@ class Session:
         self.engine.history.append(
             Message.user(f"[skill {name.strip()}, loaded by the person]\n{body}", Origin.SKILL)
         )
-        self.bus.emit(EventType.NOTICE, {"text": f"skill {name.strip()} loaded for the next turn"})
+        self.bus.emit(P.NoticePayload(text=f"skill {name.strip()} loaded for the next turn"))
         return True
 
     def revoke(self, scope_key: str) -> bool:
@@ -256,9 +255,7 @@ def build_session(
             from ..stack.server import ensure_server
 
             def stack_progress(stage: str, fraction: float | None, line: str) -> None:
-                bus.emit(
-                    EventType.STACK_PROGRESS, {"stage": stage, "fraction": fraction, "line": line}
-                )
+                bus.emit(P.StackProgress(stage=stage, fraction=fraction, line=line))
                 if progress:
                     progress(stage, fraction, line)
 
@@ -348,17 +345,16 @@ def build_session(
     keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
     protection = boundary.protection(settings)
     bus.emit(
-        EventType.SESSION_STARTED,
-        {
-            "server_url": url,
-            "n_ctx": n_ctx,
-            "sandbox": sandbox_status,
-            "model": engine.model.split("/")[-1],
-            "mode": settings.sandbox,
-            "approval": settings.approval,
-            "workspace_config": protection,
-            "held_back": protection["held_back"],  # the keys (issue 20's interface)
-        },
+        P.SessionStarted(
+            server_url=url,
+            n_ctx=n_ctx,
+            sandbox=sandbox_status,
+            model=engine.model.split("/")[-1],
+            mode=settings.sandbox,
+            approval=settings.approval,
+            workspace_config=protection,
+            held_back=protection["held_back"],
+        ),
     )
     for text in boundary.protection_notices(protection):
         boundary.boundary_notice(bus, text)

@@ -8,15 +8,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
-from ..protocol import EventType
 
 
 def boundary_notice(bus: Emitter, text: str) -> None:
     """A protection of the harness's own fired (a planted link moved aside, git code undone, a
     workspace config held back): the person sees it, at warning level."""
-    bus.emit(EventType.NOTICE, {"text": text, "level": "warning", "source": "boundary"})
+    bus.emit(P.NoticePayload(text=text, level="warning", source="boundary"))
 
 
 def guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
@@ -44,8 +44,7 @@ def sweep(settings: Settings, bus: Emitter) -> None:
         return
     if swept:
         bus.emit(
-            EventType.NOTICE,
-            {"text": f"removed {len(swept)} temp file(s) a crash left half-written"},
+            P.NoticePayload(text=f"removed {len(swept)} temp file(s) a crash left half-written"),
         )
 
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
 from ..history import History, Message, Origin
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
-from ..protocol import EventType
 from ..sandbox.base import Grant
 from . import grant_seal
 from .journal import Journal, RecordedJudge
@@ -111,22 +111,22 @@ def _restore(
     undo_turns = len(engine.undo_log.turns()) if engine.undo_log is not None else 0
     # The engine holds the history now; the session keeps `stored` for its transcript only.
     stored.history, stored.undo = History(), []
-    payload = {
-        "session_id": stored.id,
-        "messages": len(history),
-        "turns": len(stored.turns),
-        "plan_events": len(stored.plan_events),
-        "grants": grants,
-        "grants_dropped": dropped,
-        "undo_turns": undo_turns,
-        "window": window is not None,
-        "interrupted_turn": cut.turn_id if cut is not None else None,
-        "unfinished_calls": repaired,
-        "torn_lines": stored.torn,
-        "last_reason": (stored.turns[-1].reason or "") if stored.turns else "",
-        "last_unmet": list(stored.turns[-1].unmet) if stored.turns else [],
-    }
-    bus.emit(EventType.SESSION_RESUMED, payload)
+    resumed = P.SessionResumed(
+        session_id=stored.id,
+        messages=len(history),
+        turns=len(stored.turns),
+        plan_events=len(stored.plan_events),
+        grants=grants,
+        grants_dropped=dropped,
+        undo_turns=undo_turns,
+        window=window is not None,
+        interrupted_turn=cut.turn_id if cut is not None else None,
+        unfinished_calls=repaired,
+        torn_lines=stored.torn,
+        last_reason=(stored.turns[-1].reason or "") if stored.turns else "",
+        last_unmet=list(stored.turns[-1].unmet) if stored.turns else [],
+    )
+    bus.emit(resumed)
     plan.publish(bus)  # the views' first report: the restored ledger against the disk now
     # The event says what came back (every client renders it); a notice only for what the
     # person must know: a cut turn, grants that were not restored, lines a crash tore.
@@ -148,10 +148,11 @@ def _restore(
         )
     if warn:
         bus.emit(
-            EventType.NOTICE,
-            {"text": f"resumed session {stored.id}: " + "; ".join(warn), "source": "session"},
+            P.NoticePayload(
+                text=f"resumed session {stored.id}: " + "; ".join(warn), source="session"
+            ),
         )
-    return payload
+    return resumed.wire()
 
 
 def _usable_window(engine: Any, stored: StoredSession, bus: Emitter) -> dict[str, Any] | None:
@@ -163,11 +164,11 @@ def _usable_window(engine: Any, stored: StoredSession, bus: Emitter) -> dict[str
     try:
         type(current).from_dict(stored.window)
     except Exception as exc:  # noqa: BLE001 - WindowStateError, or a version this one lacks
-        bus.emit(EventType.NOTICE, {"text": f"compacted window not restored: {exc}"})
+        bus.emit(P.NoticePayload(text=f"compacted window not restored: {exc}"))
         return None
     upto = stored.window.get("upto")
     if not isinstance(upto, int) or upto > len(stored.history):
-        bus.emit(EventType.NOTICE, {"text": "compacted window not restored: past the history"})
+        bus.emit(P.NoticePayload(text="compacted window not restored: past the history"))
         return None
     return stored.window
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..protocol import EventType
+from .. import protocol as P
 from ..sandbox.base import CommandResult
 from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
@@ -126,4 +126,4 @@ class Bash(Tool):
             return
         if _TMP_PATH.search(command):
             self._told_private_tmp = True
-            ctx.bus.emit(EventType.NOTICE, {"text": PRIVATE_TMP_NOTICE})
+            ctx.bus.emit(P.NoticePayload(text=PRIVATE_TMP_NOTICE))

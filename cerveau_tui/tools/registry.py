@@ -35,11 +35,8 @@ class Registry:
         """The tool that runs a shell command (`Tool.runs_command`), for the person's `!cmd`."""
         return next((t for t in self._tools.values() if t.runs_command), None)
 
-    def without(self, *names: str) -> Registry:
-        """A narrower registry: how read-only modes are made structural (the tool is absent)."""
-        return Registry(t for n, t in self._tools.items() if n not in names)
-
     def only(self, *names: str) -> Registry:
+        """A narrower registry: how read-only modes are made structural (the tool is absent)."""
         return Registry(t for n, t in self._tools.items() if n in names)
 
     def __contains__(self, name: object) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
-from .test_strict_stream import CALC_BROKEN, GATE, call, run
+from .scenario import CALC_BROKEN, GATE, call, run
 
 MULTI_CALC = (
     "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n\n\n"

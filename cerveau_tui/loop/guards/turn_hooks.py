@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
-from ...protocol import TURN_STALLED, EventType, GuardTripped
+from ...protocol import TURN_STALLED, CallStatus, GuardTripped
 from .breaker import Breaker
 from .ports import live_stack_section, port_refusal, serve_port_conflict
 from .progress import WorkTracker
@@ -20,8 +20,7 @@ _TARGET_KEYS = ("path", "command", "pattern", "query", "url", "name")
 
 
 def _emit(ctx: TurnContext, guard: str, reason: str, iteration: int, told: str) -> None:
-    payload = GuardTripped(guard=guard, reason=reason, iteration=iteration, told=told)  # type: ignore[arg-type]
-    ctx.emit(EventType.GUARD_TRIPPED, payload)
+    ctx.emit(GuardTripped(guard=guard, reason=reason, iteration=iteration, told=told))  # type: ignore[arg-type]
 
 
 def action_of(record: CallRecord) -> str:
@@ -58,7 +57,7 @@ class BreakerHook(Hook):
         ]
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
-        if record.command is None or record.status in ("denied", "refused"):
+        if record.command is None or record.status == CallStatus.DENIED:
             return None  # not a command (the record of a command tool names its command)
         trip = self.breaker.observe(record.command, record.exit_code, record.output)
         if trip is None:
