@@ -105,6 +105,8 @@ def doctor_info(settings: Settings) -> dict[str, Any]:
     """The stack's facts for `cerveau doctor`: what would run, what runs, and its build."""
     paths = stack_paths(settings.cache_dir)
     info: dict[str, Any] = {"cache_dir": str(paths.root), "cache_key": paths.key}
+    # The app's own and `stack up` servers save session slots here (--slot-save-path).
+    info["slot_save_path"] = str(paths.slots_dir)
     try:
         loc = locate(paths, settings.model_path)
         info.update(
