@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
+from cerveau_tui.app.app import CerveauApp
+from cerveau_tui.app.start import default_factory
 from cerveau_tui.app.widgets.plan_strip import PlanStrip
+from cerveau_tui.config import Settings
 from cerveau_tui.testing.scripted_server import ScriptedServer
 from cerveau_tui.workspace.fingerprint import Fingerprinter
 
@@ -67,4 +70,35 @@ async def test_the_plan_strip_shows_the_sessions_report_without_hashing_on_the_u
             await pilot.press("ctrl+q")
     assert shown == sent == ["done_unconfirmed", "pending"]
     assert hashing_threads, "the session's worker reconciled the plan with the disk"
+    assert ui_thread not in hashing_threads
+
+
+async def test_a_resumed_session_shows_its_restored_plan_before_any_turn(
+    tmp_path: Path, hashing_threads: list[int]
+) -> None:
+    """The redraw carries the stored plan events, but the feed renders only what the session
+    sends: the restored ledger (its writes too) reconciled on the worker at resume."""
+    with ScriptedServer({"responses": SCRIPT}) as srv:
+        app, rec = engine_app(tmp_path, srv.url, FakeClock())
+        async with app.run_test() as pilot:
+            assert await wait_until(pilot, lambda: app.runner.session is not None)
+            await pilot.press(*"write the parser", "enter")
+            assert await wait_until(pilot, lambda: bool(rec.of("turn_ended")))
+            await pilot.press("ctrl+q")
+    hashing_threads.clear()
+    with ScriptedServer({"responses": [{"content": "unused"}]}) as srv:
+        settings = Settings(workspace=tmp_path / "ws", server_url=srv.url)
+        resumed = CerveauApp(
+            settings,
+            session_factory=default_factory(settings, "last"),
+            clock=FakeClock(),
+            save_setting=lambda k, v: None,
+        )
+        async with resumed.run_test() as pilot:
+            ui_thread = threading.get_ident()
+            strip = resumed.query_one(PlanStrip)
+            assert await wait_until(pilot, lambda: strip.report is not None)
+            shown = [str(s.status) for s in strip.report.steps]
+            await pilot.press("ctrl+q")
+    assert shown == ["done_unconfirmed", "pending"]
     assert ui_thread not in hashing_threads
