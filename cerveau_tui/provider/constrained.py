@@ -18,45 +18,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .grammar_dialect import grammar_schema
 from .types import MAX_ARGUMENT_DEPTH, ArgumentsTooDeep, ToolCall, loads_bounded
 
 ACTION_INSTRUCTION = (
     'Reply with one JSON action: {"tool": name, "arguments": {...}} to use a tool, '
     'or {"answer": text} when you are done.'
 )
-
-
-#: JSON Schema's "contains a non-whitespace character" (tools/args.py NOT_BLANK), which the grammar
-#: converter cannot read: it takes only `^...$`-anchored patterns without `\s`, and an unreadable
-#: pattern is dropped with a warning, `minLength` with it (the pattern wins): `""` was allowed again.
-_NOT_BLANK = r"\S"
-# The same rule written for llama-server, which matches a pattern against the JSON TEXT between
-# the quotes, not the decoded string: the first character is neither whitespace (ASCII or
-# Unicode) nor an escape of one (`\t`, `\n`, `\u0020`); the rest is any valid JSON string
-# body. Narrower than the tool (a leading space is refused), never wider.
-_JSON_CHAR = r'(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'
-_FIRST_NOT_BLANK = (
-    r'(?:[^ "\\\x00-\x1F\x7F\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]'
-    r'|\\["\\/b])'
-)
-GRAMMAR_NOT_BLANK = f"^{_FIRST_NOT_BLANK}{_JSON_CHAR}*$"
-
-
-def grammar_schema(node: Any) -> Any:
-    """A tool's argument schema in the dialect llama-server's grammar converter reads: each
-    not-blank pattern rewritten (above). Every other keyword we emit (`minLength`, `maxItems`,
-    `enum`, `anyOf`) it reads as JSON Schema does (vendor/llama.cpp/common/json-schema.cpp)."""
-    if isinstance(node, list):
-        return [grammar_schema(x) for x in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: grammar_schema(v) for k, v in node.items()}
-    if out.get("pattern") == _NOT_BLANK:
-        # The pattern wins over maxLength in the converter, so a bound goes into the pattern.
-        most = out.get("maxLength")
-        rest = f"{{0,{max(0, most - 1)}}}" if isinstance(most, int) else "*"
-        out["pattern"] = f"^{_FIRST_NOT_BLANK}{_JSON_CHAR}{rest}$"
-    return out
 
 
 def action_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:

@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cerveau_tui.provider.constrained import GRAMMAR_NOT_BLANK, action_schema, grammar_schema
+from cerveau_tui.provider.constrained import action_schema
+from cerveau_tui.provider.grammar_dialect import GRAMMAR_NOT_BLANK, grammar_schema
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
 from cerveau_tui.tools.args import NOT_BLANK
