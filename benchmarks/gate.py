@@ -12,8 +12,11 @@ Issue 14 adds the gate a new user gets without writing any config: "auto" is the
 with NO `.cerveau/config.toml` and `cerveau run --gate auto` (the detected pytest check, the
 adapter's tests protected), with polish on green (the default), and "auto, no polish" the same
 with `CERVEAU_DONE__POLISH=false`. The polish column says what became of each polish round.
+Issue 22 adds "default": no config and no flag at all, what `cerveau run` does out of the box
+(the detected gate since issue 22), and "undecided", the same with `CERVEAU_DONE__GATE=""`: the
+gate left undecided, which was the headless default before (no check, the detected one offered).
 
-    .venv/bin/python benchmarks/gate.py
+    .venv/bin/python benchmarks/gate.py [MODE ...]   # all modes, or only the ones named
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-MODES = ("no gate", "gate", "auto", "auto, no polish")
+MODES = ("no gate", "gate", "auto", "auto, no polish", "default", "undecided")
 
 
 def make_project(ws: Path, mode: str) -> None:
@@ -93,7 +96,7 @@ def make_project(ws: Path, mode: str) -> None:
     (ws / "tests" / "__init__.py").write_text("")
     (ws / "tests" / "test_calc.py").write_text(TESTS)
     (ws / "calc.py").write_text(CALC)
-    if mode.startswith("auto"):
+    if mode.startswith("auto") or mode in ("default", "undecided"):
         return  # a new user's project: no harness config at all
     gate = mode == "gate"
     (ws / ".cerveau").mkdir()
@@ -116,6 +119,8 @@ def run(script: list[dict[str, Any]], mode: str) -> dict[str, Any]:
         env = {**os.environ, "CERVEAU_CONFIG": str(Path(tmp) / "none.toml")}
         if mode == "auto, no polish":
             env["CERVEAU_DONE__POLISH"] = "false"
+        if mode == "undecided":
+            env["CERVEAU_DONE__GATE"] = ""
         flags = ["--gate", "auto"] if mode.startswith("auto") else []
         with ScriptedServer(script) as srv:
             proc = subprocess.run(
@@ -158,9 +163,10 @@ def run(script: list[dict[str, Any]], mode: str) -> dict[str, Any]:
 
 
 def main() -> int:
+    modes = [m for m in MODES if m in sys.argv[1:]] or list(MODES)
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for name, script in SCENARIOS.items():
-        for mode in MODES:
+        for mode in modes:
             rows.append((name, mode, run(script, mode)))
     head = (
         f"{'scenario':28} {'mode':15} {'iters':>5} {'tokens':>7} {'green':>5}  {'reason':11} "
@@ -175,7 +181,7 @@ def main() -> int:
             f"{r['reason']:11} {r['verification']:11} {r['polish']:8} {flag}"
         )
     print()
-    for mode in MODES:
+    for mode in modes:
         sel = [r for _, m, r in rows if m == mode]
         greens = [r for r in sel if r["green"]]
         iters = sum(r["iterations"] for r in greens) / max(1, len(greens))

@@ -64,6 +64,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     settings = load_settings(
         args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False))
     )
+    if args.cmd == "run" and "gate" not in settings.done.model_fields_set:
+        # Headless, nobody is there to be asked (the TUI asks once per workspace), and without
+        # a check a false "done" is silent: the detected check runs, inside the sandbox like the
+        # model's own commands. benchmarks/gate.py ("default") has the figures. Set anywhere
+        # (`--gate`, `[done] gate`, CERVEAU_DONE__GATE; "" keeps it undecided), it wins.
+        settings.done.gate = "auto"
     if args.cmd in (None, "run"):  # where the model would work: refused before anything starts
         from .sandbox.view import refuse_workspace
 

@@ -45,6 +45,9 @@ def test_gate_auto_refuses_a_false_done_on_a_failing_project_with_no_config(tmp_
 
 def test_without_the_flag_an_undecided_gate_runs_no_check_as_before(tmp_path: Path) -> None:
     ws = bare_project(tmp_path / "ws")
+    # Undecided said in so many words: headless, an unset gate is the detected one (issue 22).
+    (ws / ".cerveau").mkdir()
+    (ws / ".cerveau" / "config.toml").write_text('[done]\ngate = ""\n')
     with ScriptedServer([{"content": "Fixed."}]) as srv:
         _, events = run_cli(ws, srv.url, "make the tests pass")
     assert of(events, "check") == []
@@ -115,3 +118,16 @@ def test_a_pytest_module_planted_in_the_workspace_does_not_pass_the_detected_gat
     end = ended(events)
     assert end["touched_protected"] == ["pytest.py"]
     assert end["verification"] == "failed" and end["reason"] != "completed"
+
+
+def test_headless_with_the_gate_unset_anywhere_runs_the_detected_check(tmp_path: Path) -> None:
+    # Nobody to ask headless: without a check the false "done" below would be silent.
+    ws = bare_project(tmp_path / "ws")
+    script = [{"content": "Fixed."}, edit("calc.py", "a - b", "a + b"), {"content": "Fixed now."}]
+    with ScriptedServer(script) as srv:
+        _, events = run_cli(ws, srv.url, "make the tests pass")
+    checks = of(events, "check")
+    assert checks[0]["precheck"] and checks[0]["unmet"] == ["gate"]
+    end = ended(events)
+    assert (end["reason"], end["verification"], end["unmet"]) == ("completed", "passed", [])
+    assert (ws / "calc.py").read_text() == CALC_FIXED

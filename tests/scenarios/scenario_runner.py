@@ -113,6 +113,9 @@ def run_scenario(
     env = {k: v for k, v in os.environ.items() if not k.startswith("CERVEAU_")}
     env["CERVEAU_CONFIG"] = str(workspace.parent / f"{workspace.name}.no-user-config.toml")
     env["CERVEAU_LIMITS__MAX_ITERATIONS"] = "40"
+    # The guards' scenarios, written when headless ran no gate unless asked: the gate left
+    # undecided, as then (headless, an unset gate is now the detected check; issue 22).
+    env["CERVEAU_DONE__GATE"] = ""
     # A scenario's command that blocks (a server run in the foreground) costs this, not 120 s.
     env["CERVEAU_BASH_TIMEOUT_S"] = "15"
     if not guards:
