@@ -20,6 +20,7 @@ from typing import Literal
 from .. import protocol as P
 from ..hooks import CallRecord, Reenter, Stop, TurnContext
 from ..protocol import TURN_COMPLETED
+from ..protocol.describe import POLISH_NO_GATE
 from .criteria import Report
 from .near_green import NearGreen
 
@@ -65,8 +66,9 @@ class Polish:
         return self.active and iteration - self.started_at >= self.max_iterations
 
 
-#: Why polish is skipped on every turn of a session without a gate (the TUI says nothing then).
-NO_GATE = "no done gate in use"
+#: Why polish is skipped on every turn of a session without a gate (no line says it: the words
+#: live with the one table of lines, protocol/describe.py).
+NO_GATE = POLISH_NO_GATE
 
 
 def emit_polish(ctx: TurnContext, result: PolishResult, reason: str) -> None:

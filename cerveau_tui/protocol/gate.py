@@ -31,6 +31,7 @@ class PlanUpdated(Payload):
 
 class CheckpointPayload(Payload):
     event_type: ClassVar[EventType] = EventType.CHECKPOINT
+    sparse: ClassVar[bool] = True  # no `check` key for a step without one
 
     step_id: str
     hashes: dict[str, str | None] = Field(default_factory=dict)  # rel -> blake3 (None: absent)

@@ -38,7 +38,7 @@ class ToolResultPayload(Payload):
     call_id: str
     name: str
     ok: bool
-    output: str
+    output: str = ""
     error_class: str | None = None  # "args" | "transient" | None
     exit_code: int | None = None
     diff: str | None = None

@@ -9,7 +9,7 @@ from cerveau_tui.config import Settings
 from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, Stop, TurnContext
 from cerveau_tui.loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
-from cerveau_tui.protocol import GuardTripped
+from cerveau_tui.protocol import CallStatus, GuardTripped
 from cerveau_tui.tools.base import ToolState
 
 
@@ -75,7 +75,7 @@ def test_breaker_hook_ignores_other_tools_and_refused_commands(tmp_path: Path) -
         output="x: No such file or directory",
     )
     refused = _bash(1, "cat x", 1, "cat: x: No such file or directory")
-    refused.status = "refused"
+    refused.status = CallStatus.DENIED  # one vocabulary (protocol CallStatus): refused is denied
     for record in (read, read, refused, refused):
         assert hook.on_tool_result(ctx, record) is None
     assert rec.of("guard_tripped") == []
