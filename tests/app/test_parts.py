@@ -13,8 +13,8 @@ from cerveau_tui.app.widgets.answer import split_settled
 from cerveau_tui.app.widgets.diff_view import highlight_diff
 from cerveau_tui.app.widgets.status_bar import StatusState, status_content
 from cerveau_tui.app.widgets.tool_card import clip_output
-from cerveau_tui.protocol.describe import summarize_arguments
 from cerveau_tui.bus import Emitter
+from cerveau_tui.protocol.describe import summarize_arguments
 
 
 def test_settled_markdown_ends_at_the_last_blank_line() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cerveau_tui.protocol.describe import budget_line, compacted_line, polish_line, reminder_line
 from cerveau_tui.app.widgets.chat import ChatView
 from cerveau_tui.app.widgets.entries import NoticeLine
 from cerveau_tui.app.widgets.status_bar import StatusBar
 from cerveau_tui.protocol import BudgetNotice, Compacted, PolishPayload, ReminderPayload
+from cerveau_tui.protocol.describe import budget_line, compacted_line, polish_line, reminder_line
 
 from .helpers import viewer_app, wait_until
 

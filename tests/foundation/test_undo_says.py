@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
+from cerveau_tui.protocol import parse_payload
+from cerveau_tui.protocol.describe import describe, describe_undo
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
-from cerveau_tui.protocol import parse_payload
-from cerveau_tui.protocol.describe import describe, describe_undo
 
 
 def session_for(tmp_path, script):
