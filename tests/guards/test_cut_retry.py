@@ -109,3 +109,11 @@ def test_a_narrowed_schema_only_adds_bounds_and_fits_the_characters() -> None:
     # 3 steps x (id, title, check, 3 files) = 18 text fields share the 1,800 characters
     assert step["maxItems"] == 3 and step["items"]["properties"]["title"]["maxLength"] == 100
     assert CommitPlan.schema()["parameters"]["properties"]["steps"]["maxItems"] == 20
+
+
+def test_the_person_reads_the_new_cap_in_the_guard_line(tmp_path: Path) -> None:
+    script = {"responses": [CUT_PLAN, {"content": "stopped"}]}
+    with ScriptedServer(script, n_ctx=32768) as server:
+        _, events, _ = run_cli(tmp_path, server.url, "plan the fix", "--max-tokens", "1024")
+    (trip,) = [e["payload"] for e in events if e["type"] == "guard_tripped"]
+    assert trip["guard"] == "truncation" and "the retry may take 2048 tokens" in trip["reason"]
