@@ -31,12 +31,28 @@ def _not_blank(value: str) -> str:
     return value
 
 
-#: A command, a path, a name: empty or only spaces is never meant. min_length as well as the
-#: pattern, so a schema reader that drops patterns still refuses the empty string.
+#: A command, a name: empty or only spaces is never meant. min_length as well as the pattern, so
+#: a schema reader that drops patterns still refuses the empty string.
 NonBlank = Annotated[
     str,
     Field(min_length=1, json_schema_extra={"pattern": NOT_BLANK}),
     AfterValidator(_not_blank),
+]
+
+#: A path: not blank, and no NUL byte (no file name holds one; resolve_path refuses it).
+PATH = r"^[^\x00]*[^\s\x00][^\x00]*$"
+_PATH = re.compile(PATH)
+
+
+def _path(value: str) -> str:
+    _not_blank(value)
+    if not _PATH.search(value):
+        raise ValueError("contains a NUL byte, which no path holds")
+    return value
+
+
+PathArg = Annotated[
+    str, Field(min_length=1, json_schema_extra={"pattern": PATH}), AfterValidator(_path)
 ]
 
 #: Text that may be only spaces (an `old` made of indentation is a real edit) but not empty.

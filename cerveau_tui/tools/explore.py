@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from .args import NonBlank
+from .args import NonBlank, PathArg
 from .base import Tool, ToolContext, ToolError, ToolResult
 
 #: ToolResult.meta key of the child's token usage: the turn (loop/turn.py) adds it to its own, so
@@ -18,7 +18,7 @@ class Explore(Tool):
 
     class Args(BaseModel):
         task: NonBlank
-        path: NonBlank = "."
+        path: PathArg = "."
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         run = ctx.delegate

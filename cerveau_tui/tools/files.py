@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from ..workspace.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from ..workspace.fingerprint import hash_bytes
 from ..workspace.git_change import guard_for
-from .args import NonBlank, NonEmpty
+from .args import NonEmpty, PathArg
 from .base import (
     Declared,
     Target,
@@ -108,7 +108,7 @@ class ReadFile(Tool):
     description = "Read a text file."
 
     class Args(BaseModel):
-        path: NonBlank = Field(description="file path relative to the workspace")
+        path: PathArg = Field(description="file path relative to the workspace")
 
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
         return Declared(reads=[resolve_path(ctx.workspace, args.path)])
@@ -133,7 +133,7 @@ class WriteFile(Tool):
     mutates = True
 
     class Args(BaseModel):
-        path: NonBlank = Field(description="file path relative to the workspace")
+        path: PathArg = Field(description="file path relative to the workspace")
         content: str
 
     def declare(self, args: Args, ctx: ToolContext) -> Declared:  # type: ignore[override]
@@ -176,7 +176,7 @@ class EditFile(Tool):
     mutates = True
 
     class Args(BaseModel):
-        path: NonBlank
+        path: PathArg
         old: NonEmpty
         new: str
 
@@ -241,7 +241,7 @@ class ListFiles(Tool):
     description = "List files under a directory (default: the workspace root)."
 
     class Args(BaseModel):
-        path: NonBlank = "."
+        path: PathArg = "."
 
     LIMIT = 200
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from ..state_file import kind_of
 from ..workspace.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
-from .args import NonBlank, NonEmpty
+from .args import NonEmpty, PathArg
 from .base import (
     Declared,
     Tool,
@@ -134,7 +134,7 @@ class Search(Tool):
 
     class Args(BaseModel):
         pattern: NonEmpty
-        path: NonBlank = "."
+        path: PathArg = "."
 
     LIMIT = 100
     #: Injected so a test can run out the deadline without waiting for it.

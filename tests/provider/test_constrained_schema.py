@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from cerveau_tui.provider.constrained import action_schema
-from cerveau_tui.provider.grammar_dialect import GRAMMAR_NOT_BLANK, grammar_schema
+from cerveau_tui.provider.grammar_dialect import GRAMMAR_NOT_BLANK, GRAMMAR_PATH, grammar_schema
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
-from cerveau_tui.tools.args import NOT_BLANK
+from cerveau_tui.tools.args import NOT_BLANK, PATH
 from cerveau_tui.tools.plan_tools import PLAN_TOOLS
 from cerveau_tui.tools.registry import default_tools
 
@@ -53,6 +53,7 @@ def test_every_pattern_sent_to_the_grammar_is_anchored_so_the_converter_keeps_it
     patterns = _all_patterns(action_schema(tools))
     assert patterns
     assert all(p.startswith("^") and p.endswith("$") for p in patterns), patterns
+    assert not any("\\s" in p or "\\S" in p for p in patterns), patterns  # no such escape there
 
 
 def test_the_grammar_pattern_refuses_the_json_text_of_every_blank_string() -> None:
@@ -96,3 +97,12 @@ def test_a_bound_on_a_not_blank_field_goes_into_its_grammar_pattern() -> None:
     rx = re.compile(out["pattern"])
     assert rx.match("abcde") and not rx.match("abcdef") and not rx.match(" ab")
     assert rx.match('\\"abcd')  # an escape is one character of the five
+
+
+def test_the_grammar_path_pattern_refuses_a_nul_and_a_blank_and_accepts_real_paths() -> None:
+    rx = re.compile(GRAMMAR_PATH)
+    for bad in ["a\x00b", "\x00", " ", "", " a.py"]:
+        assert not rx.match(json.dumps(bad)[1:-1]), repr(bad)
+    for good in ["a.py", "src/é.py", "dir with space/x", "../up", "a\u1000"]:
+        assert rx.match(json.dumps(good)[1:-1]) and re.search(PATH, good), repr(good)
+    assert grammar_schema({"type": "string", "pattern": PATH})["pattern"] == GRAMMAR_PATH

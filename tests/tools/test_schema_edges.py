@@ -40,8 +40,10 @@ KNOWN = {
     "description", "minLength", "maxLength", "pattern", "minItems", "maxItems",
 }  # fmt: skip
 #: Candidate strings, from the edges in: empty, blank of each kind, one character, a path, text
-#: with JSON's special characters, a non-ASCII character, a long one.
-STRINGS = ["", " ", "\t", "\n", "\u00a0", "x", ".", "a b", "../x", 'say "hi"\\', "é", "x" * 5000]
+#: with JSON's special characters, a non-ASCII character, a NUL byte, a long one.
+STRINGS = [
+    "", " ", "\t", "\n", "\u00a0", "x", ".", "a b", "../x", 'say "hi"\\', "é", "a\x00b", "x" * 5000,
+]  # fmt: skip
 
 
 def allowed_strings(schema: dict[str, Any]) -> list[str]:
