@@ -20,6 +20,7 @@ from ..loop.state import EngineState
 from ..plan.models import PlanReport
 from ..plan.persist import SessionLog
 from ..plan.state import PlanState
+from ..provider.errors import public_url
 from ..provider.llama import LlamaProvider
 from ..provider.types import Provider, ServerProps
 from ..reminders import skill_book
@@ -67,7 +68,7 @@ class Session:
     def status(self) -> dict[str, Any]:
         props = self.props
         return {
-            "server_url": self.server_url,
+            "server_url": public_url(self.server_url),  # shown and logged: no user:password
             "managed": self.managed is not None,
             "model": (
                 (props.model_path if props else None) or self.settings.model_name or ""
@@ -346,7 +347,7 @@ def build_session(
     protection = boundary.protection(settings)
     bus.emit(
         P.SessionStarted(
-            server_url=url,
+            server_url=public_url(url),  # the stream and the log: no user:password
             n_ctx=n_ctx,
             sandbox=sandbox_status,
             model=engine.model.split("/")[-1],

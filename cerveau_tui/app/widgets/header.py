@@ -21,6 +21,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ...config import Settings
+from ...provider.errors import public_url
 from .fit import Part, fit_lines
 
 #: The backends' names as a narrow header spells them.
@@ -49,7 +50,7 @@ class HeaderFacts:
 def facts_of(settings: Settings, status: dict[str, Any] | None) -> HeaderFacts:
     f = HeaderFacts(sandbox=settings.sandbox, approval=settings.approval, discuss=settings.discuss)
     if status is None:
-        f.waiting_for = settings.server_url or "the local model"
+        f.waiting_for = public_url(settings.server_url or "") or "the local model"
         return f
     f.backend = str(status.get("sandbox_backend") or "")
     enforced = status.get("sandbox_enforced")
