@@ -104,7 +104,10 @@ def resolve_stack_for_run(
         return replace(given, protected=_protected_by(adapter, workspace)) if same else given
     if detected is None:
         return run("none", None, f"no gate: nothing to check detected for {adapter.name}")
-    return run("none", None, "no gate yet: the detected check is offered, not decided")
+    return run(
+        "none", None,
+        "undecided: the TUI asks once; `cerveau run` uses the detected check unless told"
+    )  # fmt: skip
 
 
 def _protected_by(adapter: Adapter, workspace: Path) -> tuple[str, ...]:
