@@ -7,14 +7,21 @@ after (this checkout), in one run, each measured in its own interpreter:
     median over 200 write_file iterations; benchmarks/harness.py's method);
 (b) a 500-turn TUI feed: the wall time to push 500 turns (reasoning, 60 tokens, the answer, two
     tool cards with output and a diff, usage, turn end) through the bus into the app and let
-    it settle (benchmarks/tui_bench.py's feed, 200-line outputs).
+    it settle (benchmarks/tui_bench.py's feed, 200-line outputs);
+(c) the bus alone: the same 500 turns' events emitted and typed for a widget (app/wire.py's
+    `typed`), no app: what the protocol itself costs per event, without the app's drawing.
 
-    .venv/bin/python benchmarks/protocol_bench.py /tmp/h2base
+(a) and (b) run the whole harness and app, so a loaded machine moves them by more than the
+protocol does; (c) is the protocol's own cost.
+
+    .venv/bin/python benchmarks/protocol_bench.py /tmp/h2base        # (a), (b), (c)
+    .venv/bin/python benchmarks/protocol_bench.py /tmp/h2base bus    # (c) only
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,16 +96,47 @@ async def feed(turns=500, output_lines=200):
         await pilot.pause(0.5)
         return time.perf_counter() - t0
 
-print(json.dumps({"overhead_ms": overhead(), "feed_s": asyncio.run(feed())}))
+def bus_only(turns=500, output_lines=200):
+    from cerveau_tui.app.wire import typed
+    from cerveau_tui.bus import Emitter
+    bus = Emitter()
+    bus.subscribe(typed)
+    out = "\n".join(f"line {i}: " + "x" * 60 for i in range(output_lines))
+    events = 0
+    t0 = time.perf_counter()
+    for t in range(turns):
+        batch = [("turn_started", {"input": f"turn {t}"}), ("reasoning", {"text": "think " * 20})]
+        batch += [("token", {"text": "abcd"})] * 60 + [("assistant_message", {})]
+        for k, name in enumerate(("bash", "edit_file")):
+            cid = f"{t}-{k}"
+            batch += [
+                ("tool_call", {"call_id": cid, "name": name, "arguments": {"command": "x"}}),
+                ("tool_started", {"call_id": cid, "name": name, "status": "running"}),
+                ("tool_result", {"call_id": cid, "name": name, "ok": True, "output": out}),
+            ]
+        batch += [("usage", {"context_tokens": 3000, "n_ctx": 8192}),
+                  ("turn_ended", {"reason": "completed", "iterations": 2})]
+        for type_, payload in batch:
+            bus.emit(type_, payload)
+        events += len(batch)
+    return (time.perf_counter() - t0) / events * 1e6
+
+import os
+which = os.environ.get("PROTOCOL_BENCH", "all")
+result = {"bus_us": bus_only()}
+if which == "all":
+    result |= {"overhead_ms": overhead(), "feed_s": asyncio.run(feed())}
+print(json.dumps(result))
 """
 
 
-def measure(root: Path) -> dict[str, float]:
+def measure(root: Path, which: str) -> dict[str, float]:
     proc = subprocess.run(
         [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r})\n" + WORKER],
         capture_output=True,
         text=True,
         cwd=root,
+        env={**os.environ, "PROTOCOL_BENCH": which},
         timeout=1800,
     )
     if proc.returncode != 0:
@@ -108,12 +146,16 @@ def measure(root: Path) -> dict[str, float]:
 
 def main() -> None:
     base = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp/h2base")
-    before, after = measure(base), measure(ROOT)
+    which = sys.argv[2] if len(sys.argv) > 2 else "all"  # "bus": (c) only, in seconds
+    before, after = measure(base, which), measure(ROOT, which)
     print(f"before: {base}   after: {ROOT}")
     for key, label, unit in (
         ("overhead_ms", "(a) harness overhead per iteration, median", "ms"),
         ("feed_s", "(b) 500-turn TUI feed, wall time", "s"),
+        ("bus_us", "(c) bus alone: emit + type one event", "µs"),
     ):
+        if key not in before:
+            continue
         b, a = before[key], after[key]
         print(f"{label}: before {b:.3f} {unit}, after {a:.3f} {unit}, after/before {a / b:.2f}")
 
