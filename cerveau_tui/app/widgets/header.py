@@ -143,6 +143,17 @@ class SessionHeader(Static):
     def on_resize(self) -> None:
         self._draw()
 
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._draw)
+
     def _draw(self) -> None:
         width = self.content_size.width if self.is_attached else 0
+        if not width and self.is_attached:
+            # Not laid out yet: an unfitted line would wrap at whatever width comes, and which
+            # of the two a screen shows would depend on the machine's load. Drawn once it is.
+            self.call_after_refresh(self._draw_laid_out)
         self.update(header_content(self.facts, width or None))
+
+    def _draw_laid_out(self) -> None:
+        if self.content_size.width:
+            self.update(header_content(self.facts, self.content_size.width))
