@@ -75,6 +75,7 @@ class GateHook(Hook):
         self.done = done
         self.enforced = enforced
         self.polish = Polish(polish, polish_max_iterations)
+        self._said_no_gate = False
         self.reasoning = reasoning
         self._announce = False  # the gate changed mid-session: say so in the next reminder
         # The detected check while the gate is undecided: said once, so "done" without a check
@@ -270,7 +271,8 @@ class GateHook(Hook):
 
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
         if not self.done.criteria:
-            if self.polish.enabled and any(c.wrote for c in ctx.calls):
+            if self.polish.enabled and not self._said_no_gate and any(c.wrote for c in ctx.calls):
+                self._said_no_gate = True  # a fact of the session, not news at every turn
                 emit_polish(ctx, "skipped", NO_GATE)
             return None
         if self.polish.active:

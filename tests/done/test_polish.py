@@ -80,3 +80,28 @@ def test_polish_is_skipped_without_a_gate(tmp_path: Path) -> None:
     with ScriptedServer([write("notes.txt", "hello\n"), {"content": "Wrote it."}]) as srv:
         _, events = run_cli(ws, srv.url, "write a note")
     assert polish(events) == [("skipped", "no done gate in use")]
+
+
+def test_polish_without_a_gate_is_said_once_per_session_not_at_every_turn(tmp_path: Path) -> None:
+    from cerveau_tui.bus import Emitter
+    from cerveau_tui.config import load_settings
+    from cerveau_tui.provider.llama import LlamaProvider
+    from cerveau_tui.session import build_session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    settings = load_settings(ws, environ={}, user_config=tmp_path / "none.toml")
+    script = [write("a.txt", "one\n"), {"content": "Wrote a."}]
+    script += [write("b.txt", "two\n"), {"content": "Wrote b."}]
+    seen: list[dict] = []
+    with ScriptedServer(script) as srv:
+        bus = Emitter()
+        bus.subscribe(lambda e: seen.append({"type": e.type, "payload": e.payload}))
+        session = build_session(settings, bus=bus, provider=LlamaProvider(srv.url))
+        try:
+            session.engine.run("write a")
+            session.engine.run("write b")
+        finally:
+            session.close()
+    assert (ws / "b.txt").read_text() == "two\n"
+    assert polish(seen) == [("skipped", "no done gate in use")]
