@@ -47,6 +47,19 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=None,
         help="resume the given session (as --resume SESSION)",
     )
+    _state_dir(p)
+
+
+def _state_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--state-dir",
+        dest="state_dir",
+        default=None,
+        metavar="DIR|user|auto",
+        help="where the workspace's state (sessions, undo copies, memory) lives: a folder, user "
+        "(the user state folder, e.g. for a read-only workspace), auto (user when the workspace "
+        "is read-only), workspace (its .cerveau, the default)",
+    )
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -58,6 +71,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         "max_tokens": args.max_tokens,
         "action_mode": args.action_mode,
         "discuss": args.discuss,
+        "state_dir": getattr(args, "state_dir", None),
     }
     if getattr(args, "gate", None) is not None:  # `run --gate`: the done check for this run
         flags["done"] = {"gate": args.gate}
@@ -176,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)"
     )
     ses.add_argument("--json", action="store_true", help="a JSON list, each with `id`")
+    _state_dir(ses)
     rep = sub.add_parser("report", help="print the plan report of the last (or a given) session")
     _common(rep)
     rep.add_argument("--session", default=None)
@@ -195,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "sessions":
             from .session.listing import sessions_command
 
-            code, text = sessions_command((args.workspace or Path.cwd()).resolve(), args.json)
+            ws = (args.workspace or Path.cwd()).resolve()
+            load_settings(ws, {"state_dir": args.state_dir})  # where its sessions are
+            code, text = sessions_command(ws, args.json)
             print(text if args.json and code == 0 else visible(text),
                   file=sys.stdout if code == 0 else sys.stderr)  # fmt: skip
             return code

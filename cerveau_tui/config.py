@@ -15,7 +15,7 @@ import platformdirs
 import tomli_w
 from pydantic import Field, ValidationError
 
-from . import config_env, state_file, trust
+from . import config_env, state_file, state_home, trust
 from .config_sections import (
     ContextConfig,
     CriterionConfig,
@@ -148,6 +148,11 @@ class Settings(_Model):
     discuss: Annotated[bool, Flag(tight=True)] = False  # read and plan only
     # distil notes after each turn that wrote files (one extra model call, kept for next sessions)
     turn_close: Annotated[bool, Flag(tight=False)] = False
+    # Where the workspace's state lives (state_home.py): "workspace" (its .cerveau, the default),
+    # "user" (the user state folder), "auto" (there when the workspace is read-only), a folder.
+    # The person's alone: load_settings drops it from a workspace config (it would choose where
+    # the next config is read from), and it is chosen before that config is read.
+    state_dir: str | None = None
     # offer the `explore` tool (a read-only child turn); costs prompt tokens
     delegate: Annotated[bool, Flag(tight=False)] = False
 
@@ -165,7 +170,7 @@ class Settings(_Model):
 
     @property
     def workspace_config_path(self) -> Path:
-        return self.workspace / ".cerveau" / "config.toml"
+        return state_home.state_path(self.workspace, "config.toml")
 
     def resolved_cache_dir(self) -> Path:
         return (
@@ -282,7 +287,13 @@ def load_settings(
     if flag_layer:
         above.append(("command-line flags", flag_layer))
 
-    wcp = ws / ".cerveau" / "config.toml"
+    # Where the state lives first: the workspace config is read from there (state_home.py).
+    spec = next((d["state_dir"] for _, d in [*reversed(above), *reversed(below)] if d.get("state_dir") is not None), None)  # fmt: skip
+    try:
+        state_home.choose(ws, spec if spec is None else str(spec))
+    except state_home.StateHomeError as exc:
+        raise ConfigError(str(exc)) from None
+    wcp = state_home.state_path(ws, "config.toml")
     held: list[Held] = []
     lowered: list[Held] = []
     digest = ""
@@ -290,6 +301,11 @@ def load_settings(
     found = _read_workspace_config(wcp)
     if found is not None:
         table, raw_bytes = found
+        if table.pop("state_dir", None) is not None:
+            env_warnings.append(
+                f"{wcp}: state_dir is ignored there (only your own config, the environment or "
+                f"{state_home.FLAG} choose where the state lives)"
+            )
         digest = trust.digest(raw_bytes)
         trusted = trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config))
         table, held, lowered = _review_workspace_layer(ws, below, above, table, str(wcp), trusted)

@@ -21,6 +21,7 @@ import tomli_w
 
 from .. import trust
 from ..config import ConfigError, Settings, trust_store_path
+from ..state_home import locate, state_path
 from ..workspace.beneath import atomic_write_beneath
 from ..workspace.openat import read_bytes_beneath
 
@@ -39,7 +40,7 @@ def check_gate_value(value: str) -> str:
 
 
 def _read(workspace: Path) -> bytes | None:
-    path = workspace / CONFIG
+    path = state_path(workspace, "config.toml")  # `.cerveau/config.toml`, or the alternate's
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -47,7 +48,7 @@ def _read(workspace: Path) -> bytes | None:
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
         raise ConfigError(f"{path}: not a regular file (a symbolic link here is refused)")
     try:
-        return read_bytes_beneath(workspace, CONFIG, MAX_BYTES)
+        return read_bytes_beneath(*locate(workspace, "config.toml"), MAX_BYTES)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
 
@@ -78,18 +79,19 @@ def save_gate(workspace: Path, value: str, *, user_config: Path | None = None) -
     (with the reason) on a bad value, a linked or unreadable file, or invalid TOML."""
     ws = Path(os.path.realpath(workspace))
     value = check_gate_value(value)
+    path = state_path(ws, "config.toml")
     old = _read(ws)
     new = _with_gate(old, value)
     try:
         Settings.model_validate({**tomllib.loads(new.decode("utf-8")), "workspace": ws})
     except ValueError as exc:  # pydantic's ValidationError is one
-        raise ConfigError(f"{ws / CONFIG}: would not load after the change: {exc}") from exc
+        raise ConfigError(f"{path}: would not load after the change: {exc}") from exc
     store = trust_store_path(user_config)
     was_trusted = old is not None and trust.is_trusted(ws, trust.digest(old), store)
     try:
-        atomic_write_beneath(ws, CONFIG, new)
+        atomic_write_beneath(*locate(ws, "config.toml"), new)
     except OSError as exc:
-        raise ConfigError(f"{ws / CONFIG}: cannot write: {exc}") from exc
+        raise ConfigError(f"{path}: cannot write: {exc}") from exc
     if was_trusted:
         trust.record(ws, trust.digest(new), store)
-    return ws / CONFIG
+    return path

@@ -22,11 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..state_home import locate, state_path
 from ..workspace.beneath import atomic_write_beneath, read_bytes_beneath, unlink_beneath
 from .criteria import Report
 
 RUNGS: tuple[str, ...] = ("R1", "R2", "R3", "R4")
 HANDOFF_FILE = Path(".cerveau") / "handoff.md"
+HANDOFF_NAME = "handoff.md"  # in the workspace's state (state_home.locate): HANDOFF_FILE by default
 #: R2's factor on the token cap: enough for a reasoning block plus the edit it leads to.
 ROOM_FACTOR = 2
 
@@ -229,14 +231,16 @@ def build_handoff(
 def write_handoff(workspace: Path, text: str) -> Path:
     # Beneath the workspace, no link followed: `.cerveau/` planted as a link (a backend that
     # cannot make it read-only) must not send the person's write elsewhere.
-    atomic_write_beneath(workspace, HANDOFF_FILE, text.encode("utf-8"))
-    return workspace / HANDOFF_FILE
+    atomic_write_beneath(*locate(workspace, HANDOFF_NAME), text.encode("utf-8"))
+    return state_path(workspace, HANDOFF_NAME)
 
 
 def load_handoff(workspace: Path) -> str | None:
     """The handoff a parked run left, for the next session's first turn; None when there is none."""
     try:
-        text = read_bytes_beneath(workspace, HANDOFF_FILE, 1_000_000).decode("utf-8", "replace")
+        text = read_bytes_beneath(*locate(workspace, HANDOFF_NAME), 1_000_000).decode(
+            "utf-8", "replace"
+        )
     except OSError:
         return None
     return text if text.strip() else None
@@ -246,6 +250,6 @@ def clear_handoff(workspace: Path) -> bool:
     """Remove the handoff once the gate passes: a resolved handoff steering a later session would
     send it after a problem that no longer exists."""
     try:
-        return unlink_beneath(workspace, HANDOFF_FILE, missing_ok=False)
+        return unlink_beneath(*locate(workspace, HANDOFF_NAME), missing_ok=False)
     except OSError:
         return False

@@ -16,6 +16,7 @@ from typing import Any
 from .. import protocol as P
 from ..adapters.base import RunCommand
 from ..hooks import TurnContext
+from ..state_home import in_workspace
 from ..workspace.beneath import atomic_write_beneath, unlink_beneath
 from ..workspace.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
 from ..workspace.openat import UnsafePath
@@ -49,7 +50,9 @@ def check_against_originals(
     # created it (a conftest.py that skips everything, a pytest.py that IS the check), and the
     # original measurement is the one without it.
     restore = {rel: originals.get(rel) for rel in touched}
-    if not restore:
+    if not restore or not in_workspace(workspace):
+        # With the state outside the workspace (state_home.py) the scratch copy would be either
+        # in `.cerveau` (written there after all) or where commands cannot see it: unavailable.
         return None
     # By descriptor, following no link (copy_beneath.py): a path-based copy into a folder a
     # command could reach was redirected into a host folder by a rename mid-copy.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import protocol as P
+from .. import state_home
 from ..hooks import BriefLine, BriefSection, CallRecord, Hook, TurnContext
 from .criteria import DoneSet, Report, done_set_from_config, is_stale, verification_of
 from .ladder import HANDOFF_FILE, load_handoff
@@ -86,7 +87,8 @@ class SealHook(Hook):
                 "A previous session parked on this work and left this handoff; resume "
                 "from it instead of starting over:\n" + handoff
             )
-            ctx.emit(P.NoticePayload(text=f"resuming from the handoff in {HANDOFF_FILE}"))
+            where = state_home.shown(ctx.workspace, HANDOFF_FILE.name)
+            ctx.emit(P.NoticePayload(text=f"resuming from the handoff in {where}"))
 
     def resume_brief(self) -> list[BriefLine]:
         report = self.state.report

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..state_home import locate, shown, state_path
 from ..workspace.beneath import MovedAside, lstat_beneath
 from .db import SetAside, StateDB
 from .lessons import Lesson, LessonDraft
@@ -52,11 +53,11 @@ class LessonStore:
             self._sdb = StateDB(
                 self._dir_fd,
                 DB,
-                f".cerveau/{DB}",
+                shown(workspace, DB),
                 SCHEMA,
                 probes=[f"SELECT {_COLUMNS}, words, key FROM lessons LIMIT 0"],
                 clock=clock,
-                fallback=str(Path(workspace) / ".cerveau" / DB),
+                fallback=str(state_path(workspace, DB)),
             )
         except BaseException:
             os.close(self._dir_fd)
@@ -66,7 +67,7 @@ class LessonStore:
     @staticmethod
     def exists(workspace: Path) -> bool:
         """Whether there can be lessons to recall: reading must not create the database."""
-        st = lstat_beneath(Path(workspace), f".cerveau/{DB}")
+        st = lstat_beneath(*locate(workspace, DB))
         return st is not None and stat.S_ISREG(st.st_mode)
 
     def add(self, draft: LessonDraft) -> tuple[Lesson, bool] | None:

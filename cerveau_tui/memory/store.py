@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..state_home import locate, shown, state_path
 from ..workspace.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
 from .db import SetAside, StateDB
 
@@ -61,7 +62,7 @@ _NOTE_COLUMNS = "id, kind, text, seen, created, updated"
 
 class MemoryStore:
     def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
-        self.path = Path(workspace) / ".cerveau" / DB
+        self.path = state_path(workspace, DB)
         self._dir_fd, moved = memory_dir(Path(workspace))
         self.moved_aside: list[MovedAside | SetAside] = list(moved)
         self._clock = clock
@@ -69,7 +70,7 @@ class MemoryStore:
             self._sdb = StateDB(
                 self._dir_fd,
                 DB,
-                f".cerveau/{DB}",
+                shown(workspace, DB),
                 SCHEMA,
                 probes=[f"SELECT {_NOTE_COLUMNS}, key FROM notes LIMIT 0"],
                 clock=clock,
@@ -148,12 +149,13 @@ class MemoryStore:
 def memory_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
     """`.cerveau/` opened beneath the workspace, with any non-file planted where the database
     or its journal go moved aside: the one opening every table of memory.sqlite shares."""
-    fd, moved = open_state_dir(workspace, ".cerveau")
+    root, rel = locate(workspace)  # `.cerveau`, or the alternate itself (state_home.py)
+    fd, moved = open_state_dir(root, rel)
     try:
         for name in _SIDE_FILES:
             st = lstat_beneath(fd, name)
             if st is not None and not stat.S_ISREG(st.st_mode):
-                moved.append(move_aside(fd, name, [".cerveau"]))
+                moved.append(move_aside(fd, name, [rel] if rel else []))
     except BaseException:
         os.close(fd)
         raise

@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from ..person_key import line_verifies, load_key, seal_line, seal_log_header
 from ..protocol import Event, EventType
 from ..state_file import kind_of
+from ..state_home import locate, state_path
 from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -57,7 +58,8 @@ _LOG_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def sessions_dir(workspace: Path) -> Path:
-    return Path(workspace) / ".cerveau" / "sessions"
+    """Where the workspace's logs are: its `.cerveau/sessions` or the alternate's (state_home)."""
+    return state_path(workspace, "sessions")
 
 
 def _check_id(session_id: str) -> str:
@@ -113,7 +115,8 @@ class SessionLog:
         #: Called under the lock before each logged event; returns records that must reach the
         #: file before it (the history messages appended since the last event).
         self.prelude: Callable[[Event], list[dict[str, Any]]] | None = None
-        dir_fd, moved = open_state_dir(Path(workspace), SESSIONS)
+        root, rel = locate(workspace, "sessions")
+        dir_fd, moved = open_state_dir(root, rel)
         #: What was found planted on the way (a link at `.cerveau/sessions`) and moved aside.
         self.moved_aside: list[MovedAside] = moved
         try:
@@ -123,7 +126,7 @@ class SessionLog:
                 if exc.errno != errno.ELOOP:
                     raise
                 # A link planted at this session's own file name: moved aside like the directory.
-                self.moved_aside.append(move_aside(dir_fd, name, SESSIONS.split("/")))
+                self.moved_aside.append(move_aside(dir_fd, name, rel.split("/")))
                 fd = os.open(name, _LOG_FLAGS, 0o644, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
@@ -223,7 +226,7 @@ def _open_sessions(workspace: Path) -> int | None:
     """The sessions directory's fd, None when there is none. SessionNotFound when a link is on the
     way: reading through it would load events from wherever it points."""
     try:
-        return open_dir_beneath(Path(workspace), SESSIONS)
+        return open_dir_beneath(*locate(workspace, "sessions"))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnsafePath as exc:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .. import protocol as P
 from ..hooks import Hook, TurnContext
+from ..state_home import locate
 from ..workspace.beneath import UnsafePath, open_dir_beneath
 from .reading import Head, read_head, read_head_beneath
 
@@ -145,19 +146,20 @@ def _from_user(folder: Path, warnings: list[str]) -> list[Skill]:
 
 
 def _from_workspace(root: Path, warnings: list[str]) -> list[Skill]:
+    base, rel = locate(root, "skills")  # `.cerveau/skills`, or the alternate's (state_home.py)
     try:
-        fd = open_dir_beneath(root, WORKSPACE_DIR)
+        fd = open_dir_beneath(base, rel)
     except (FileNotFoundError, NotADirectoryError):
         return []
     except (UnsafePath, OSError) as exc:
-        warnings.append(f"{WORKSPACE_DIR}: skills not read ({exc})")
+        warnings.append(f"{rel}: skills not read ({exc})")
         return []
     try:
         names = sorted(os.listdir(fd))
         out: list[Skill] = []
         for name in [n for n in names if n.endswith(".md")][:MAX_FILES]:
-            shown = f"{WORKSPACE_DIR}/{name}"
-            read = partial(read_head_beneath, root, shown, MAX_SKILL_BYTES + 1)
+            shown = f"{rel}/{name}"
+            read = partial(read_head_beneath, base, shown, MAX_SKILL_BYTES + 1)
             out += _one(read, shown, warnings)
         return out
     finally:

@@ -11,14 +11,13 @@ inside, and nothing beneath it can be created, replaced or linked.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-STATE_DIR = ".cerveau"
+from ..state_home import STATE_DIR, UNWRITABLE, chosen, offer
 
 
 class StateDirRefused(RuntimeError):
@@ -32,23 +31,13 @@ class StateDirUnwritable(StateDirRefused):
     the message says what the person can do, instead of the raw `OSError` it used to end in."""
 
 
-#: errno values meaning "this folder is not ours to write", as opposed to a link or a file there.
-_UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+_UNWRITABLE = UNWRITABLE
 
 
 def unwritable_message(ws: Path, why: str) -> str:
-    """One sentence, the same in the TUI's chat and on the headless runner's stderr."""
-    import shlex
-
-    import platformdirs
-
-    elsewhere = Path(platformdirs.user_state_dir("cerveau"))
-    return (
-        f"cannot keep this session's state in {ws / STATE_DIR} ({why}): cerveau writes its "
-        f"session log, undo copies and memory there. Make the workspace writable, or work on a "
-        f"writable copy (cp -a {shlex.quote(str(ws))} COPY, then cerveau --workspace COPY); keeping the state "
-        f"outside the workspace (the user state folder {elsewhere}) is not supported yet"
-    )
+    """One line, the same in the TUI's chat and on the headless runner's stderr: where the
+    state could go instead and the flag that puts it there (state_home.py)."""
+    return offer(ws, why)
 
 
 def ensure_state_dir(ws: Path) -> Path:
@@ -56,6 +45,11 @@ def ensure_state_dir(ws: Path) -> Path:
 
     Refused rather than moved aside: a link there was made by someone who meant the harness to
     write its state elsewhere, and the person should see that, not have it silently tidied."""
+    alt = chosen(ws)
+    if alt is not None:  # the person's own folder (state_home.choose made it, no link followed)
+        if not os.path.isdir(alt) or os.path.islink(alt):
+            raise StateDirRefused(f"refused to run: the state folder {alt} is not a directory")
+        return alt
     path = ws / STATE_DIR
     try:
         os.mkdir(path, 0o755)
@@ -104,6 +98,8 @@ def keep_out_of_git(ws: Path) -> None:
     the workspace following no link, so a planted `.cerveau/.gitignore` link writes nowhere else."""
     from ..workspace.beneath import UnsafePath, atomic_write_beneath
 
+    if chosen(ws) is not None:
+        return  # the state is outside the workspace: nothing of ours in its git status
     if os.path.isdir(ws / STATE_DIR) and not os.path.lexists(ws / STATE_DIR / ".gitignore"):
         try:
             atomic_write_beneath(ws, f"{STATE_DIR}/.gitignore", GITIGNORE, create_dirs=False)

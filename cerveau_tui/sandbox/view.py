@@ -159,6 +159,11 @@ def control_paths() -> list[Path]:
     out = [config, *(config.parent / n for n in CONTROL_BESIDE_CONFIG)]
     cache = os.environ.get("CERVEAU_CACHE_DIR")
     out.append(Path(os.path.realpath(cache)) if cache else _default_cache())
+    # The workspaces' state kept outside them (state_home.py: the alternates' folder and any
+    # `--state-dir` chosen): the session logs and the next config, like `.cerveau` inside.
+    from ..state_home import protected
+
+    out += protected()
     return sorted(set(out))
 
 

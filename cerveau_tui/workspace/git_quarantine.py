@@ -26,6 +26,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..state_home import locate, state_path
 from .beneath import UnsafePath, open_dir_beneath, write_at
 from .git_guard import Finding
 from .git_snapshot import Control
@@ -50,8 +51,10 @@ class _Box:
         if self.root is None:
             # Never through a link: a `.cerveau` planted as a link would send the quarantine out
             # (UnsafePath; take() then quarantines in place).
-            parent = open_dir_beneath(Path(self.ws), QUARANTINE_REL, create=True)
-            root = os.path.join(self.ws, QUARANTINE_REL)
+            # (`.cerveau/quarantine`, or the alternate's: state_home.py; across filesystems the
+            # rename fails with EXDEV and take() quarantines in place.)
+            parent = open_dir_beneath(*locate(self.ws, "quarantine"), create=True)
+            root = str(state_path(self.ws, "quarantine"))
         else:
             root = os.path.realpath(self.root)
             os.makedirs(root, exist_ok=True)

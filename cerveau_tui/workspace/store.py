@@ -18,6 +18,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..state_home import locate, state_path
 from .beneath import (
     MovedAside,
     NotRegularFile,
@@ -61,7 +62,7 @@ class RestoreRefused(UnsafePath):
 class BlobStore:
     def __init__(self, workspace: Path) -> None:
         self.workspace = Path(os.path.realpath(workspace))
-        self.root = self.workspace / BLOBS
+        self.root = state_path(self.workspace, "blobs")  # `.cerveau/blobs`, or the alternate's
         #: Links or files found planted at `.cerveau/blobs` (or `.cerveau`) and moved aside; the
         #: session shows them as warnings.
         self.moved_aside: list[MovedAside] = []
@@ -73,7 +74,7 @@ class BlobStore:
         return digest
 
     def _blobs_fd(self) -> int:
-        fd, moved = open_state_dir(self.workspace, BLOBS)
+        fd, moved = open_state_dir(*locate(self.workspace, "blobs"))
         self.moved_aside.extend(moved)
         return fd
 

@@ -20,9 +20,11 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ...state_home import locate
 from ...workspace.beneath import atomic_write_beneath, read_bytes_beneath
 
 HISTORY_REL = ".cerveau/prompt-history"
+HISTORY = "prompt-history"  # in the workspace's state (state_home.locate): HISTORY_REL by default
 HISTORY_LIMIT = 500
 HISTORY_MAX_BYTES = 1 << 20
 
@@ -40,7 +42,7 @@ class PromptHistory:
     def load(cls, workspace: Path, limit: int = HISTORY_LIMIT) -> PromptHistory:
         history = cls([], limit, workspace)
         try:
-            raw = json.loads(read_bytes_beneath(workspace, HISTORY_REL, HISTORY_MAX_BYTES))
+            raw = json.loads(read_bytes_beneath(*locate(workspace, HISTORY), HISTORY_MAX_BYTES))
         except FileNotFoundError:
             return history
         except (OSError, ValueError) as exc:
@@ -65,7 +67,7 @@ class PromptHistory:
             del self.entries[: max(1, len(self.entries) // 10)]  # a few huge pastes
             data = json.dumps(self.entries, ensure_ascii=False)
         try:
-            atomic_write_beneath(self.workspace, HISTORY_REL, data)
+            atomic_write_beneath(*locate(self.workspace, HISTORY), data)
         except OSError as exc:
             self.problem = f"prompt history not saved: {exc}"
             self.workspace = None  # said once; this run keeps it in memory
