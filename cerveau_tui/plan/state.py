@@ -91,6 +91,17 @@ class PlanState:
             for rel, seq in writes.items():
                 self.writes[rel] = max(seq, self.writes.get(rel, 0))
 
+    def rewind_to(self, seq: int, writes: Mapping[str, int]) -> list[Event]:
+        """A conversation rewound to bus position `seq` (session/rewind.py): the plan events after
+        it leave (returned, for a forward), the writes are as they were then."""
+        with self._lock:
+            gone = [e for e in self.events if e.seq > seq]
+            self.events = [e for e in self.events if e.seq <= seq]
+            self._seen -= {(e.session_id, e.seq) for e in gone}
+            self.writes = dict(writes)
+            self._report = None
+        return gone
+
     def report(self) -> PlanReport:
         """The plan from its events alone (what the plan tools check an update against)."""
         with self._lock:

@@ -38,6 +38,7 @@ from .tools import (
     ToolCallPayload,
     ToolResultPayload,
     ToolStartedPayload,
+    Rewound,
     UndoPayload,
     UserExec,
 )
@@ -94,6 +95,7 @@ _MODELS: tuple[type[Payload], ...] = (
     VerificationPayload,
     StackProgress,
     UndoPayload,
+    Rewound,
     Delegated,
     Compacted,
     BudgetNotice,
@@ -191,6 +193,7 @@ __all__ = [
     "TouchedProtected",
     "TurnEnded",
     "TurnStarted",
+    "Rewound",
     "UndoPayload",
     "UnknownEvent",
     "UsagePayload",

@@ -41,6 +41,7 @@ class EventType(StrEnum):
     VERIFICATION = "verification"
     STACK_PROGRESS = "stack_progress"
     UNDO = "undo"
+    REWOUND = "rewound"  # the workspace and/or conversation went back to a restore point
     DELEGATED = "delegated"
     COMPACTED = "compacted"  # the window was compacted (context/window.py)
     BUDGET_NOTICE = "budget_notice"  # occupancy crossed 70% or 90% of the window

@@ -29,7 +29,7 @@ from .gate import (
     TouchedProtected,
     VerificationPayload,
 )
-from .tools import Delegated, ToolCallPayload, ToolResultPayload, UndoPayload
+from .tools import Delegated, Rewound, ToolCallPayload, ToolResultPayload, UndoPayload
 from .turn import (
     BudgetNotice,
     Compacted,
@@ -110,6 +110,12 @@ def turn_ended_line(p: TurnEnded, said: str = "") -> Line | None:
 def compacted_line(p: Compacted) -> Line:
     """The figures, so a compaction is never silent (peers' users complain of exactly that)."""
     of = f" of {p.n_ctx:,}" if p.n_ctx else ""
+    if p.reason == "guard_stop":  # loop/stop_notes.py: not the window filling up
+        return (
+            f"the {p.dropped_rounds} stopped rounds are one harness note for the model now "
+            f"({p.tokens_before:,} → {p.tokens_after:,} tokens{of}; the log keeps them)",
+            "info",
+        )
     how = {
         "model": "a summary the model wrote",
         "brief": "the resume brief (no model summary)",
@@ -182,6 +188,25 @@ def _warning(name: str, text: str) -> Line:
     return (text if text.startswith(name + ":") else f"{name}: {text}".rstrip(": ")), "warning"
 
 
+def rewound_line(p: Rewound) -> Line:
+    """`rewind to turn 2 (both): restored a.py; removed b/c.txt; history cut by 6 messages`."""
+    what = "forward" if p.forward else f"rewind to turn {p.turn}"
+    parts = [f"{what} ({p.mode})"]
+    if p.restored:
+        parts.append("restored " + ", ".join(p.restored[:10]))
+    if p.removed:
+        parts.append("removed " + ", ".join(p.removed[:10]))
+    if p.messages_dropped:
+        parts.append(f"history cut by {p.messages_dropped} messages")
+    if p.kept:
+        parts.append("kept as you left them: " + ", ".join(p.kept[:10]))
+    if p.outside:
+        parts.append("your changes overwritten (forward brings them back): " + ", ".join(p.outside))
+    if p.refused:
+        parts.append("NOT put back (a link or folder in the way): " + ", ".join(p.refused[:10]))
+    return "; ".join(parts), "warning" if p.refused or p.outside else "info"
+
+
 def describe(p: Payload, said: str = "") -> Line | None:
     """The chat's line for an event that is not a widget of its own. `said`: the turn's last error
     on screen (see turn_ended_line)."""
@@ -216,6 +241,8 @@ def describe(p: Payload, said: str = "") -> Line | None:
         case UndoPayload():
             text = describe_undo(p.restored, p.removed, p.not_restorable)
             return text, "warning" if p.not_restorable else "info"
+        case Rewound():
+            return rewound_line(p)
         case Delegated():
             if p.state == "started":
                 return f"explore: {p.task}", "info"

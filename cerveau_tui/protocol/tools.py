@@ -101,6 +101,24 @@ class UndoPayload(Payload):
     not_restorable: list[str] = Field(default_factory=list)
 
 
+class Rewound(Payload):
+    """A rewind (or its forward) ran: session/rewind.py. `mode` says what moved: the files
+    ("code"), the history ("conversation") or both."""
+
+    event_type: ClassVar[EventType] = EventType.REWOUND
+
+    turn: int = 0  # the turn rewound to (its start); 0 for a forward
+    mode: Literal["both", "code", "conversation"] = "both"
+    forward: bool = False
+    restored: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)  # not put back (a link or folder in the way)
+    outside: list[str] = Field(default_factory=list)  # the person's changes overwritten (forced)
+    kept: list[str] = Field(default_factory=list)  # left as they are, as asked
+    history_len: int = 0
+    messages_dropped: int = 0
+
+
 class Delegated(Payload):
     """A read-only child ran: `started`, then `finished` with what it read and spent."""
 

@@ -33,6 +33,7 @@ from ..workspace.undo import UndoLog
 from . import boundary, slot_keeper, wiring
 from . import resume as resume_
 from .journal import Journal, RecordedJudge
+from .rewind import Rewinder
 from .stored import StoredSession
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class Session:
     full_registry: Registry | None = None  # the registry outside discussion mode
     journal: Journal | None = None  # what the log holds beyond events
     resumed: StoredSession | None = None  # when this session continues one
+    rewinder: Rewinder | None = None  # restore points and rewinds (session/rewind.py)
 
     def transcript(self) -> list[Any]:
         """The stored events of the resumed session for the UI to redraw (messages, tool calls
@@ -368,6 +370,7 @@ def build_session(
         except BaseException:
             _abandon(engine, managed)
             raise
+    rewinder = wiring.rewinder(engine, journal, log, store, fp, plan, bus, stored)
     return Session(
         settings,
         bus,
@@ -382,6 +385,7 @@ def build_session(
         full_registry,
         journal,
         stored,
+        rewinder,
     )
 
 

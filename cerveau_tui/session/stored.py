@@ -14,6 +14,8 @@ journal (session/journal.py):
     undo      a change of the undo log (workspace/undo.py's listener records)
     changes   the paths a turn's fingerprint saw changed (what undo reports as not restorable)
     cut       a turn a crash cut off, closed when the session was resumed
+    restore_point / rewind   rewind's points and rewinds (session/rewind_points.py); a rewind
+              of the conversation cuts what was folded so far back to its point (rewind_fold.py)
 
 A line that is not a JSON object (torn by a crash mid-write) is skipped and counted, never fatal;
 so is a record whose fields do not validate, and a line without this harness's seal (each line
@@ -111,6 +113,8 @@ class StoredSession:
     #: The last turn's tool results as the model was to read them (call id -> output): a kill
     #: between a result's event and its history message leaves the message to be rebuilt.
     last_results: dict[str, str] = field(default_factory=dict)
+    #: What each conversation rewind cut, newest last (a forward record puts the last back).
+    rewound: list[Any] = field(default_factory=list)
     # The last turns' redraw events, kept as read and validated only when asked for: validating
     # every event of a long log was most of what resuming it cost.
     _recent: deque[list[dict[str, Any]]] = field(
@@ -198,6 +202,10 @@ class Reader:
             if not isinstance(paths, list):
                 raise ValueError("changes without paths")
             s.turn_changes[str(r.get("turn_id", ""))] = [str(p) for p in paths]
+        elif kind == "rewind":
+            from .rewind_fold import fold
+
+            fold(s, r, self.full)
         elif kind == "cut":
             for t in s.turns:
                 if t.turn_id == r.get("turn_id") and t.reason is None:

@@ -86,3 +86,19 @@ def token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]
 
     counter = TokenCounter(provider, getattr(props, "model_path", None))
     return counter.count, counter.source
+
+
+def rewinder(
+    engine: Any, journal: Any, log: Any, store: Any, fp: Any, plan: Any, bus: Any, stored: Any
+) -> Any:
+    """The session's restore points (session/rewind.py), subscribed to the bus last: a point is
+    taken after the log has the event that caused it. A resumed session reads its points back,
+    and the store is collected past its bounds (workspace/checkpoint_gc.py) in the background."""
+    from .rewind import Rewinder
+    from .rewind_points import Points, read_points
+
+    points = read_points(engine.workspace, log.session_id, store) if stored else Points(store)
+    rw = Rewinder(store, fp, log, points=points, engine=engine, journal=journal, plan=plan, bus=bus)
+    if stored is not None:
+        rw._tails = [(t[0], t[1], t[2], t[3]) for t in stored.rewound]
+    return rw

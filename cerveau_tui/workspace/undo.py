@@ -118,6 +118,17 @@ class UndoLog:
         if told:
             self._tell({"op": "command", "turn_id": turn_id})
 
+    def drop_turns(self, turn_ids: Iterable[str]) -> None:
+        """Forget the turns a rewind put back (session/rewind.py): their before-images are of a
+        workspace that no longer is. Popped from the end, each told as a `pop`."""
+        gone = set(turn_ids)
+        while True:
+            with self._lock:
+                if not self._turns or self._turns[-1].turn_id not in gone:
+                    return
+                tc = self._turns.pop()
+            self._tell({"op": "pop", "turn_id": tc.turn_id})
+
     def can_undo(self) -> bool:
         with self._lock:
             return bool(self._turns)

@@ -1,0 +1,399 @@
+"""Rewind: back to any earlier turn, the code, the conversation or both; and forward again.
+
+The Rewinder listens to the bus and takes a restore point (rewind_points.py) just before each
+turn starts and before each of the person's `!cmd`, and an "end" point after each turn, command,
+undo and rewind. A rewind puts the workspace back to a point's manifest (workspace/checkpoints.py)
+and/or cuts the history back to that turn's start: the next request is then a prefix of one the
+server already evaluated (no re-evaluation). The plan ledger, the compacted window and the grants
+follow the conversation. A file changed outside the harness since the point (the person's editor)
+is never overwritten silently: OutsideChanges names it, unless forced (or kept); and the rewind
+is itself a point, so `forward` undoes it. The log records it (a `rewind` record), so a resume
+continues from the rewound conversation (session/stored.py).
+
+/tmp-free contract with the TUI: see the README's Rewind paragraph; the names below are kept.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from .. import protocol as P
+from ..history import Message
+from ..plan.persist import SessionLog
+from ..protocol import Event, EventType
+from ..workspace.checkpoints import Capture, CheckpointExpired, Manifest, differs, restore
+from ..workspace.fingerprint import Fingerprinter
+from ..workspace.store import BlobStore
+from .rewind_points import REWIND, Point, Points, Rewound, read_points
+
+RewindMode = Literal["both", "code", "conversation"]
+MODES: tuple[RewindMode, ...] = ("both", "code", "conversation")
+
+
+class RewindError(RuntimeError):
+    pass
+
+
+class OutsideChanges(RewindError):
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(
+            "changed outside the harness since that point (not overwritten): " + ", ".join(paths)
+        )
+        self.paths = paths
+
+
+class TurnRunning(RewindError):
+    pass
+
+
+@dataclass(frozen=True)
+class TurnEntry:
+    turn: int
+    point_id: str
+    turn_id: str
+    task: str
+    time: str
+    files_changed: int
+    added: int
+    removed: int
+    current: bool
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "task": self.task,
+            "files_changed": self.files_changed,
+            "time": self.time,
+            "added": self.added,
+            "removed": self.removed,
+            "current": self.current,
+        }
+
+
+@dataclass(frozen=True)
+class RewindPreview:
+    turn: int
+    mode: RewindMode
+    changes: list[str]
+    outside: list[str]
+    messages_dropped: int
+
+
+@dataclass(frozen=True)
+class RewindResult:
+    turn: int
+    mode: RewindMode
+    restored: list[str]
+    removed: list[str]
+    refused: list[str]
+    kept: list[str]
+    outside: list[str]
+    history_len: int
+    forward_point: str
+    guarded: str = ""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Rewinder:
+    """One session's restore points and rewinds. Live (engine given: the history, plan, window
+    and grants follow) or offline (`cerveau rewind`: the log records it, a resume applies it)."""
+
+    def __init__(
+        self,
+        store: BlobStore,
+        fingerprinter: Fingerprinter,
+        log: SessionLog,
+        *,
+        points: Points | None = None,
+        engine: Any = None,
+        journal: Any = None,
+        plan: Any = None,
+        bus: Any = None,
+        history_len: int = 0,
+    ) -> None:
+        self.store = store
+        self.workspace = store.workspace
+        self.log = log
+        self.points = points if points is not None else Points(store)
+        self.capture = Capture(store, fingerprinter)
+        if self.points.points:
+            try:
+                self.capture.seed(self.points.last_manifest())
+            except LookupError:
+                pass
+        self.engine = engine
+        self.journal = journal
+        self.plan = plan
+        self.bus = bus
+        self._history_len = history_len  # offline: the stored history's length
+        self._lock = threading.RLock()
+        self._running = False
+        self._tails: list[tuple[list[Message], Any, list[Event], dict[str, int]]] = []
+        self.warning = ""  # the last point that could not be taken, said once
+        if bus is not None:
+            bus.subscribe(self)
+
+    @classmethod
+    def for_session(cls, workspace: Path, session_id: str, **kw: Any) -> Rewinder:
+        store: BlobStore = kw.pop("store", None) or BlobStore(workspace)
+        fp: Fingerprinter = kw.pop("fingerprinter", None) or Fingerprinter(workspace)
+        pts = read_points(workspace, session_id, store)
+        return cls(store, fp, kw.pop("log"), points=pts, **kw)
+
+    # -- taking points (the bus) ------------------------------------------------------------------
+
+    def __call__(self, event: Event) -> None:
+        t = event.type
+        try:
+            if t == EventType.TURN_STARTED:
+                self._running = True
+                self.take("turn", event, str(event.payload.get("input", "")))
+            elif t == EventType.USER_EXEC:
+                self._running = True
+                self.take("command", event, "!" + str(event.payload.get("command", "")))
+            elif t == EventType.TURN_ENDED or t == EventType.UNDO:
+                self._running = False
+                self.take("end", event)
+            elif t == EventType.TOOL_RESULT and str(event.payload.get("call_id", "")).startswith(
+                "user-"
+            ):
+                self._running = False
+                self.take("end", event)
+        except Exception as exc:  # noqa: BLE001 - a point not taken must never end a turn
+            self.warning = f"restore point not taken: {type(exc).__name__}: {exc}"
+
+    def take(self, at: str, event: Event | None = None, task: str = "") -> Point:
+        with self._lock:
+            manifest = self.capture.take()
+            p = Point(
+                id=uuid.uuid4().hex[:12],
+                at=at,
+                turn_id=event.turn_id if event is not None else "",
+                task=(task.strip().splitlines() or [""])[0][:200],
+                time=_now(),
+                seq=event.seq if event is not None else 0,
+                history=self._hlen(),
+            )
+            if at in ("turn", "command", "rewind"):
+                p.window = self._window()
+                p.writes = dict(self.plan.writes) if self.plan is not None else {}
+                p.grants = self._grants()
+            p = self.points.next_delta(p, manifest)
+            self._write([p.record()])
+            self.points.add(p)
+            return p
+
+    # -- what the TUI calls -----------------------------------------------------------------------
+
+    def turns(self) -> list[TurnEntry]:
+        with self._lock:
+            return [
+                TurnEntry(
+                    r.turn,
+                    r.point.id,
+                    r.point.turn_id,
+                    r.point.task,
+                    r.point.time,
+                    len(r.files),
+                    r.added,
+                    r.removed,
+                    r.current,
+                )
+                for r in self.points.rows()
+            ]
+
+    def preview(self, turn: int, mode: RewindMode = "both") -> RewindPreview:
+        with self._lock:
+            i = self._target(turn, mode)
+            now = self.capture.take()
+            changes, outside = self._plan(i, mode, now)
+            dropped = max(0, self._hlen() - self.points.points[i].history)
+            return RewindPreview(turn, mode, changes, outside, dropped if mode != "code" else 0)
+
+    def rewind(
+        self,
+        turn: int,
+        mode: RewindMode = "both",
+        *,
+        force: bool = False,
+        keep: Iterable[str] = (),
+    ) -> RewindResult:
+        with self._lock:
+            i = self._target(turn, mode)
+            return self._go(i, mode, turn, force, set(keep), forward=False)
+
+    def rewind_last_turn(self, mode: RewindMode = "code", *, force: bool = False) -> RewindResult:
+        n = self.points.turn_count()
+        if n == 0:
+            raise RewindError("no turn to rewind")
+        return self.rewind(n, mode, force=force)
+
+    def can_forward(self) -> bool:
+        with self._lock:
+            return self.points.can_forward()
+
+    def forward(self, *, force: bool = False, keep: Iterable[str] = ()) -> RewindResult:
+        with self._lock:
+            if self._running:
+                raise TurnRunning("a turn is running: forward between turns")
+            if not self.points.can_forward():
+                raise RewindError("nothing to go forward to: no rewind was the last thing done")
+            _, last = self.points.rewinds[-1]
+            i = self.points.last_rewind_point()
+            return self._go(i, last.mode, 0, force, set(keep), forward=True)  # type: ignore[arg-type]
+
+    def transcript(self) -> list[Event]:
+        from .stored import read_session
+
+        return read_session(self.workspace, self.log.session_id).transcript()
+
+    # -- the rewind -------------------------------------------------------------------------------
+
+    def _target(self, turn: int, mode: str) -> int:
+        if mode not in MODES:
+            raise RewindError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
+        if self._running:
+            raise TurnRunning("a turn is running: rewind between turns")
+        try:
+            i = self.points.turn_index(turn)
+        except LookupError as exc:
+            raise RewindError(str(exc)) from None
+        if mode != "code" and turn not in self.points.current:
+            raise RewindError(
+                f"turn {turn} was rewound away: its conversation is gone, only its code"
+                " can be restored (--code-only)"
+            )
+        return i
+
+    def _plan(self, i: int, mode: str, now: Manifest) -> tuple[list[str], list[str]]:
+        if mode == "conversation":
+            return [], []
+        try:
+            target = self.points.manifest(i)
+        except LookupError as exc:
+            raise RewindError(f"that point has expired: {exc}") from None
+        changes = differs(target, now)
+        outside = self.points.outside(i, now)
+        return changes, sorted(set(outside) & set(changes))
+
+    def _go(
+        self, i: int, mode: RewindMode, turn: int, force: bool, keep: set[str], *, forward: bool
+    ) -> RewindResult:
+        now = self.capture.take()
+        changes, outside = self._plan(i, mode, now)
+        named = [p for p in outside if p not in keep]
+        if named and not force:
+            raise OutsideChanges(named)
+        target = self.points.points[i]
+        # The rewind is itself a point: the state now, with the conversation now, is what
+        # forward() returns to (the person's own edits included: they are in the store now).
+        before = self.take("rewind", None, f"rewind to turn {turn}" if turn else "forward")
+        done = None
+        if mode != "conversation":
+            try:
+                done = restore(self.store, self.points.manifest(i), now, keep & set(changes))
+            except CheckpointExpired as exc:
+                raise RewindError(f"that point has expired: {exc}") from None
+        cut = self._cut_turns(i) if mode != "code" and not forward else []
+        record: dict[str, Any] = {
+            "kind": REWIND,
+            "to": target.id,
+            "mode": mode,
+            "forward": forward,
+            "turn": turn,
+            "history": target.history,
+            "window": target.window,
+            "plan_seq": target.seq,
+            "writes": target.writes,
+            "grants": target.grants,
+            "cut_turns": cut,
+            "undo_cut": self._cut_turns(i) if mode != "conversation" and not forward else [],
+        }
+        dropped = self._hlen() - target.history if mode != "code" and not forward else 0
+        self._write([record])
+        self.points.rewound(Rewound(target.id, mode, forward, turn))
+        if self.engine is not None:
+            self._live(target, mode, forward, cut, done is not None)
+        elif mode != "code":
+            self._history_len = target.history if not forward else self._history_len
+        self.take("end")
+        restored = sorted(done.written) if done else []
+        removed = sorted(done.removed) if done else []
+        refused = sorted(done.refused) if done else []
+        result = RewindResult(
+            turn,
+            mode,
+            restored,
+            removed,
+            refused,
+            sorted(keep & set(changes)),
+            named if force else [],
+            self._hlen(),
+            before.id,
+            done.guarded if done else "",
+        )
+        if self.bus is not None:
+            self.bus.emit(
+                P.Rewound(
+                    turn=turn,
+                    mode=mode,
+                    forward=forward,
+                    restored=restored,
+                    removed=removed,
+                    refused=refused,
+                    outside=result.outside,
+                    kept=result.kept,
+                    history_len=result.history_len,
+                    messages_dropped=max(0, dropped),
+                )
+            )
+            if self.plan is not None:
+                self.plan.publish(self.bus)
+        return result
+
+    def _cut_turns(self, i: int) -> list[str]:
+        return [p.turn_id for p in self.points.points[i:] if p.at == "turn" and p.turn_id]
+
+    def _live(self, target: Point, mode: str, forward: bool, cut: list[str], code: bool) -> None:
+        from .rewind_live import apply_conversation, tell_model
+
+        eng = self.engine
+        if mode != "code":
+            apply_conversation(self, target, forward, cut)
+        if code:
+            eng.loop_state.tools.record_write(self.workspace)  # the verification seal is stale
+            if eng.undo_log is not None and not forward:
+                eng.undo_log.drop_turns(self._cut_turns(self.points.index(target.id)))
+        tell_model(self, target, mode, forward)
+
+    # -- parts ------------------------------------------------------------------------------------
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        if self.journal is not None:
+            self.journal.flush(then=records)  # the history heard so far first, one write
+        else:
+            self.log.append(records, durable=True)
+
+    def _hlen(self) -> int:
+        return len(self.engine.history) if self.engine is not None else self._history_len
+
+    def _window(self) -> dict[str, Any] | None:
+        if self.engine is None:
+            return None
+        w = self.engine.loop_state.window
+        return w.to_dict() if getattr(w, "frozen", None) else None
+
+    def _grants(self) -> list[str]:
+        if self.engine is None:
+            return []
+        scopes = getattr(self.engine.policy, "session_scopes", None)
+        return [k for k, _ in scopes()] if scopes is not None else []

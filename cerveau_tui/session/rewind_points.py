@@ -1,0 +1,319 @@
+"""The restore points of one session as its log holds them, and what a rewind reads of them.
+
+A point is one `restore_point` record (sealed like every line of the log):
+
+    id        unique in the session
+    at        "turn" (just before a turn started), "command" (before the person's `!cmd`),
+              "rewind" (just before a rewind: what "forward" goes back to), "end" (after a turn,
+              a command, an undo or a rewind: the state the harness left, against which the next
+              point tells the person's own changes)
+    turn_id, task, time, seq (the bus sequence then: the plan ledger's position)
+    history   len(History) then; window: the compacted window's state then (or null)
+    writes    the plan ledger's writes then (rel -> seq); grants: the session grants in force
+    full      a manifest blob (workspace/checkpoints.py) or `changes`: the delta from the point
+              before it in the same log
+
+A `rewind` record says a rewind happened (`to` a point, its mode, and what the conversation
+was cut back to): session/stored.py folds it, so `cerveau run --resume` continues from there.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..person_key import load_key
+from ..plan.persist import iter_lines, open_log, sealed_by
+from ..workspace.checkpoints import (
+    NOT_CAPTURED,
+    Entry,
+    Manifest,
+    apply_delta,
+    delta,
+    differs,
+    entry_or_none,
+    manifest_from,
+)
+from ..workspace.store import BlobMissing, BlobStore
+
+POINT = "restore_point"
+REWIND = "rewind"
+TARGETS = ("turn", "command", "rewind")  # the points a rewind can go to (not "end")
+FULL_EVERY = 64  # a full manifest every so many points: a chain of deltas stays short
+DIFF_MAX = 1 << 20  # +/- lines are counted for text files up to this size
+
+
+@dataclass
+class Point:
+    id: str
+    at: str
+    turn_id: str = ""
+    task: str = ""
+    time: str = ""
+    seq: int = 0
+    history: int = 0
+    window: dict[str, Any] | None = None
+    writes: dict[str, int] = field(default_factory=dict)
+    grants: list[str] = field(default_factory=list)
+    full: str = ""
+    changes: dict[str, Entry | None] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        r: dict[str, Any] = {
+            "kind": POINT,
+            "id": self.id,
+            "at": self.at,
+            "turn_id": self.turn_id,
+            "task": self.task,
+            "time": self.time,
+            "seq": self.seq,
+            "history": self.history,
+        }
+        if self.at in TARGETS:
+            r.update(window=self.window, writes=self.writes, grants=self.grants)
+        if self.full:
+            r["full"] = self.full
+        else:
+            r["changes"] = {k: list(v) if v else None for k, v in self.changes.items()}
+        return r
+
+    @classmethod
+    def of(cls, r: Mapping[str, Any]) -> Point:
+        at = str(r.get("at", ""))
+        if at not in (*TARGETS, "end"):
+            raise ValueError(f"not a restore point: {at!r}")
+        window = r.get("window")
+        changes = r.get("changes") or {}
+        if not isinstance(changes, dict):
+            raise ValueError("changes is not an object")
+        return cls(
+            id=str(r["id"]),
+            at=at,
+            turn_id=str(r.get("turn_id", "")),
+            task=str(r.get("task", "")),
+            time=str(r.get("time", "")),
+            seq=int(r.get("seq", 0)),
+            history=int(r.get("history", 0)),
+            window=window if isinstance(window, dict) else None,
+            writes={str(k): int(v) for k, v in (r.get("writes") or {}).items()},
+            grants=[str(g) for g in r.get("grants") or []],
+            full=str(r.get("full", "")),
+            changes={str(k): entry_or_none(v) for k, v in changes.items()},
+        )
+
+
+@dataclass
+class Rewound:
+    """One rewind record: `to` the point, `mode`, `forward` (undoing the rewind before it)."""
+
+    to: str
+    mode: str
+    forward: bool = False
+    turn: int = 0
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    turn: int
+    point: Point
+    files: list[str]
+    added: int
+    removed: int
+    current: bool
+
+
+class Points:
+    """One session's points in order, with their manifests rebuilt from the store on demand."""
+
+    def __init__(self, store: BlobStore) -> None:
+        self.store = store
+        self.points: list[Point] = []
+        self.rewinds: list[tuple[int, Rewound]] = []  # (points before it, the record)
+        self.current: list[int] = []  # the turn numbers the conversation holds now
+        self._stack: list[list[int]] = []  # `current` before each conversation rewind
+        self._cache: dict[int, Manifest] = {}
+
+    # -- building -------------------------------------------------------------------------------
+
+    def add(self, p: Point) -> None:
+        self.points.append(p)
+        if p.at == "turn":
+            self.current.append(self.turn_count())
+
+    def rewound(self, r: Rewound) -> None:
+        self.rewinds.append((len(self.points), r))
+        if r.mode == "code":
+            return
+        if r.forward:
+            if self._stack:
+                self.current = self._stack.pop()
+            return
+        self._stack.append(list(self.current))
+        self.current = [t for t in self.current if t < r.turn]
+
+    def line(self, obj: Mapping[str, Any]) -> None:
+        kind = obj.get("kind")
+        if kind == POINT:
+            self.add(Point.of(obj))
+        elif kind == REWIND:
+            self.rewound(
+                Rewound(
+                    str(obj.get("to", "")),
+                    str(obj.get("mode", "both")),
+                    bool(obj.get("forward", False)),
+                    int(obj.get("turn", 0)),
+                )
+            )
+
+    def next_delta(self, p: Point, manifest: Manifest) -> Point:
+        """`p` with its manifest as a delta from the last point (a full one now and then)."""
+        if not self.points or len(self.points) % FULL_EVERY == 0:
+            from ..workspace.checkpoints import manifest_bytes
+
+            p.full = self.store.put(manifest_bytes(manifest))
+        else:
+            p.changes = delta(self.manifest(len(self.points) - 1), manifest)
+        self._cache[len(self.points)] = manifest
+        return p
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def turn_count(self) -> int:
+        return sum(1 for p in self.points if p.at == "turn")
+
+    def manifest(self, i: int) -> Manifest:
+        if i in self._cache:
+            return self._cache[i]
+        j = i
+        while j > 0 and not self.points[j].full and j not in self._cache:
+            j -= 1
+        if j in self._cache:
+            m = self._cache[j]
+        elif self.points[j].full:
+            try:
+                m = manifest_from(self.store.get(self.points[j].full))
+            except (BlobMissing, ValueError) as exc:
+                raise LookupError(f"restore point {self.points[j].id}: {exc}") from None
+        else:
+            m = apply_delta({}, self.points[j].changes)
+        for k in range(j + 1, i + 1):
+            m = apply_delta(m, self.points[k].changes)
+        if len(self._cache) > 8:
+            self._cache.clear()
+        self._cache[i] = m
+        return m
+
+    def index(self, point_id: str) -> int:
+        for i, p in enumerate(self.points):
+            if p.id == point_id:
+                return i
+        raise LookupError(f"no restore point {point_id!r}")
+
+    def turn_index(self, turn: int) -> int:
+        n = 0
+        for i, p in enumerate(self.points):
+            if p.at == "turn":
+                n += 1
+                if n == turn:
+                    return i
+        raise LookupError(f"no turn {turn}: this session has {n} turn(s)")
+
+    def last_manifest(self) -> Manifest:
+        return self.manifest(len(self.points) - 1) if self.points else {}
+
+    def outside(self, since: int, now: Mapping[str, Entry]) -> list[str]:
+        """Paths changed outside the harness since point `since`: between a point the harness
+        left ("end") and the next one it took, and since the last such point until `now`."""
+        found: set[str] = set()
+        pts = self.points
+        for i in range(since, len(pts)):
+            if pts[i].at != "end":
+                continue
+            after = self.manifest(i + 1) if i + 1 < len(pts) else now
+            found.update(_changed(self.manifest(i), after))
+        return sorted(found)
+
+    def can_forward(self) -> bool:
+        """The last thing recorded is a rewind (its own "end" point after it, nothing else)."""
+        if not self.rewinds:
+            return False
+        at, _ = self.rewinds[-1]
+        rest = self.points[at:]
+        return all(p.at == "end" for p in rest)
+
+    def last_rewind_point(self) -> int:
+        """The "rewind" point the last rewind took before it ran: forward goes back to it."""
+        at, _ = self.rewinds[-1]
+        for i in range(at - 1, -1, -1):
+            if self.points[i].at == "rewind":
+                return i
+        raise LookupError("no rewind to go forward from")
+
+    def rows(self) -> list[TurnRow]:
+        out: list[TurnRow] = []
+        n = 0
+        for i, p in enumerate(self.points):
+            if p.at != "turn":
+                continue
+            n += 1
+            end = i + 1 if i + 1 < len(self.points) else None
+            try:
+                before = self.manifest(i)
+                after = self.manifest(end) if end is not None else before
+                files = _changed(before, after)
+                plus, minus = self._lines(before, after, files)
+            except LookupError:
+                files, plus, minus = [], 0, 0
+            out.append(TurnRow(n, p, files, plus, minus, n in self.current))
+        return out
+
+    def _lines(self, before: Manifest, after: Manifest, files: Iterable[str]) -> tuple[int, int]:
+        plus = minus = 0
+        for rel in files:
+            a, b = self._text(before.get(rel)), self._text(after.get(rel))
+            if a is None or b is None:
+                continue
+            for line in difflib.unified_diff(a, b, n=0, lineterm=""):
+                if line.startswith("+") and not line.startswith("+++"):
+                    plus += 1
+                elif line.startswith("-") and not line.startswith("---"):
+                    minus += 1
+        return plus, minus
+
+    def _text(self, e: Entry | None) -> list[str] | None:
+        if e is None:
+            return []
+        if e[0] == NOT_CAPTURED:
+            return None
+        try:
+            data = self.store.get(e[0])
+        except (BlobMissing, ValueError):
+            return None
+        if len(data) > DIFF_MAX or b"\0" in data[:8192]:
+            return None
+        return data.decode("utf-8", "replace").splitlines()
+
+
+def _changed(a: Mapping[str, Entry], b: Mapping[str, Entry]) -> list[str]:
+    return sorted({*(r for r, e in b.items() if a.get(r) != e), *(r for r in a if r not in b)})
+
+
+def read_points(workspace: Path, session_id: str, store: BlobStore) -> Points:
+    """The session's points and rewinds, from the lines this harness sealed for the person."""
+    pts = Points(store)
+    sealed = sealed_by(load_key(create=False), session_id, workspace)
+    with open_log(workspace, session_id) as f:
+        for obj in iter_lines(f, sealed):
+            if obj is None:
+                continue
+            try:
+                pts.line(obj)
+            except (KeyError, ValueError, TypeError):
+                continue
+    return pts
+
+
+__all__ = ["POINT", "REWIND", "Point", "Points", "Rewound", "TurnRow", "differs", "read_points"]
