@@ -34,6 +34,7 @@ from .messages import Item, JobDone, SessionReady, Wake
 from .palette import app_commands
 from .plan_feed import PlanFeed
 from .replay import redraw_items, transcript_of
+from .rewind_actions import LastRewind, open_list
 from .routing import Router
 from .runner import Session, SessionRunner
 from .screens.armed import QUIET_S
@@ -54,7 +55,7 @@ class CerveauApp(App[int]):
     TITLE = "cerveau"
     BINDINGS = [
         Binding("ctrl+c", "interrupt", "Interrupt", id="app.interrupt", priority=True),
-        Binding("escape", "escape", "Esc Esc interrupts", id="app.escape", show=False),
+        Binding("escape", "escape", "Esc Esc interrupts or rewinds", id="app.escape", show=False),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f2", "toggle_planner", "Planner", id="app.planner"),
         Binding("f3", "toggle_reasoning", "Reasoning", id="app.reasoning"),
@@ -116,6 +117,7 @@ class CerveauApp(App[int]):
             self.attention,
         )
         self.keys = Keyboard(self, clock)
+        self.last_rewind = LastRewind()  # what the rewind list's forward row says
         self._stopped = self._started = self._gate_offered = False
 
     # --- layout and start ------------------------------------------------------------------
@@ -317,6 +319,9 @@ class CerveauApp(App[int]):
 
     def action_escape(self) -> None:
         self.keys.escape()
+
+    def open_rewind(self) -> None:
+        open_list(self)  # Esc Esc on an empty prompt between turns, or the palette
 
     def action_toggle_planner(self) -> None:
         self.screen_stack[0].query_one(PlannerPanel).toggle_class("-open")

@@ -69,12 +69,14 @@ class KeyHost(Protocol):
     @property
     def chat(self) -> ChatView: ...
     def action_interrupt(self) -> None: ...
+    def open_rewind(self) -> None: ...
     @property
     def runner(self) -> SessionRunner | None: ...
 
 
 class Keyboard:
-    """The app-wide rules: typing goes to the prompt, Esc Esc interrupts, Ctrl+Q asks once."""
+    """The app-wide rules: typing goes to the prompt, Esc Esc interrupts (between turns, on an
+    empty prompt, it opens the rewind list), Ctrl+Q asks once."""
 
     def __init__(self, app: KeyHost, clock: Callable[[], float]) -> None:
         self.app = app
@@ -94,7 +96,12 @@ class Keyboard:
         now = self.clock()
         if now - self._last_escape <= ESC_ESC_S:
             self._last_escape = -10.0
-            self.app.action_interrupt()
+            app = self.app
+            idle = not app.busy and app.screen is app.screen_stack[0]
+            if idle and not app.prompt.text.strip():
+                app.open_rewind()  # rewind_actions.py: the turns, to go back to one
+            else:
+                app.action_interrupt()
         else:
             self._last_escape = now
 

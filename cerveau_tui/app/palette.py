@@ -1,6 +1,6 @@
 """The app's commands in the palette (Ctrl+P), beside Textual's own.
 
-What is offered follows the session's state: Interrupt only while a turn runs; undo, compaction
+What is offered follows the session's state: Interrupt only while a turn runs; rewind, compaction
 and the network and discussion switches only with a session and no turn (they are queued for the
 engine thread, and must not race a turn); one "Revoke session grant" per grant still in force,
 asked of the session (never of the engine's policy, from the UI thread).
@@ -19,7 +19,7 @@ from textual.notifications import SeverityLevel
 
 from ..config import Settings
 from ..text_safety import visible
-from . import session_actions
+from . import rewind_actions, session_actions
 from .runner import SessionRunner
 from .widgets.chat import ChatView
 
@@ -87,9 +87,14 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
         )
     elif runner is not None and runner.session is not None:
         yield SystemCommand(
-            "Undo last turn",
-            "Put back the files the last turn's tools changed",
-            partial(runner.submit, "undo"),
+            "Rewind…",
+            "Back to just before any turn: the code, the conversation, or both (also Esc Esc)",
+            partial(rewind_actions.open_list, cast(rewind_actions.Host, app)),
+        )
+        yield SystemCommand(
+            "Rewind the last turn",
+            "Undo the last turn: its files (commands' changes too) and/or its conversation",
+            partial(rewind_actions.rewind_last, cast(rewind_actions.Host, app)),
         )
         yield SystemCommand(
             "Compact history",
