@@ -200,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_rules_parser(sub)
     add_stack_parser(sub)
+    from .rewind_cli import add_rewind_parser
+
+    _state_dir(add_rewind_parser(sub))
     return p
 
 
@@ -216,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
             print(text if args.json and code == 0 else visible(text),
                   file=sys.stdout if code == 0 else sys.stderr)  # fmt: skip
             return code
+        if args.cmd == "rewind":
+            from .rewind_cli import rewind_command
+
+            ws = (args.workspace or Path.cwd()).resolve()
+            load_settings(ws, {"state_dir": args.state_dir})  # where its sessions are
+            return rewind_command(args)
         if args.cmd == "rules":
             from .policy.rules_cli import rules_command
 
