@@ -17,14 +17,17 @@ import os
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import blake3
 import pathspec
 
 from ..state_file import read_regular
+from .snapshot import Snapshot, _Journal, diff_snapshots, dir_digest, top_digest
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
@@ -78,61 +81,17 @@ def hash_path(path: Path, size: int | None = None) -> str:
         os.close(fd)
 
 
-class Snapshot(Mapping[str, str]):
-    """rel_path (posix) -> hex digest of the file's bytes, immutable."""
-
-    def __init__(self, entries: Mapping[str, str]) -> None:
-        # Sorted lazily: most scans are only compared by digest or looked up by path, and
-        # sorting 10,000 keys on every scan was a tenth of the warm scan's cost.
-        self._entries = dict(entries)
-        self._sorted = False
-        self._digest: str | None = None
-
-    def _sort(self) -> dict[str, str]:
-        if not self._sorted:
-            self._entries = dict(sorted(self._entries.items()))
-            self._sorted = True
-        return self._entries
-
-    def __getitem__(self, key: str) -> str:
-        return self._entries[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._sort())
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __repr__(self) -> str:
-        return f"Snapshot({len(self)} files, digest={self.digest[:12]})"
-
-    @property
-    def digest(self) -> str:
-        """One blake3 over the sorted (path, digest) pairs: byte-identical workspaces agree.
-
-        NUL separates the fields because it is the one byte a path cannot contain, so no two
-        different listings can serialise to the same stream.
-        """
-        if self._digest is None:
-            # One join and one update: 10,000 small update() calls cost more than the hashing.
-            stream = "".join(f"{rel}\0{digest}\0" for rel, digest in self._sort().items())
-            self._digest = blake3.blake3(stream.encode("utf-8", "surrogateescape")).hexdigest()
-        return self._digest
-
-
-def diff_snapshots(prev: Mapping[str, str], cur: Mapping[str, str]) -> list[str]:
-    """Paths added, removed or modified between two snapshots, sorted."""
-    changed = {p for p, d in cur.items() if prev.get(p) != d}
-    changed.update(p for p in prev if p not in cur)
-    return sorted(changed)
-
-
 class Fingerprinter:
     """Stat-cached blake3 fingerprints of the files under `root`.
 
     Skips `ignore_dirs` by name at any depth and whatever .gitignore files (root and nested) say.
     Symlinks are not followed: a link's digest is that of its target string, so repointing it
     counts as a change and a link out of the workspace is never read.
+
+    `watch=True`: after one walk the fingerprint is kept current from the kernel's change set
+    (watch.py, live.py), so a scan costs O(changed); when the watch cannot be exact (its limit,
+    an overflow it cannot recover from, a network filesystem) it walks, and `status()` says why.
+    CERVEAU_FINGERPRINT=walk in the environment forces the walk.
     """
 
     def __init__(
@@ -142,6 +101,7 @@ class Fingerprinter:
         *,
         clock: Callable[[], int] = time.time_ns,
         hasher: Callable[[Path, int], str] = hash_path,
+        watch: bool = False,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self._root_s = str(self.root)
@@ -153,10 +113,62 @@ class Fingerprinter:
         self._lock = threading.RLock()
         self.hash_count = 0  # files actually read and hashed; tests and benchmarks watch it
         self.last: Snapshot | None = None
+        self._journal = _Journal()
+        self._dir_digests: dict[str, str] = {}
+        self._ready = threading.Event()
+        self._ready.set()
+        self._starter: threading.Thread | None = None
+        self._live: Any = None  # live.LiveTree while the watch is exact
+        self._watch: Any = None  # watch.TreeWatch
+        self.method = "walk"
+        self.reason: str | None = "not asked to watch" if not watch else None
+        if watch:
+            self._want_watch()
 
     # --- public ---------------------------------------------------------------------------------
 
+    def start(self, progress: Callable[[str, float | None, str], None] | None = None) -> None:
+        """Build the first snapshot in the background; the first scan waits for it if it must.
+        `progress(stage, fraction, line)`: what the status bar shows meanwhile."""
+        if self._starter is not None:
+            return
+        self._ready.clear()
+        self._starter = threading.Thread(
+            target=self._first, args=(progress,), name="cerveau-fingerprint", daemon=True
+        )
+        self._starter.start()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    def status(self) -> dict[str, Any]:
+        """What doctor says: {"method": "inotify"|"walk", "reason", "watches", "ready", "files"}."""
+        tw = self._watch
+        return {
+            "method": self.method,
+            "reason": self.reason,
+            "watches": tw.watches if tw is not None else 0,
+            "ready": self._ready.is_set(),
+            "files": len(self.last) if self.last is not None else None,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_watch(self.reason or "closed")
+
     def scan(self) -> Snapshot:
+        self._ready.wait()
+        with self._lock:
+            if self._live is None and self._watch is not None:
+                self._build()  # not started in the background: the first scan builds it
+            if self._live is not None:
+                try:
+                    return self._live_scan()
+                except Exception as exc:  # WatchFailed, or a bug: never a wrong fingerprint
+                    self._stop_watch(str(exc) or type(exc).__name__)
+            return self._walk_scan()
+
+    def _walk_scan(self) -> Snapshot:
         with self._lock:
             seen: dict[str, str] = {}
             cache = self._cache
@@ -186,11 +198,108 @@ class Fingerprinter:
             self.last = snap
             return snap
 
+    # --- the kernel's change set (live.py) ------------------------------------------------------
+
+    def _want_watch(self) -> None:
+        from . import watch
+
+        if os.environ.get("CERVEAU_FINGERPRINT", "").strip().lower() == "walk":
+            self.reason = "CERVEAU_FINGERPRINT=walk"
+            return
+        if not watch.QUIET_DIRS <= self.ignore_dirs | {".cerveau"}:
+            self.reason = "the ignored folders differ from the watch's quiet ones"
+            return
+        tw = watch.acquire(self._root_s)
+        if tw.failed is not None:
+            self.reason = tw.failed
+            watch.release(tw)
+            return
+        self._watch = tw
+        self._finalizer = weakref.finalize(self, watch.release, tw)
+
+    def _first(self, progress: Callable[[str, float | None, str], None] | None) -> None:
+        t0 = time.monotonic()
+
+        def say(line: str) -> None:
+            if progress is not None:
+                try:
+                    progress("workspace", None, line)
+                except Exception:
+                    pass
+
+        try:
+            with self._lock:
+                self._build(lambda n: say(f"indexing the workspace: {n:,} files"))
+                snap = self.last if self._live is not None else self._walk_scan()
+            n = len(snap) if snap is not None else 0
+            say(f"workspace indexed: {n:,} files in {time.monotonic() - t0:.1f} s ({self.method})")
+        finally:
+            self._ready.set()
+
+    def _build(self, on_files: Callable[[int], None] | None = None) -> None:
+        """Watches on every folder, then one walk; from then on scans read the change set."""
+        tw = self._watch
+        if tw is None or self._live is not None:
+            return
+        from .live import LiveTree
+
+        if not tw.ready:
+            tw.register_all()
+        if tw.failed is not None:
+            self._stop_watch(tw.failed)
+            return
+        live = LiveTree(self, tw)
+        live.build(on_files)
+        self._live = live
+        self.method, self.reason = "inotify", None
+        self._live_scan()
+
+    def _live_scan(self) -> Snapshot:
+        live = self._live
+        if not live.sync() and self.last is not None and self.last._lineage is not None:
+            return self.last
+        changed = live.changed
+        live.changed = set()
+        dd = self._dir_digests
+        todo = list(live.dir_files) if not dd else {p.rpartition("/")[0] for p in changed}
+        for d in todo:
+            rels = live.dir_files.get(d)
+            if rels:
+                dd[d] = dir_digest([(r.rpartition("/")[2], live.files[r]) for r in rels])
+            else:
+                dd.pop(d, None)
+        digest = top_digest(dd)
+        gen = self._journal.add(frozenset(changed))
+        snap = Snapshot(live.files, _digest=digest, _lineage=(self._journal, gen))
+        self.last = snap
+        return snap
+
+    def _stop_watch(self, why: str) -> None:
+        from . import watch
+
+        self._live = None
+        self.method, self.reason = "walk", why
+        tw, self._watch = self._watch, None
+        if tw is not None:
+            self._finalizer.detach()
+            watch.release(tw)
+
     def hash_file(self, rel_path: str) -> str | None:
         """Digest of one file (warm-cache aware); None if it is missing or not a file."""
         rel = rel_path.replace(os.sep, "/").lstrip("/")
         while rel.startswith("./"):
             rel = rel[2:]
+        if self._live is not None and self._ready.is_set():
+            with self._lock:  # the change set answers for a tracked file: no stat, no read
+                live = self._live
+                if live is not None:
+                    try:
+                        live.sync()
+                    except Exception as exc:
+                        self._stop_watch(str(exc) or type(exc).__name__)
+                    else:
+                        if rel in live.files:
+                            return str(live.files[rel])
         try:
             st = os.lstat(os.path.join(self._root_s, rel))
         except (FileNotFoundError, NotADirectoryError):
