@@ -72,9 +72,13 @@ class LastRewind:
     at: str = ""
 
 
-def rewinder_of(app: Host) -> Any:
-    session = app.runner.session if app.runner is not None else None
+def _rw(session: object) -> Any:
+    """The session's rewinder (session/rewind.py), None for a session built without one."""
     return getattr(session, "rewinder", None)
+
+
+def rewinder_of(app: Host) -> Any:
+    return _rw(app.runner.session if app.runner is not None else None)
 
 
 def available(app: Host) -> bool:
@@ -137,7 +141,7 @@ def open_list(app: Host) -> None:
     runner = app.runner
     assert runner is not None
     last = _last(app)
-    runner.call(lambda session: _engine(app, _listed, lambda: rows_of(session.rewinder, last)))
+    runner.call(lambda session: _engine(app, _listed, lambda: rows_of(_rw(session), last)))
 
 
 def rewind_last(app: Host) -> None:
@@ -152,9 +156,9 @@ def rewind_last(app: Host) -> None:
     last = _last(app)
 
     def newest(session: Any) -> RewindPreview | None:
-        rows = [r for r in rows_of(session.rewinder, last) if isinstance(r, TurnRow)]
+        rows = [r for r in rows_of(_rw(session), last) if isinstance(r, TurnRow)]
         current = [r for r in rows if not r.undone]
-        return preview_of(session.rewinder, current[-1]) if current else None
+        return preview_of(_rw(session), current[-1]) if current else None
 
     runner.call(lambda session: _engine(app, _previewed, lambda: newest(session)))
 
@@ -196,7 +200,7 @@ def _picked(app: Host, target: TurnRow | ForwardRow | None) -> None:
     if target is None or app.runner is None:
         return
     app.runner.call(
-        lambda session: _engine(app, _previewed, lambda: preview_of(session.rewinder, target))
+        lambda session: _engine(app, _previewed, lambda: preview_of(_rw(session), target))
     )
 
 
@@ -229,7 +233,7 @@ def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Any) -> N
     """Engine thread: the rewind itself, then the chat redrawn from the cut history."""
     from ..session.rewind import OutsideChanges
 
-    rewinder = session.rewinder
+    rewinder = _rw(session)
     target = choice.target
     try:
         if isinstance(target, ForwardRow):

@@ -77,8 +77,16 @@ class FakeRewinder:
 
     def turns(self) -> list[Entry]:
         return [
-            Entry(n + 1, t.splitlines()[0], f"2026-12-02T07:{10 + 5 * n:02d}:00+00:00", *c, n < self.at)
-            for n, (t, c) in enumerate(zip(TASKS, [(1, 12, 0), (2, 30, 4), (5, 17, 17)]))
+            Entry(
+                n + 1,
+                t.splitlines()[0],
+                f"2026-12-02T07:{10 + 5 * n:02d}:00+00:00",
+                *c,
+                n < self.at,
+            )
+            for n, (t, c) in enumerate(
+                zip(TASKS, [(1, 12, 0), (2, 30, 4), (5, 17, 17)], strict=True)
+            )
         ]
 
     def preview(self, turn: int, mode: str = "both") -> Preview:

@@ -140,7 +140,9 @@ async def test_a_file_changed_outside_is_named_and_kept_when_asked(tmp_path: Pat
         await press_alone(pilot, clock, "k")
         assert await wait_until(pilot, lambda: bool(session.rewinder.calls))
         assert session.rewinder.calls == [("rewind", 2, "code", False, ("src/parser.py",))]
-        assert await wait_until(pilot, lambda: "kept as you had them: src/parser.py" in _notices(app))
+        assert await wait_until(
+            pilot, lambda: "kept as you had them: src/parser.py" in _notices(app)
+        )
         assert len(_asked(app)) == 3  # code only: the conversation is as it was
 
 
