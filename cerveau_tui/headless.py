@@ -105,6 +105,10 @@ def run_headless(
     else:
         bus.subscribe(ReadableProgress(out))
     approver: Any = ApproveAll() if yes else DenyAll()
+    from .state_home import chosen
+
+    if (alt := chosen(settings.workspace)) is not None:  # --state-dir, state_dir (state_home.py)
+        print(visible(f"cerveau: this workspace's state is kept in {alt}"), file=sys.stderr)
     try:
         session = build_session(settings, bus=bus, approver=approver, resume=resume)
     except StateDirUnwritable as exc:

@@ -42,6 +42,7 @@ from .screens.help import HelpScreen
 from .screens.trust import TrustScreen
 from .session_actions import offer_gate
 from .start import SessionFactory, default_factory, tune_gc
+from .state_home_offer import offer_state_home
 from .themes import DEFAULT_THEME, ThemeSaver, load_themes
 from .widgets.chat import ChatView
 from .widgets.header import SessionHeader, facts_of
@@ -160,6 +161,11 @@ class CerveauApp(App[int]):
             chat.notice(text, level)
         for warning in self.settings.warnings:
             chat.notice(warning, "warning")
+        # A read-only workspace: where its state could go instead, offered (state_home_offer.py).
+        if not offer_state_home(self, self._review_then_start):
+            self._review_then_start()
+
+    def _review_then_start(self) -> None:
         review = review_of(self.settings)
         if review:
             # Before the session is built: what it is built with depends on the answer.

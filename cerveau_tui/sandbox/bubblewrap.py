@@ -204,7 +204,7 @@ class BubblewrapRunner(EnforcingRunner):
         out: list[str] = []
         view = self.view()
         for p in maskable(self.deny_read, ws, keep=runtime_dirs(), hidden=(Path("/tmp"),)):
-            if not view.visible(p) and not any(_is_under(p, g) for g in granted):
+            if not view.bound(p) and not any(_is_under(p, g) for g in granted):
                 continue  # not in the view at all: absent, nothing to mask
             if p.is_dir():
                 out += ["--size", "4096", "--tmpfs", str(p), "--remount-ro", str(p)]

@@ -263,6 +263,11 @@ class MachineView:
             return False
         return bool(chain & self._roots)
 
+    def bound(self, path: Path) -> bool:
+        """Whether `path` lies under a folder bound inside, control files or not: what a mask
+        must then hide (a control file under a `sandbox_read` folder is bound with it)."""
+        return bool({str(path), *(str(p) for p in path.parents)} & self._roots)
+
     @cached_property
     def _roots(self) -> frozenset[str]:
         return frozenset(str(r) for r in self.readable_roots())

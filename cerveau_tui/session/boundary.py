@@ -120,6 +120,10 @@ def denied_reads(settings: Settings) -> list[Any]:
     own = Path(os.path.realpath(user_config_path().parent))
     if own not in paths:
         paths.append(own)
+    # And the workspaces' state kept outside them (state_home.py): masked, refused to the tools.
+    from ..state_home import protected
+
+    paths += [p for p in protected() if p not in paths]
     ws = Path(os.path.realpath(settings.workspace))
     # A workspace inside a denied folder stays usable: the list hides secrets, not the work.
     return [p for p in paths if not (p == ws or p in ws.parents)]
