@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..workspace import git_guard, git_quarantine
+from ..workspace import git_fast, git_guard, git_quarantine
 from ..workspace.git_change import guard_for
 from ..workspace.git_config_rules import GitConfigParser, ParseConfig
 from .base import CommandResult, Grant, Runner
@@ -73,7 +73,8 @@ class GuardedRunner:
         guard = guard_for(workspace)
         before: git_guard.GitState | None = None
         try:
-            state = git_guard.snapshot(workspace, parse=self.parse)
+            # The walk only when the change set says git's files may have moved (git_fast).
+            state = git_fast.before(workspace, parse=self.parse)
             seen = guard.command_view(guard.command_folders(state, parse=self.parse))
             before = state
         except OSError as exc:
@@ -89,14 +90,14 @@ class GuardedRunner:
                 # One check at a time: commands of one reply run in parallel threads, and two
                 # checks undoing the same file at once would race each other.
                 with guard.lock:
-                    findings, after = git_guard.check_state(workspace, before, parse=self.parse)
+                    findings, after = git_fast.check_state(workspace, before, parse=self.parse)
                     now = guard.command_view(guard.command_folders(before, after, parse=self.parse))
                     findings += guard.command_findings(seen, now, before, findings)
                     if findings:
                         actions = git_quarantine.neutralize(
                             workspace, findings, self.quarantine_dir
                         )
-                        after = git_guard.snapshot(workspace, parse=self.parse)
+                        after = git_fast.fresh(workspace, parse=self.parse)
                     guard.known = after
             except OSError as exc:
                 before, failure = None, exc

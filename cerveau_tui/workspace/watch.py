@@ -150,6 +150,7 @@ class TreeWatch:
         self._wd: dict[int, str] = {}
         self._dirs: dict[str, tuple[int, int]] = {}  # rel -> (wd, mode)
         self._log: list[tuple[str, str]] = []  # ("path"|"tree"|"mode"|"all", rel)
+        self._pending: set[str] = set()  # folders to register from the disk (_settle)
         self._base = 0  # sequence number of _log[0]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -339,6 +340,8 @@ class TreeWatch:
                 name = buf[off + _EVENT.size : off + _EVENT.size + n].rstrip(b"\0")
                 off += _EVENT.size + n
                 self._event(wd, mask, os.fsdecode(name))
+        if self._pending:
+            self._settle()
         if len(self._log) > JOURNAL_MAX:
             cut = len(self._log) - JOURNAL_MAX // 2
             del self._log[:cut]
@@ -373,15 +376,28 @@ class TreeWatch:
         log.append(("path", rel))
         if not mask & IN_ISDIR:
             return
-        if mask & (IN_CREATE | IN_MOVED_TO):
-            self._unregister(rel)  # a folder replaced by another under the same name
-            self._register(rel, emit=True)
-            log.append(("tree", rel))
-        elif mask & (IN_MOVED_FROM | IN_DELETE):
+        if mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE):
+            # Whatever was watched under this name is not there any more (a rename exchange
+            # swaps two folders with four events): drop it now, and register what is there at
+            # the end of the batch (_settle), from the disk, not from the order of the events.
             self._unregister(rel)
+            self._pending.add(rel)
             log.append(("tree", rel))
         elif mask & IN_ATTRIB:
             self._mode_changed(rel)
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, set()
+        for rel in sorted(pending, key=lambda r: (r.count("/"), r)):
+            if rel in self._dirs or _split_parent(rel) not in self._dirs:
+                continue  # registered with its parent already, or its parent is gone
+            try:
+                st = os.lstat(os.path.join(self.root, rel))
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                self._register(rel, emit=True)
+                self._log.append(("tree", rel))
 
     def _mode_changed(self, rel: str) -> None:
         """A folder's attributes moved (chmod, touch): only a mode change can hide what is in it."""
@@ -394,6 +410,8 @@ class TreeWatch:
             return
         if known is not None:
             self._dirs[rel] = (known[0], mode)
+        elif stat.S_ISDIR(mode):
+            self._pending.add(rel)  # it had no watch (unreadable when it appeared): try again
         self._log.append(("mode", rel))
 
 
@@ -437,5 +455,5 @@ def current(root: str | os.PathLike[str]) -> TreeWatch | None:
     return hit[0] if hit is not None and hit[0].healthy else None
 
 
-def is_dir_mode(mode: int) -> bool:
-    return stat.S_ISDIR(mode)
+def _split_parent(rel: str) -> str:
+    return rel.rpartition("/")[0]
