@@ -31,6 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..plan.persist import sessions_dir
+from ..state_home import alternate_for
 
 #: Saved slots kept, newest first: a 7B model's KV cache for a 20k-token history is about a GB.
 KEPT_SESSIONS = 20
@@ -114,8 +115,11 @@ class SlotStore:
         removed: list[str] = []
         kept: set[str] = set()
         for i, rec in enumerate(self.records()):
-            log = sessions_dir(Path(rec.workspace)) / f"{rec.session_id}.jsonl"
-            if i >= KEPT_SESSIONS or not rec.workspace or not log.is_file():
+            name = f"{rec.session_id}.jsonl"
+            # Its log in the workspace, or in its alternate (a read-only workspace: state_home).
+            logs = [sessions_dir(Path(rec.workspace)), alternate_for(rec.workspace) / "sessions"]
+            found = bool(rec.workspace) and any((d / name).is_file() for d in logs)
+            if i >= KEPT_SESSIONS or not found:
                 self.drop(rec)
                 removed.append(rec.filename)
             else:
