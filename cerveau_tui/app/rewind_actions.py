@@ -118,7 +118,8 @@ def preview_of(rewinder: Any, target: TurnRow | ForwardRow) -> RewindPreview:
     outside changes, if any, are found when it is tried, and asked about then."""
     if isinstance(target, ForwardRow):
         return RewindPreview(target)
-    p = rewinder.preview(target.number, "both")
+    # A turn rewound away has no conversation to go back to: its code only.
+    p = rewinder.preview(target.number, "code" if target.undone else "both")
     dropped = sum(1 for t in rewinder.turns() if t.current and t.turn >= target.number)
     return RewindPreview(
         target,

@@ -52,7 +52,8 @@ async def _open_list(pilot: Any, app: CerveauApp) -> RewindListScreen:
 async def _choose(pilot: Any, app: CerveauApp, turn: int) -> RewindScreen:
     screen = await _open_list(pilot, app)
     turns = screen.query_one("#turns")
-    for _ in range(len(screen.rows) - turn):
+    newest = max(r.number for r in screen.rows if isinstance(r, TurnRow))
+    for _ in range(newest - turn):
         await pilot.press("up")
     assert screen.rows[turns.highlighted].number == turn  # type: ignore[attr-defined,index]
     await pilot.press("enter")
@@ -213,3 +214,20 @@ async def test_the_palette_offers_rewind_and_rewind_the_last_turn(tmp_path: Path
         commands["Rewind…"].callback()
         assert await wait_until(pilot, lambda: isinstance(app.screen, RewindListScreen))
         assert session.rewinder.calls == []
+
+
+async def test_a_turn_rewound_away_offers_its_code_only(tmp_path: Path) -> None:
+    session, clock = RewindSession(), FakeClock()
+    app = _app(tmp_path, session, clock)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _ready(pilot, app)
+        await _choose(pilot, app, 2)
+        await press_alone(pilot, clock, "v")
+        assert await wait_until(pilot, lambda: _asked(app) == [TASKS[0]])
+        dialog = await _choose(pilot, app, 3)  # rewound away: marked, its code still there
+        assert dialog.code_only and "rewound away" in str(dialog.query_one("#what").render())
+        await press_alone(pilot, clock, "b")  # not offered: typing, for the prompt
+        assert session.rewinder.calls == [("rewind", 2, "conversation", False, ())]
+        await press_alone(pilot, clock, "c")
+        assert await wait_until(pilot, lambda: len(session.rewinder.calls) == 2)
+        assert session.rewinder.calls[-1] == ("rewind", 3, "code", False, ())

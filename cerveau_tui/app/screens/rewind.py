@@ -33,6 +33,8 @@ from .armed import QUIET_S, TICK_S, ArmedModal, KeySink, Say
 MODES = ("both", "code", "conversation", "forward")
 #: Files named in the dialog before "and N more".
 NAMED = 8
+#: A turn whose conversation was rewound away (its code can still come back).
+UNDONE = "↶"
 
 
 @dataclass(frozen=True)
@@ -85,15 +87,22 @@ def row_text(row: TurnRow | ForwardRow, task_width: int) -> Content:
     task = _fit(row.task, task_width)
     files = f"{row.files_changed} file{'' if row.files_changed == 1 else 's'}"
     return Content.assemble(
+        (UNDONE if row.undone else " ", "$text-warning"),
         (f"{row.number:>3}  ", "bold"),
         (f"{task:<{task_width}}", "$text-muted" if row.undone else ""),
         (f"  {row.at:>5}  ", "$text-muted"),
-        (f"{files:>9}  ", ""),
+        (f"{files:>8}  ", ""),
         (f"+{row.added}", "$text-success"),
         " ",
         (f"-{row.removed}", "$text-error"),
-        ("  (rewound)" if row.undone else "", "$text-muted italic"),
     )
+
+
+def task_width(screen_width: int) -> int:
+    """The task column: what the dialog (rewind.tcss: 90%, at most 112, its border and padding,
+    the list's) leaves after the number, time, files and +/- columns (34 cells)."""
+    inner = min(screen_width * 9 // 10, 112) - 10
+    return max(10, inner - 35)
 
 
 def _fit(text: str, width: int) -> str:
@@ -114,10 +123,13 @@ class RewindListScreen(ModalScreen[TurnRow | ForwardRow | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
+            undone = any(isinstance(r, TurnRow) and r.undone for r in self.rows)
             yield Static(
                 Content.assemble(
                     ("Rewind to just before a turn", "bold $text-accent"),
-                    ("   ↑ ↓ choose · Enter asks what goes back · Esc closes", "$text-muted"),
+                    "\n",
+                    ("↑ ↓ choose · Enter asks what goes back · Esc closes", "$text-muted"),
+                    (f"\n{UNDONE} rewound away: its code can come back" if undone else "", ""),
                 ),
                 id="head",
             )
@@ -126,8 +138,7 @@ class RewindListScreen(ModalScreen[TurnRow | ForwardRow | None]):
 
     def on_mount(self) -> None:
         turns = self.query_one("#turns", OptionList)
-        # The task column takes what the dialog leaves: number, time, files and +/- are fixed.
-        width = max(12, min(self.app.size.width, 112) - 46)
+        width = task_width(self.app.size.width)
         turns.add_options([Option(row_text(r, width), id=str(i)) for i, r in enumerate(self.rows)])
         if self.rows:
             # The newest turn (a forward row, when there is one, follows it).
@@ -222,6 +233,13 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
     def forward(self) -> bool:
         return isinstance(self.preview.target, ForwardRow)
 
+    @property
+    def code_only(self) -> bool:
+        """A turn rewound away: its conversation is gone (a forward brings it back), its code
+        can still come back."""
+        target = self.preview.target
+        return isinstance(target, TurnRow) and target.undone
+
     def _what(self) -> Content:
         p = self.preview
         if self.forward:
@@ -232,12 +250,17 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
         files = f"{p.files} file{'' if p.files == 1 else 's'}"
         named = ", ".join(p.changes[:NAMED]) + (", …" if len(p.changes) > NAMED else "")
         n = p.turns_dropped
+        talk = (
+            "rewound away already (only a forward brings it back)"
+            if self.code_only
+            else f"the history cut to this turn's start ({n} turn{'' if n == 1 else 's'} dropped)"
+        )
         return Content.assemble(
             ("code: ", "bold"),
             f"{files} back as they were: {named}" if p.files else "no file differs",
             "\n",
             ("conversation: ", "bold"),
-            f"the history cut to this turn's start ({n} turn{'' if n == 1 else 's'} dropped)",
+            talk,
         )
 
     def _conflicts(self) -> Content:
@@ -265,10 +288,11 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
                 ("Esc", "bold $text-accent"),
                 " nothing",
             )
-        if self.forward:
+        if self.forward or self.code_only:
+            key, what = ("f", "forward: undo the rewind") if self.forward else ("c", "code only")
             return Content.assemble(
-                ("f", "bold $text-accent"),
-                " forward: undo the rewind   ",
+                (key, "bold $text-accent"),
+                f" {what}   ",
                 ("Esc", "bold $text-accent"),
                 " nothing",
             )
@@ -292,7 +316,12 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Each question's keys only: a `k` while the mode is asked is typing, for the prompt.
         if action == "mode":
-            offered = parameters == ("forward",) if self.forward else parameters != ("forward",)
+            if self.forward:
+                offered = parameters == ("forward",)
+            elif self.code_only:
+                offered = parameters == ("code",)
+            else:
+                offered = parameters != ("forward",)
             return offered and not self.asking_conflicts
         if action == "conflicts":
             return self.asking_conflicts
