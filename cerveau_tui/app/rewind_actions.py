@@ -239,6 +239,7 @@ def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Any) -> N
     rewinder = _rw(session)
     target = choice.target
     last = _last(app)
+    transcript: list[Any] | None
     try:
         if isinstance(target, ForwardRow):
             result = rewinder.forward(force=choice.overwrite, keep=keep)
