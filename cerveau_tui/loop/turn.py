@@ -31,6 +31,7 @@ from .cache_ledger import TurnCache
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .guards.repeats import is_repeat_with_results
+from .guards.stops import repeat_stop
 from .guards.text_calls import how_to_call_tools_message
 from .guards.truncation import is_truncated_tool_call
 from .model_call import ModelCall
@@ -38,6 +39,7 @@ from .remind import after_turn, remind
 from .reply import Reply
 from .schedule import ToolExecution
 from .state import EngineState, Limits, Outcome
+from .stop_notes import StopNotes
 
 MAX_MODEL_FAILURES = 3
 INTERRUPTED_REPLY = "[the person interrupted this reply]"
@@ -110,6 +112,7 @@ class Turn:
         # Executed calls with what they returned: a repeat is the same call after the same answer,
         # so polling a command whose output changes is never one.
         self.done_log: list[tuple[str, dict[str, Any], str]] = []
+        self.stops = StopNotes(bus, self.turn_id)  # folded at the end (stop_notes.py)
 
     def run(self) -> Outcome:
         before = self._begin()
@@ -144,6 +147,7 @@ class Turn:
         self.state.cancel.clear()
         self.bus.emit(P.TurnStarted(input=self.task))
         self.state.history.append(Message.user(self.task))
+        self.stops.start = len(self.state.history)
         self.state.task = self.task
         return self.fingerprinter.scan() if self.fingerprinter is not None else None
 
@@ -278,6 +282,9 @@ class Turn:
         for ex in execs:
             self.state.history.append(Message.result(ex.call_id, told, "not_run"))
             self.events.unrun(ex, told)
+        self.stops.add(
+            repeat_stop(self.ctx.calls, [(e.call_id, e.name, e.arguments) for e in execs], n)
+        )
         raise _End(P.TURN_REPEAT, told)
 
     def _person_allows_repeat(self, ex: ToolExecution, told: str) -> bool:
@@ -361,6 +368,16 @@ class Turn:
                 self.bus.emit(
                     P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"),
                 )
+        # What the next request reads of the rounds a guard stopped: one note (stop_notes.py).
+        m = self.model
+        self.stops.finish(
+            self.state,
+            self.ctx.calls,
+            identical=self.limits.max_identical_calls,
+            count=m.count_tokens,
+            beside=m.overhead(),
+            n_ctx=m.n_ctx,
+        )
         self.events.turn_ended(
             reason,
             self.ctx.iteration,
