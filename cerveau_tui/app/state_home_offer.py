@@ -18,13 +18,16 @@ def offer_state_home(app: Any, then: Callable[[], None]) -> bool:
     chosen (`--state-dir`, `state_dir`); `then` runs once it is answered with a place. False (and
     nothing shown) when there is nothing to ask."""
     ws = app.settings.workspace
-    if app.runner is None or state_home.chosen(ws) is not None:
+    if (alt := state_home.chosen(ws)) is not None:  # --state-dir, state_dir: said, not asked
+        app.chat.notice(f"this workspace's state is kept in {alt}", "info")
+        return False
+    if app.runner is None:
         return False
     why = state_home.unwritable_reason(ws)
     if why is None:
         return False
     alt = state_home.alternate_for(ws)
-    app.chat.notice(state_home.offer(ws, why), "warning")
+    app.chat.notice(state_home.offer(ws, why), "warning")  # the dialog's question, kept in the chat
     screen = StateHomeScreen(ws, why, alt, app.clock, app.prompt, app.quiet_s)
     app.push_screen(screen, lambda use: _answered(app, bool(use), then))
     return True

@@ -177,3 +177,15 @@ async def test_a_writable_workspace_is_not_asked(tmp_path: Path) -> None:
         assert await wait_until(pilot, lambda: bool(h.built))
         assert not isinstance(pilot.app.screen, StateHomeScreen)
         await pilot.press("ctrl+q")
+
+
+async def test_a_state_dir_already_chosen_is_said_not_asked(ro_ws: Path) -> None:
+    alt = state_home.choose(ro_ws, "auto")  # as load_settings does for state_dir = "auto"
+    assert alt == state_home.alternate_for(ro_ws)
+    h = Harness(ro_ws)
+    async with h.app.run_test() as pilot:
+        assert await wait_until(pilot, lambda: bool(h.built))
+        assert not isinstance(pilot.app.screen, StateHomeScreen)
+        notices = h.notices()
+        await pilot.press("ctrl+q")
+    assert any("state is kept in" in n and str(alt) in n for n in notices)
