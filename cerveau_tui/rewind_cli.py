@@ -45,7 +45,7 @@ def add_rewind_parser(sub: Any) -> argparse.ArgumentParser:
 def rewind_command(args: argparse.Namespace) -> int:
     from .plan.persist import SessionBusy, SessionLog
     from .session.listing import ResumeError, resolve_session
-    from .session.rewind import OutsideChanges, RewindError, Rewinder
+    from .session.rewind import OutsideChanges, Rewinder, RewindError
     from .session.stored import read_session
 
     ws = (args.workspace or Path.cwd()).resolve()

@@ -35,10 +35,10 @@ from .tools import (
     ApprovalRequested,
     ApprovalResolved,
     Delegated,
+    Rewound,
     ToolCallPayload,
     ToolResultPayload,
     ToolStartedPayload,
-    Rewound,
     UndoPayload,
     UserExec,
 )

@@ -10,12 +10,12 @@ those then in force, the undo records of the cut turns. A forward record puts th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..history import History
 
-if TYPE_CHECKING:
-    from .stored import StoredSession
+#: session/stored.py's StoredSession (not imported: stored.py imports this module).
+StoredSession = Any
 
 
 def fold(s: StoredSession, r: dict[str, Any], full: bool) -> None:

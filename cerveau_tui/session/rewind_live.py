@@ -10,14 +10,14 @@ the person's grant is asked again instead, the safe side.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..context.window import WindowState
 from ..history import Message
+from .rewind_points import Point
 
-if TYPE_CHECKING:
-    from .rewind import Rewinder
-    from .rewind_points import Point
+#: The session/rewind.py Rewinder (not imported: it imports this module).
+Rewinder = Any
 
 
 def apply_conversation(rw: Rewinder, target: Point, forward: bool, cut: list[str]) -> None:
