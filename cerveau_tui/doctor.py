@@ -63,6 +63,12 @@ def collect(settings: Settings) -> dict[str, Any]:
 
     info["sandbox"] = sandbox_info(settings)
     info["gate"] = gate_info(settings)
+    from .tools.ripgrep import status as search_status
+
+    info["search"] = search_status()
+    from .workspace.watch import doctor_info as fingerprint_info
+
+    info["fingerprint"] = fingerprint_info(settings.workspace)
     return info
 
 
@@ -188,6 +194,14 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
         "  - home: an empty private folder"
         + (", plus read-only: " + ", ".join(home) if home else "")
     )
+    fi = info["fingerprint"]
+    say(f"fingerprint: {fi['method']} ({fi['watches']:,} folders watched)"
+        if fi["method"] == "inotify"
+        else f"fingerprint: walk, every command reads the whole tree ({fi['reason']})")  # fmt: skip
+    se = info["search"]
+    say(f"search:    {se['engine']}" + (f" ({se['rg']})" if se["engine"] == "ripgrep" else ""))
+    if se.get("reason"):
+        say(f"  - {se['reason']}")
     g = info["gate"]
     detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
     in_force = g["command"] or ", ".join(g["criteria"]) or "none"

@@ -35,9 +35,13 @@ from .base import (
     refuse_state_write,
     resolve_path,
 )
+from .ripgrep import find_rg
+from .search_rg import Unavailable
+from .search_rg import list_files as rg_list_files
 from .walk import walk_files
 
 MAX_READ_BYTES = 2_000_000
+LIST_TIMEOUT_S = 15.0
 
 
 def unified_diff(rel: str, old: str, new: str) -> str:
@@ -256,6 +260,17 @@ class ListFiles(Tool):
                 raise ToolError(f"{t.shown}: no such directory")
             if not stat.S_ISDIR(st.st_mode):
                 return ToolResult(ok=True, output=t.shown)
+            rg = find_rg()
+            if t.inside and rg is not None:  # outside: the sandbox's view is not the machine
+                try:
+                    listed, more = rg_list_files(
+                        t.path, t.root, rg=rg, runner=ctx.runner, timeout=LIST_TIMEOUT_S,
+                        cancel=ctx.cancel, limit=self.LIMIT,
+                    )  # fmt: skip
+                    out = ("\n".join(listed) or "(empty)") + (f"\n{more}" if more else "")
+                    return ToolResult(ok=True, output=out, meta={"engine": "rg"})
+                except Unavailable:
+                    pass  # the built-in walk answers
             names: list[str] = []
             for p in walk_files(t.path, ctx.workspace):
                 names.append(os.path.relpath(p, t.path))

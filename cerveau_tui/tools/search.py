@@ -38,6 +38,9 @@ from .base import (
     locate,
     resolve_path,
 )
+from .ripgrep import find_rg
+from .search_rg import Found, Unavailable
+from .search_rg import search as rg_search
 from .walk import walk_files
 
 MAX_BYTES = 2_000_000  # one file
@@ -53,6 +56,12 @@ NAMES_PER_REASON = 3
 MAX_LINE_WORK = 200_000_000
 #: Between two looks at the deadline and the cancel, about this much work (size x characters).
 CHECK_EVERY_WORK = 20_000_000
+#: Patterns up to this RE2 program size go to ripgrep: at most MAX_LINE_WORK over a whole
+#: MAX_BYTES line, so the built-in engine would never have set a line aside for them. A larger
+#: one keeps the built-in engine, which names the lines it did not give such a pattern.
+RG_MAX_PROGRAM = MAX_LINE_WORK // MAX_BYTES
+#: When the tree's count ran out of time, the lines of the files it found still get this long.
+LINES_GRACE_S = 3.0
 
 UNSUPPORTED = (
     "the search engine is RE2 (linear time): backreferences (\\1), lookahead and lookbehind "
@@ -159,6 +168,24 @@ class Search(Tool):
             if st is None:
                 raise ToolError(f"{t.shown}: no such file or directory")
             files: Iterable[Path]
+            rg = find_rg()
+            if (
+                rg is not None
+                and stat.S_ISDIR(st.st_mode)
+                and t.inside
+                and size <= RG_MAX_PROGRAM
+                and budget.keep_going()
+                and (left := budget.deadline - self.clock()) > 0
+            ):
+                try:
+                    found = rg_search(
+                        args.pattern, t.path, ws, rg=rg, runner=ctx.runner, timeout=left,
+                        cancel=ctx.cancel, limit=self.LIMIT, max_bytes=MAX_BYTES,
+                        grace=LINES_GRACE_S,
+                    )  # fmt: skip
+                    return ToolResult(ok=True, output=_rg_answer(found), meta={"engine": "rg"})
+                except Unavailable:
+                    pass  # the built-in engine answers this one
             if stat.S_ISDIR(st.st_mode):
                 files = walk_files(
                     t.path,
@@ -214,6 +241,24 @@ class Search(Tool):
             if too_long:
                 skipped.add(rel, "lines too long for a pattern this large (simplify it)")
         return ToolResult(ok=True, output=_answer(hits, skipped, budget))
+
+
+def _rg_answer(found: Found) -> str:
+    skipped = Skipped()
+    for rel, why in found.skipped:
+        skipped.add(rel, why)
+    lines = list(found.hits) or ["no matches" + (" in what was searched" if skipped else "")]
+    if found.more:
+        lines.append(found.more)
+    if found.stopped is not None:
+        why = f"stopped after {DEADLINE_S:.0f} s" if found.stopped == "timed out" else found.stopped
+        lines.append(
+            f"[search {why}: what it found by then is above, the rest of the tree was not "
+            "searched: narrow the path or the pattern]"
+        )
+    if skipped:
+        lines.append(skipped.text())
+    return "\n".join(lines)
 
 
 def _answer(hits: list[str], skipped: Skipped, budget: _Budget) -> str:

@@ -195,9 +195,13 @@ def _remove_deep_tree(root: Path) -> None:
         os.close(fd)
 
 
-def test_a_tree_deeper_than_the_walk_goes_is_named_not_a_crash() -> None:
+def test_a_tree_deeper_than_the_walk_goes_is_named_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Deeper than Python's recursion limit (the old walk's RecursionError). Not under tmp_path:
     # pytest's own cleanup recurses too and would die on it, in whichever session ran next.
+    # The built-in engine: ripgrep has no depth to stop at (tests/tools/test_search_rg.py).
+    monkeypatch.setenv("CERVEAU_SEARCH_ENGINE", "builtin")
     root = Path(tempfile.mkdtemp(prefix="cerveau-deep-tree-"))
     try:
         _deep_tree(root, 1100)

@@ -1,0 +1,174 @@
+"""`search` and `list_files` answered by ripgrep (tools/ripgrep.py runs it).
+
+A search is two rg runs in the sandbox. The first reads the whole tree once: the count of
+matching lines in every file it searched (`--count --include-zero`), the files it would search
+(`--files`) and what neither lists (find: FIFOs, sockets, devices). The second prints the lines of
+only the first files, in the built-in walk's order, until the cap: so the cap costs nothing to
+honour, and the answer can say exactly what it left out (how many more matches, in which files).
+What the first run listed but did not search is named with its reason, as the built-in engine
+names it: too large, binary, unreadable, a FIFO. "no matches" means the files were searched.
+
+Not every search comes here (search.py decides): a root outside the workspace (the sandbox's
+view of the machine is not the person's), a single file, a pattern too large for the per-line
+work bound, or no rg; nor a pattern Rust's regex refuses (RE2 and it differ at the edges): the
+built-in engine then answers, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..sandbox.base import Runner
+from . import ripgrep
+from .base import clean_text
+
+_FIND_KINDS = {"p": stat.S_IFIFO, "s": stat.S_IFSOCK, "c": stat.S_IFCHR, "b": stat.S_IFBLK}
+
+
+class Unavailable(Exception):
+    """rg could not answer this call (refused the pattern, could not start): use the built-in."""
+
+
+@dataclass
+class Found:
+    hits: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (shown path, reason)
+    stopped: str | None = None
+    more: str = ""  # what the cap left out, said after the hits
+
+
+def search(
+    pattern: str,
+    root: Path,
+    ws: Path,
+    *,
+    rg: str,
+    runner: Runner | None,
+    timeout: float,
+    cancel: threading.Event | None,
+    limit: int,
+    max_bytes: int,
+    grace: float = 3.0,
+) -> Found:
+    started = time.monotonic()
+    base = ripgrep.common(rg)
+    # --debug: rg's log names what it did not search (binary, too large, a FIFO), one line each,
+    # on stderr. Only the files that match are printed: rg resolves each path it prints (a
+    # readlink per component), which doubled the cost of a 100,000-file count that printed all.
+    count = [*base, "--debug", "--count", "--max-filesize", str(max_bytes)]
+    count += ["--regexp", pattern, "--", str(root)]
+    first = ripgrep.run([("count", count)], ws, runner, timeout, cancel)
+    code = first.codes.get("count")
+    per_file = ripgrep.counts(first.sections.get("count", ""))
+    if first.stopped is None and code not in (0, 1):
+        # rg refused the pattern (Rust's regex syntax is not RE2's at the edges) or did not run.
+        raise Unavailable(first.result.output[:300])
+    found = Found(stopped=first.stopped)
+
+    def shown(path: str) -> str:
+        return clean_text(os.path.relpath(path, ws))
+
+    matched = sorted(per_file.items(), key=lambda x: _key(x[0], ws))
+    chosen: list[str] = []
+    running = 0
+    for path, n in matched:
+        if running >= limit:
+            break
+        real = path if "\ufffd" not in path else _recover(path)
+        if real is not None:
+            chosen.append(real)
+        running += n
+    total = sum(n for _, n in matched)
+    if chosen and found.stopped != "cancelled":
+        # Out of time for the whole tree or not, the lines of what it found get a little time.
+        timeout = max(timeout - (time.monotonic() - started), grace)
+        second = ripgrep.run(
+            [("lines", [*base, "--line-number", "--with-filename", "--max-count", str(limit),
+                        "--max-columns", "1000", "--max-columns-preview",
+                        "--regexp", pattern, "--", *chosen])],
+            ws, runner, timeout, cancel,
+        )  # fmt: skip
+        found.stopped = found.stopped or second.stopped
+        got = ripgrep.lines(second.sections.get("lines", ""))
+        got.sort(key=lambda x: (_key(x[0], ws), x[1]))
+        got = got[:limit]
+        found.hits = [f"{shown(p)}:{n}: {text.strip()[:200]}" for p, n, text in got]
+        per_shown = Counter(p for p, _, _ in got)
+        rest = [(shown(p), n - per_shown[p]) for p, n in matched if n > per_shown[p]]
+        if rest and found.hits:
+            found.more = _left_out(
+                rest, len(found.hits), total, len(per_shown), len(matched), limit
+            )
+    told = ripgrep.not_searched(first.sections.get("count_err", ""), max_bytes)
+    found.skipped = sorted(
+        ((shown(p), why) for p, why in told), key=lambda x: ripgrep.walk_key(x[0])
+    )
+    return found
+
+
+def _recover(shown_path: str) -> str | None:
+    """The real name of a path rg printed with bytes that are not UTF-8 (the runner decodes its
+    output with replacement): each such component found again among its folder's entries, as
+    the surrogate-escaped str that execve turns back into those bytes."""
+    parts = shown_path.split("/")
+    here = "/"
+    for part in parts[1:]:
+        if "\ufffd" in part:
+            try:
+                entries = os.listdir(here)
+            except OSError:
+                return None
+            part = next((e for e in entries if clean_text(e) == part), "")
+            if not part:
+                return None
+        here = os.path.join(here, part)
+    return here
+
+
+def _key(path: str, ws: Path) -> tuple[tuple[int, str], ...]:
+    return ripgrep.walk_key(os.path.relpath(path, ws))
+
+
+def _left_out(
+    rest: list[tuple[str, int]], hits: int, total: int, in_files: int, files: int, limit: int
+) -> str:
+    """`[... 100 of 2345 matching lines shown (the cap is 100), in 3 of 87 files; not shown:
+    2245 lines, in a.py (12), b.py (40) ... and 80 more files; narrow the pattern or path]`"""
+    top = ", ".join(f"{p} ({n})" for p, n in rest[:5])
+    tail = f" and {len(rest) - 5} more files" if len(rest) > 5 else ""
+    return (
+        f"[... {hits} of {total} matching lines shown (the cap is {limit}), in {in_files} of "
+        f"{files} files; not shown: {total - hits} lines, in {top}{tail}; narrow the pattern or "
+        "path]"
+    )
+
+
+def list_files(root: Path, ws: Path, *, rg: str, runner: Runner | None, timeout: float, cancel: threading.Event | None, limit: int) -> tuple[list[str], str]:  # fmt: skip
+    """The files under `root` (relative to it), the first `limit` in the walk's order, sorted;
+    and what was left out, said by folder ("" when nothing was)."""
+    res = ripgrep.run([("files", [*ripgrep.common(rg), "--files", "--", str(root)])], ws, runner, timeout, cancel)  # fmt: skip
+    if res.codes.get("files") not in (0, 1) and res.stopped is None:
+        raise Unavailable(res.result.output[:300])
+    rels = [os.path.relpath(p, root) for p in ripgrep.names(res.sections.get("files", ""))]
+    rels.sort(key=ripgrep.walk_key)
+    # As the built-in walk did: the first limit + 1 in its order, sorted, cut to the limit.
+    shown = sorted(clean_text(r) for r in rels[: limit + 1])[:limit]
+    stopped = f" (the listing {res.stopped}: there may be more)" if res.stopped else ""
+    if len(rels) <= limit:
+        return shown, (f"[listing {res.stopped}: there may be more files]" if stopped else "")
+    seen = set(shown)
+    rest = Counter(
+        r.split("/", 1)[0] + ("/" if "/" in r else "") for r in rels if clean_text(r) not in seen
+    )
+    top = ", ".join(f"{clean_text(d)} ({n})" for d, n in rest.most_common(6))
+    others = f" and {len(rest) - 6} more" if len(rest) > 6 else ""
+    return shown, (
+        f"[... {limit} of {len(rels)} files shown{stopped}; not shown: {len(rels) - limit}, "
+        f"in {top}{others}; list a subdirectory]"
+    )
