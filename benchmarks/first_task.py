@@ -1,0 +1,82 @@
+"""A new user's first task on the embedded model, bounded, and the rounds lost to each cause.
+
+    .venv/bin/python benchmarks/first_task.py [--repo PATH ...] [--server URL] [--turns N]
+
+The scenario of issue 24 (cerveau_tui/testing/first_task.py): a one-bug pytest project (`add`
+subtracts), the detected gate (the project's pytest), 3 turns of `cerveau run --json` with
+`--continue` (the task, "go on", "hello"), at most 4 rounds a turn and 256 tokens a reply, the
+real llama-server with SmolLM2-135M (started here from the cache, n_ctx 8192, unless `--server`
+names one). Each `--repo` is a checkout whose CLI runs the same scenario on the same server (the
+code before: `git worktree add /tmp/h24base <commit>`), in a fresh project each time.
+
+Prints, per checkout: the rounds, each cause's lost rounds (loop/guards/lost_rounds.py: timeout,
+truncation_repeat, truncated, refused_action, copied_failure, repeat_stop), how often the done
+check ran, how each turn ended, whether the bug got fixed, wall time. The tiny model's actions
+are random (temperature 0 keeps them repeatable for one build): figures, not a verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from cerveau_tui.loop.guards.lost_rounds import CAUSES, count_lost  # noqa: E402
+from cerveau_tui.testing.first_task import TURNS, make_project, run_first_task  # noqa: E402
+
+
+def _server(url: str | None):  # type: ignore[no-untyped-def]
+    if url:
+        return url, None
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.provision import locate
+    from cerveau_tui.stack.server import managed_for
+
+    paths = stack_paths()
+    loc = locate(paths)
+    if not loc.ready or loc.binary is None or loc.model is None:
+        raise SystemExit("the stack is not provisioned: python -m cerveau_tui.stack provision")
+    server = managed_for(paths, loc.binary, loc.model, n_ctx=8192)
+    server.start(timeout_s=120.0)
+    return server.url, server
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", type=Path, action="append", help="a checkout whose CLI runs")
+    ap.add_argument("--server", help="a running llama-server (default: start the cached stack)")
+    ap.add_argument("--turns", type=int, default=len(TURNS))
+    args = ap.parse_args(argv)
+    repos = [p.resolve() for p in (args.repo or [REPO])]
+    url, server = _server(args.server)
+    try:
+        for repo in repos:
+            with tempfile.TemporaryDirectory(prefix="cerveau-first-task-") as tmp:
+                ws = Path(tmp) / "ws"
+                make_project(ws)
+                t0 = time.monotonic()
+                run = run_first_task(ws, url, repo=repo, turns=TURNS[: args.turns])
+                wall = time.monotonic() - t0
+                lost = count_lost(run.turns)
+                fixed = "return a + b" in (ws / "calc.py").read_text()
+            print(f"CLI from {repo}")
+            print(f"  {lost.rounds} rounds in {lost.turns} turns, {wall:.0f} s wall")
+            for cause in CAUSES:
+                print(f"  lost to {cause:<18} {lost.lost[cause]}")
+            print(f"  done check ran {lost.checks}x; turns ended: {', '.join(lost.ended)}")
+            print(f"  bug fixed: {'yes' if fixed else 'no'}; exit codes {run.returncodes}")
+            if any(c < 0 for c in run.returncodes):
+                print(f"  {run.stderr.strip().splitlines()[-1]}")
+    finally:
+        if server is not None:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
