@@ -91,24 +91,25 @@ class Capture:
 
     def _take(self, blobs: int) -> Manifest:
         snap = self.fp.scan()
-        known = self.known
+        known_get = self.known.get
+        verified = self._verified
         out: Manifest = {}
         self.bytes_stored = self.files_stored = 0
-        root = str(self.root)
+        prefix = str(self.root) + "/"
+        lstat = os.lstat
+        # One lstat per file for its mode (a chmod changes no digest); the digest comes from the
+        # fingerprint's stat-cached scan, and only a digest this store has not seen is read.
         for rel, digest in snap.items():
             try:
-                st = os.lstat(os.path.join(root, rel))
+                st = lstat(prefix + rel)
             except OSError:
                 continue
-            mode = file_mode(st)
-            prev = known.get(rel)
-            if prev is not None and prev[0] == digest and digest and self._verified:
-                out[rel] = (digest, mode)
-                continue
-            if prev is not None and prev[0] == digest and digest and _has(blobs, digest):
-                out[rel] = (digest, mode)
-                continue
-            out[rel] = (self._keep(blobs, rel, st), mode)
+            prev = known_get(rel)
+            if prev is not None and prev[0] == digest and digest:
+                if verified or _has(blobs, digest):
+                    out[rel] = (digest, st.st_mode)
+                    continue
+            out[rel] = (self._keep(blobs, rel, st), st.st_mode)
         self.known = out
         self._verified = True
         return out
