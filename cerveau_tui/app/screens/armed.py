@@ -19,6 +19,10 @@ test, notices time passing):
   when the last key that was typing came less than TYPED_RECENTLY_S before it (a slow typist's
   pause mid-sentence). The held key is shown at once ("y… confirming"), so the person sees it
   took.
+- A word's first letter is not an answer (arming.py): a key pressed where the prompt's cursor
+  follows a space or a new line, however long the quiet around it, is only PROPOSED ("y? …
+  y again, alone, answers"); the same key again, alone, answers, any other key makes both
+  typing. A person who stops to think between words for ten seconds answers nothing.
 - Typing is never lost: every key that is not an answer is replayed into the prompt the person
   was typing in (`KeySink`), in order: characters at the cursor, Backspace deletes,
   Shift+Enter/Ctrl+J insert a newline, Enter sends the prompt exactly as it would have.
@@ -36,7 +40,6 @@ test, notices time passing):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from textual import events
@@ -44,23 +47,35 @@ from textual.actions import parse
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
-#: 0.6 s: longer than the gap between two keys of someone typing (typically 0.1-0.3 s), short
-#: enough that a person who stopped to read does not notice the wait.
-QUIET_S = 0.6
-#: 0.4 s with no further key: at 5 keys/s (a slow typist) the next key of a word comes within
-#: 0.2 s; a person who answers lifts their finger and reads.
-ALONE_S = 0.4
-#: A decision key pressed within TYPED_RECENTLY_S of the last key that was typing (prose, sent
-#: to the prompt) must stand alone for ALONE_AFTER_TYPING_S instead. Measured (benchmarks/
-#: alone_window.py, a log-normal typing corpus at 3-15 keys/s): with ALONE_S alone, 5% of typed
-#: sentences had a key taken as an answer (a slow typist's pause, then `y`, then another pause);
-#: a person answering has usually not been typing a moment before, and waits no longer.
-TYPED_RECENTLY_S = 3.0
-ALONE_AFTER_TYPING_S = 1.0
+from .arming import (
+    ALONE_AFTER_TYPING_S,
+    ALONE_S,
+    QUIET_S,
+    TYPED_RECENTLY_S,
+    Arming,
+    Keystroke,
+)
+
+__all__ = [
+    "ALONE_AFTER_TYPING_S",
+    "ALONE_S",
+    "ARMING_TEXT",
+    "QUIET_S",
+    "TICK_S",
+    "TYPED_RECENTLY_S",
+    "ArmedModal",
+    "ArmedQuestion",
+    "Arming",
+    "KeySink",
+    "Keystroke",
+    "Say",
+    "held_line",
+    "proposed_line",
+]
+
 TICK_S = 0.1
-_EPS = 1e-9  # 1000.6 + 0.4 - 1000.6 < 0.4 in floats: a period that has passed, has passed
 ARMING_TEXT = "arming… (keys typed now go to the prompt)"
 #: Keys without text that still edit the prompt: replayed, never passed to the dialog's widgets.
 EDITING_KEYS = frozenset({"enter", "backspace", "shift+enter", "ctrl+j", "tab", "delete"})
@@ -74,89 +89,6 @@ class KeySink(Protocol):
 
     def replay_key(self, key: str, character: str | None) -> bool: ...
     def replay_paste(self, text: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class Keystroke:
-    key: str
-    character: str | None = None
-
-
-class Arming:
-    """The pure state: when the quiet period started, whether the dialog is armed, and the key
-    held until ALONE_S tells whether it was pressed on its own."""
-
-    def __init__(
-        self,
-        clock: Callable[[], float],
-        quiet_s: float = QUIET_S,
-        alone_s: float = ALONE_S,
-        after_typing_s: float = ALONE_AFTER_TYPING_S,
-    ) -> None:
-        self._clock = clock
-        self.quiet_s = quiet_s
-        self.alone_s = alone_s
-        self.after_typing_s = max(alone_s, after_typing_s)
-        self._typed_at = -1e9  # the last key that turned out to be typing
-        self._needed = alone_s  # the quiet after the held key it needs
-        self.armed = False
-        self.generation = 0  # bumped by every key and restart; an arm scheduled before is void
-        self._since = clock()
-        self.held: Keystroke | None = None
-        self._held_at = 0.0
-
-    def restart(self) -> None:
-        self.armed = False
-        self.generation += 1
-        self._since = self._clock()
-
-    def press(self, stroke: Keystroke, decisive: bool) -> list[Keystroke]:
-        """A key came; `decisive`: it answers the dialog if pressed alone. Returns the keys that
-        turned out to be typing, in order (for the prompt); a decisive key while armed is held."""
-        now = self._clock()
-        if self.held is not None:
-            typed = [self.held, stroke]
-            self.held = None
-            self.restart()
-            self._typed_at = now
-            return typed
-        if self.armed and decisive:
-            self.held, self._held_at = stroke, now
-            recent = now - self._typed_at < TYPED_RECENTLY_S
-            self._needed = self.after_typing_s if recent else self.alone_s
-            return []
-        self.restart()
-        self._typed_at = now
-        return [stroke]
-
-    def paste(self) -> list[Keystroke]:
-        """A paste came: it is typing, and so is a key held before it."""
-        typed = [self.held] if self.held is not None else []
-        self.held = None
-        self.restart()
-        self._typed_at = self._clock()
-        return typed
-
-    def drop(self) -> None:
-        """What is asked changed: a key held for the old question answers nothing."""
-        self.held = None
-        self.restart()
-
-    def answer(self) -> Keystroke | None:
-        """The held key, once ALONE_S passed with no other key: the person's answer."""
-        if self.held is None or self._clock() - self._held_at < self._needed - _EPS:
-            return None
-        stroke, self.held = self.held, None
-        return stroke
-
-    def due(self) -> bool:
-        return not self.armed and self._clock() - self._since >= self.quiet_s - _EPS
-
-    def arm(self, generation: int) -> bool:
-        if generation != self.generation or self.armed:
-            return False
-        self.armed = True
-        return True
 
 
 class ArmedModal(ModalScreen[T]):
@@ -183,7 +115,7 @@ class ArmedModal(ModalScreen[T]):
         super().__init__(id=id)
         self._sink = sink
         self.say = say
-        self.arming = Arming(clock, quiet_s, alone_s)
+        self.arming = Arming(clock, quiet_s, alone_s, before_cursor=self._before_cursor)
         self._real_keys_drawn = False
         self.on_screen = False  # the screen is current (resumed), so its arming clock runs
         self._answering: str | None = None  # the key whose binding runs now
@@ -193,6 +125,23 @@ class ArmedModal(ModalScreen[T]):
     @property
     def armed(self) -> bool:
         return self.arming.armed
+
+    def _before_cursor(self) -> str | None:
+        """The character before the prompt's cursor ("" when empty): the prompt the keys go to
+        is the truth about whether the next key begins a word (a draft typed before the dialog
+        opened counts). None without a prompt: Arming follows the keys itself."""
+        sink = self._sink
+        if not isinstance(sink, TextArea):
+            return None
+        row, column = sink.cursor_location
+        if column:
+            return sink.document.get_line(row)[column - 1]
+        return "\n" if row else ""
+
+    def _replay(self, strokes: list[Keystroke]) -> None:
+        if self._sink is not None:
+            for stroke in strokes:
+                self._sink.replay_key(stroke.key, stroke.character)
 
     def keys_content(self) -> Content:
         raise NotImplementedError
@@ -218,7 +167,7 @@ class ArmedModal(ModalScreen[T]):
             self._confirming = None
             return True
         self._confirming, self._confirm_text = (what, key), prompt
-        self.arming.drop()  # the second key answers the prompt, once it is drawn
+        self._replay(self.arming.drop())  # the second key answers the prompt, once it is drawn
         self.show_keys()
         return False
 
@@ -229,7 +178,7 @@ class ArmedModal(ModalScreen[T]):
 
     # --- the state machine ---------------------------------------------------------------------
     def rearm(self) -> None:
-        self.arming.drop()
+        self._replay(self.arming.drop())
         self._confirming = None
         if self.is_mounted:
             self.set_focus(None)
@@ -238,11 +187,14 @@ class ArmedModal(ModalScreen[T]):
     def tick_arming(self) -> None:
         if not self.on_screen:
             return
+        waiting = self.arming.held
         stroke = self.arming.answer()
         if stroke is not None:
             self.show_keys()  # "y… confirming" goes; the answer then draws what follows it
             self._answer(stroke)
             return
+        if waiting is not None and self.arming.held is None:
+            self.show_keys()  # proposed: it began a word; "y again, alone" once drawn
         if not self.arming.due():
             return
         generation = self.arming.generation
@@ -293,15 +245,21 @@ class ArmedModal(ModalScreen[T]):
     def show_keys(self, armed: bool | None = None) -> None:
         armed = self.armed if armed is None else armed
         keys = self.query_one("#keys", Static)
+        held, proposed = self.arming.held, self.arming.proposed
         if not armed:
             keys.update(Content(ARMING_TEXT))
+        elif held is not None:
+            keys.update(Content.assemble(held_line(held.key), "\n", self._keys_shown()))
+        elif proposed is not None:
+            keys.update(Content.assemble(proposed_line(proposed.key), "\n", self._keys_shown()))
         else:
-            shown = self._confirm_text if self._confirming else self.keys_content()
-            held = self.arming.held
-            keys.update(Content.assemble(held_line(held.key), "\n", shown) if held else shown)
+            keys.update(self._keys_shown())
         keys.set_class(not armed, "-arming")
         keys.set_class(armed and self._confirming is not None, "-confirm")
         self._real_keys_drawn = armed
+
+    def _keys_shown(self) -> Content:
+        return self._confirm_text if self._confirming else self.keys_content()
 
     # --- Textual handlers ----------------------------------------------------------------------
     def on_screen_resume(self) -> None:
@@ -309,7 +267,10 @@ class ArmedModal(ModalScreen[T]):
         self.rearm()
 
     def on_screen_suspend(self) -> None:
+        # Dismissed, or another screen above: keys still waiting were typing (none lost).
         self.on_screen = False
+        if self.arming.held is not None or self.arming.proposed is not None:
+            self._replay(self.arming.drop())
 
     def on_key(self, event: events.Key) -> None:
         if self.taking_text():
@@ -328,21 +289,18 @@ class ArmedModal(ModalScreen[T]):
             self.show_keys()  # a key between "drawn" and "armed" puts "arming…" back
         elif self.arming.held is not None:
             self.show_keys()  # the key is seen to take at once; it lands ALONE_S later
-        if self._sink is not None:
-            for stroke in typed:
-                self._sink.replay_key(stroke.key, stroke.character)
+        self._replay(typed)
 
     def on_paste(self, event: events.Paste) -> None:
         if self.taking_text():
             return
         event.stop()
         event.prevent_default()
-        typed = self.arming.paste()
+        typed = self.arming.paste(event.text)
         self._cancel_confirm()
         self.show_keys()
+        self._replay(typed)
         if self._sink is not None:
-            for stroke in typed:
-                self._sink.replay_key(stroke.key, stroke.character)
             self._sink.replay_paste(event.text)
 
 
@@ -352,6 +310,15 @@ def held_line(key: str) -> Content:
     return Content.assemble(
         (f"{key}…", "bold $text-accent"),
         (" confirming (another key now makes it typing, for the prompt)", "$text-muted"),
+    )
+
+
+def proposed_line(key: str) -> Content:
+    """A key that stood alone where a word begins (arming.py): it answers only when pressed
+    again, alone; any other key types it into the prompt."""
+    return Content.assemble(
+        (f"{key}?", "bold $text-accent"),
+        (f" it could begin a word: {key} again, alone, answers; other keys type it", "$text-muted"),
     )
 
 
