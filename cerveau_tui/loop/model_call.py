@@ -30,8 +30,8 @@ from .cache_ledger import Figures, figures_of
 from .events import ProgressEvents
 from .state import EngineState
 from .summarise import continuation
-from .thinking import ASKED_AGAIN, ThinkingStop, ThinkingStopped, thinking_off
 from .thinking import SOURCE as THINKING
+from .thinking import ThinkingStop, ThinkingStopped, end_reasoning, thinking_off
 
 #: Retries after the server refused the prompt: one after compacting with its count, one more
 #: after cutting the largest message. More would be the same refusal again.
@@ -251,10 +251,10 @@ class ModelCall:
             )
             self.pending = 0
             return done
-        except ThinkingStopped:
+        except ThinkingStopped as stopped:
             # Said in the reasoning panel itself, where the person pressed it, and as a notice.
-            self.bus.emit(P.ReasoningPayload(text=f"\n[{ASKED_AGAIN}]\n"))
-            self.bus.emit(P.NoticePayload(text=ASKED_AGAIN, source=THINKING))
+            self.bus.emit(P.ReasoningPayload(text=f"\n[{stopped.notice}]\n"))
+            self.bus.emit(P.NoticePayload(text=stopped.notice, source=THINKING))
             return self(
                 max_tokens,
                 attempt,
@@ -305,7 +305,10 @@ class ModelCall:
         if d.reasoning:
             self.bus.emit(P.ReasoningPayload(text=d.reasoning))
             if self.thinking is not None and self.thinking.take():
-                raise ThinkingStopped  # the provider closes the stream on the way out
+                # Through the server (the stream goes on), else ThinkingStopped: thinking.py.
+                said = end_reasoning(self.provider)
+                self.bus.emit(P.ReasoningPayload(text=f"\n[{said}]\n"))
+                self.bus.emit(P.NoticePayload(text=said, source=THINKING))
         elif d.content and self.thinking is not None:
             self.thinking.forget()  # the answer has started: the reasoning is over
 

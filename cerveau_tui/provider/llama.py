@@ -31,6 +31,7 @@ from .reading import (
     status_error,
     too_large,
 )
+from .reasoning_control import LiveCompletion, ReasoningControl, ReasoningEnd
 from .sse import (
     DONE,
     MalformedChunk,
@@ -103,6 +104,9 @@ class LlamaProvider:
             trust_env=not _is_loopback(self.base_url),
         )
         self._extras = ServerExtras(self._client, self._deadline)
+        # "Stop thinking" through the server where it can (reasoning_control.py).
+        self._control = ReasoningControl(self._extras._ask, self.props)
+        self._live = LiveCompletion()
         self._session_header = session_header.strip()
         self._session_key = session_key
         self.quiet_every_s = quiet_every_s
@@ -132,6 +136,11 @@ class LlamaProvider:
             return self.action_mode
         return "native" if self.props().supports_tools else "constrained"
 
+    def end_reasoning(self) -> ReasoningEnd:
+        """End the reasoning of the stream being read now, through llama-server's reasoning
+        control; called from `on_delta` (the reading thread). Not offered: ok False, and why."""
+        return self._control.end(self._live.id, self.model)
+
     def close(self) -> None:
         self._client.close()
 
@@ -150,6 +159,7 @@ class LlamaProvider:
         mode = self.resolved_mode() if tools else "native"
         body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode)
         body.update(extra or {})
+        self._control.arm(body)
         started = self._clock()
         # One window for the call, retries included: only progress restarts it, not a retry.
         deadline = self._deadline()
@@ -228,6 +238,7 @@ class LlamaProvider:
         via: str | None = None,
     ) -> Completion:
         asm = StreamAssembler(self.limits)
+        self._live.clear()
         # Tokens past the cap (with room for each call's header fragment) are not progress: a
         # server ignoring the cap is then bounded by the window, as well as by the byte caps.
         cap = int(body.get("max_tokens") or 0) + self.limits.max_tool_calls
@@ -265,7 +276,9 @@ class LlamaProvider:
                         if data.strip() == DONE:
                             saw_done = True
                             break
-                        delta = asm.feed(parse_chunk(data))
+                        chunk = parse_chunk(data)
+                        self._live.seen(chunk)  # its id, for `end_reasoning`
+                        delta = asm.feed(chunk)
                         if asm.advanced and asm.generated <= cap:
                             watch.progressed()
                         if asm.moved and on_delta is not None:

@@ -183,6 +183,15 @@ class ServerProps:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ReasoningEnd:
+    """What the server said to "end the reasoning now" (reasoning_control.py): `ok`, else why
+    not, for the person's notice."""
+
+    ok: bool
+    detail: str = ""
+
+
 class Provider(Protocol):
     """The model, as the loop and the session use it. Everything a caller needs is here, so no
     caller probes for an attribute (`getattr(provider, "close", None)` hid a provider that
@@ -205,6 +214,12 @@ class Provider(Protocol):
         `messages` are OpenAI-format dicts (assistant `tool_calls`, `tool` role results).
         `extra`: request fields merged into the body for this call (e.g. `chat_template_kwargs`);
         callers pass it only when non-empty."""
+        ...
+
+    def end_reasoning(self) -> ReasoningEnd:
+        """From inside `on_delta`: end the reasoning being streamed now through the server
+        (llama-server's reasoning control), the stream going on to the answer. ok False (and
+        why) when the server cannot: the caller then ends the stream itself."""
         ...
 
     def props(self) -> ServerProps: ...

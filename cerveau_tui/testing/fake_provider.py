@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..provider.types import Completion, Delta, ServerProps, ToolCall, Usage
+from ..provider.types import Completion, Delta, ReasoningEnd, ServerProps, ToolCall, Usage
 
 #: What it answers once the script is spent: a plain answer ends the turn, never a loop.
 EXHAUSTED = "(the fake provider's script is exhausted)"
@@ -87,6 +87,9 @@ class FakeProvider:
             usage=Usage(prompt, max(1, len(reply.content) // 4)),
             via=self.mode,
         )
+
+    def end_reasoning(self) -> ReasoningEnd:
+        return ReasoningEnd(False, "the fake provider has no reasoning control")
 
     def props(self) -> ServerProps:
         return ServerProps(n_ctx=self.n_ctx, model_path=self.model_path, supports_tools=True)

@@ -22,6 +22,7 @@ from typing import Any
 from . import wire
 from .script import Hostile, Prefill, Reply, reply_for
 from .script_state import APPROX_BYTES_PER_TOKEN, ScriptState, approx_tokens, render_prompt
+from .scripted_control import CONTROL_PATH, ScriptedControl
 from .template import apply_template
 
 
@@ -111,6 +112,8 @@ class _Handler(BaseHTTPRequestHandler):
             st.headers.append({k.lower(): v for k, v in self.headers.items()})
             st.record(body)
             self._chat(body)
+        elif self.path == CONTROL_PATH and self.server.control is not None:
+            self._json(*self.server.control.handle(body))  # scripted_control.py
         else:
             self._not_found()
 
@@ -177,7 +180,14 @@ class _Handler(BaseHTTPRequestHandler):
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append(wire.usage_chunk(usage_obj, cid, created))
         chunks[-1]["timings"] = timings_obj
-        self._stream(chunks, reply, cid, created)
+        control = self.server.control
+        if control is not None:
+            control.started(cid, body)
+        try:
+            self._stream(chunks, reply, cid, created)
+        finally:
+            if control is not None:
+                control.finished(cid)
 
     def _prefill(self, prefill: Prefill | None, cid: str, created: int) -> None:
         """The prompt read slowly: one `prompt_progress` chunk per batch, `every_s` apart."""
@@ -211,7 +221,10 @@ class _Handler(BaseHTTPRequestHandler):
                 *events[:at],
                 wire.sse(wire.error_body(status, str(err.get("message", "")), err.get("type"))),
             ]
+        control = self.server.control
         for sent, event in enumerate(events):
+            if control is not None and control.skips(cid, event):
+                continue  # the reasoning was ended through the control route
             if reply.die_after_chunks is not None and sent >= reply.die_after_chunks:
                 # Vanish without the terminating chunk: the client sees an incomplete body,
                 # exactly like a server that crashed or was killed.
@@ -219,6 +232,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
             self._chunk(event)
+            if control is not None:
+                control.sent(cid, event, self.server.state.stopping)
         self._chunk(b"")
 
     def _hostile(self, h: Hostile, prefill: Prefill | None = None) -> None:
@@ -263,6 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    control: ScriptedControl | None = None  # llama-server's reasoning control, when asked for
 
     def __init__(self, addr: tuple[str, int], state: ScriptState) -> None:
         super().__init__(addr, _Handler)
@@ -296,11 +312,13 @@ class ScriptedServer:
         port: int = 0,
         props: dict[str, Any] | None = None,
         models: dict[str, Any] | None = None,
+        control: ScriptedControl | None = None,
     ) -> None:
         """`props`: top-level fields merged over /props (e.g. a `chat_template` naming
         `enable_thinking`, or `chat_template_caps`), for what a caller reads of the server.
         `models`: fields merged into the model `/v1/models` lists (vLLM's `max_model_len`, a
-        router's `meta`); `headers` then holds each chat request's headers, lower-cased."""
+        router's `meta`); `headers` then holds each chat request's headers, lower-cased.
+        `control`: offer and honour llama-server's reasoning control (scripted_control.py)."""
         self.state = ScriptState(
             script,
             n_ctx=n_ctx,
@@ -311,6 +329,7 @@ class ScriptedServer:
         )
         self.state.props = dict(props or {})
         self.state.models = dict(models or {})
+        self.control = control
         self._addr = (host, port)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -333,6 +352,7 @@ class ScriptedServer:
     def start(self) -> ScriptedServer:
         self.state.stopping.clear()
         self._server = _Server(self._addr, self.state)
+        self._server.control = self.control
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="scripted-server", daemon=True
         )
