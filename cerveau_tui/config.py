@@ -20,6 +20,7 @@ from .config_sections import (
     ContextConfig,
     CriterionConfig,
     DelegationConfig,
+    RewindConfig,
     DoneConfig,
     ExpertConfig,
     LimitsConfig,
@@ -50,6 +51,7 @@ __all__ = [
     "ContextConfig",
     "CriterionConfig",
     "DelegationConfig",
+    "RewindConfig",
     "DoneConfig",
     "ExpertConfig",
     "LimitsConfig",
@@ -144,6 +146,7 @@ class Settings(_Model):
     done: DoneConfig = Field(default_factory=DoneConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
+    rewind: RewindConfig = Field(default_factory=RewindConfig)
     expert: ExpertConfig | None = None
     discuss: Annotated[bool, Flag(tight=True)] = False  # read and plan only
     # distil notes after each turn that wrote files (one extra model call, kept for next sessions)

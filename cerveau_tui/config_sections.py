@@ -113,6 +113,14 @@ class ContextConfig(_Model):
         return self
 
 
+class RewindConfig(_Model):
+    """How long restore points are kept (session/rewind_gc.py). No rule: a workspace's config
+    cannot shorten them (that would drop the person's own way back) without the person's trust."""
+
+    max_age_days: float = Field(30.0, gt=0)
+    max_mb: float = Field(2048.0, ge=16)
+
+
 class DelegationConfig(_Model):
     """The seed's DelegateLimits: none is optional (delegation without a ceiling multiplies cost)."""
 

@@ -69,6 +69,15 @@ def collect(settings: Settings) -> dict[str, Any]:
     from .workspace.watch import doctor_info as fingerprint_info
 
     info["fingerprint"] = fingerprint_info(settings.workspace)
+    from .session.rewind_gc import store_size
+
+    size = store_size(settings.workspace)
+    info["rewind"] = {
+        "blobs": size.blobs,
+        "bytes": size.bytes,
+        "max_age_days": settings.rewind.max_age_days,
+        "max_mb": settings.rewind.max_mb,
+    }
     return info
 
 
@@ -198,6 +207,9 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     say(f"fingerprint: {fi['method']} ({fi['watches']:,} folders watched)"
         if fi["method"] == "inotify"
         else f"fingerprint: walk, every command reads the whole tree ({fi['reason']})")  # fmt: skip
+    rw = info["rewind"]
+    say(f"rewind:    {rw['blobs']:,} blobs, {rw['bytes'] / 1e6:.1f} MB in the store (kept"
+        f" {rw['max_age_days']:g} days, at most {rw['max_mb']:g} MB)")  # fmt: skip
     se = info["search"]
     say(f"search:    {se['engine']}" + (f" ({se['rg']})" if se["engine"] == "ripgrep" else ""))
     if se.get("reason"):

@@ -101,4 +101,16 @@ def rewinder(
     rw = Rewinder(store, fp, log, points=points, engine=engine, journal=journal, plan=plan, bus=bus)
     if stored is not None:
         rw._tails = [(t[0], t[1], t[2], t[3]) for t in stored.rewound]
+    import threading
+
+    def collect() -> None:
+        from .rewind_gc import collect as gc
+
+        bounds = engine.settings.rewind
+        try:
+            gc(engine.workspace, max_age_days=bounds.max_age_days, max_mb=bounds.max_mb)
+        except Exception:  # noqa: BLE001 - a store not collected now is collected next time
+            pass
+
+    threading.Thread(target=collect, name="rewind-gc", daemon=True).start()
     return rw

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..state_home import locate
 from .beneath import (
     NotRegularFile,
     UnsafePath,
@@ -44,7 +45,7 @@ from .beneath import (
 )
 from .fingerprint import Fingerprinter, hash_bytes
 from .git_change import guard_for
-from .store import BLOBS, BlobMissing, BlobStore
+from .store import BlobMissing, BlobStore
 
 #: A file bigger than this is not copied into the store (named as not captured instead).
 MAX_CAPTURE = 64 << 20
@@ -57,10 +58,6 @@ Manifest = dict[str, Entry]
 
 class CheckpointExpired(LookupError):
     """A blob the checkpoint needs is gone (collected, or the store was deleted)."""
-
-
-def file_mode(st: os.stat_result) -> int:
-    return st.st_mode & (stat.S_IFMT(st.st_mode) | 0o7777)
 
 
 class Capture:
@@ -82,7 +79,7 @@ class Capture:
         self._verified = False
 
     def take(self) -> Manifest:
-        blobs, moved = open_state_dir(self.root, BLOBS)
+        blobs, moved = open_state_dir(*locate(self.root, "blobs"))  # the store's own folder
         self.store.moved_aside.extend(moved)
         try:
             return self._take(blobs)

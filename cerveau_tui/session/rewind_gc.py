@@ -1,0 +1,171 @@
+"""The rewind store, bounded: blobs no kept restore point references are removed.
+
+A point is kept while it is younger than `[rewind] max_age_days` and while the blobs the kept
+points reference fit in `[rewind] max_mb` (the oldest points go first; a live session's newest
+point always stays: its blobs are what its next point is a delta from). Referenced is counted
+generously (a session's first kept manifest and every digest its later points name), so a kept
+point never loses a blob. A blob younger than GRACE_S is never removed, referenced or not: the
+undo log's before-images and the near-green rollback put theirs in the same store during a turn.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from ..plan.persist import is_busy, list_sessions
+from ..state_home import locate
+from ..workspace.beneath import open_state_dir
+from ..workspace.store import BlobStore
+from .rewind_points import Points, read_points
+
+GRACE_S = 3600.0
+
+
+@dataclass
+class StoreSize:
+    blobs: int
+    bytes: int
+
+
+@dataclass
+class Collected:
+    removed: int
+    freed: int
+    kept_points: int
+    left: StoreSize
+
+
+def blob_sizes(workspace: Path) -> dict[str, tuple[int, float]]:
+    """digest -> (size, mtime) of every blob, read beneath the store's folder fd."""
+    out: dict[str, tuple[int, float]] = {}
+    try:
+        fd, _ = open_state_dir(*locate(workspace, "blobs"))
+    except OSError:
+        return out
+    try:
+        for sub in os.listdir(fd):
+            if len(sub) != 2:
+                continue
+            try:
+                sfd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                for name in os.listdir(sfd):
+                    st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode):
+                        out[sub + name] = (st.st_size, st.st_mtime)
+            finally:
+                os.close(sfd)
+    finally:
+        os.close(fd)
+    return out
+
+
+def store_size(workspace: Path) -> StoreSize:
+    sizes = blob_sizes(workspace)
+    return StoreSize(len(sizes), sum(s for s, _ in sizes.values()))
+
+
+def _time(p: str) -> float:
+    try:
+        return datetime.fromisoformat(p).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _referenced(pts: Points, first: int) -> set[str]:
+    if first >= len(pts.points):
+        return set()
+    try:
+        refs = {e[0] for e in pts.manifest(first).values()}
+    except LookupError:
+        refs = set()
+    for p in pts.points[: first + 1][::-1]:
+        if p.full:
+            refs.add(p.full)
+            break
+    for p in pts.points[first + 1 :]:
+        if p.full:
+            refs.add(p.full)
+        refs.update(e[0] for e in p.changes.values() if e is not None)
+    return refs
+
+
+def collect(
+    workspace: Path, *, max_age_days: float, max_mb: float, now: float | None = None
+) -> Collected:
+    now = time.time() if now is None else now
+    store = BlobStore(workspace)
+    sessions: dict[str, Points] = {}
+    live: set[str] = set()
+    for sid in list_sessions(workspace):
+        try:
+            sessions[sid] = read_points(workspace, sid, store)
+        except (OSError, ValueError, LookupError):
+            continue
+        if is_busy(workspace, sid):
+            live.add(sid)
+    sizes = blob_sizes(workspace)
+
+    def first_kept(pts: Points, sid: str, cutoff: float) -> int:
+        for i, p in enumerate(pts.points):
+            if _time(p.time) >= cutoff:
+                return i
+        return len(pts.points) - 1 if sid in live and pts.points else len(pts.points)
+
+    def refs_at(cutoff: float) -> set[str]:
+        out: set[str] = set()
+        for sid, pts in sessions.items():
+            out |= _referenced(pts, first_kept(pts, sid, cutoff))
+        return out
+
+    cutoff = now - max_age_days * 86400
+    refs = refs_at(cutoff)
+    limit = max_mb * (1 << 20)
+    if sum(sizes.get(d, (0, 0))[0] for d in refs) > limit:
+        # The oldest points go first, until what the rest reference fits.
+        times = sorted(
+            {_time(p.time) for s in sessions.values() for p in s.points if _time(p.time) > cutoff}
+        )
+        lo, hi = 0, len(times)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sum(sizes.get(d, (0, 0))[0] for d in refs_at(times[mid] + 1e-6)) <= limit:
+                hi = mid
+            else:
+                lo = mid + 1
+        cutoff = times[lo] + 1e-6 if lo < len(times) else now + 1
+        refs = refs_at(cutoff)
+    removed = freed = 0
+    try:
+        fd, _ = open_state_dir(*locate(workspace, "blobs"))
+    except OSError:
+        fd = -1
+    try:
+        for digest, (size, mtime) in sizes.items():
+            if digest in refs or now - mtime < GRACE_S or fd < 0:
+                continue
+            try:  # the two-letter folder opened without following a link planted there
+                sfd = os.open(digest[:2], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                os.unlink(digest[2:], dir_fd=sfd)
+            except OSError:
+                continue
+            finally:
+                os.close(sfd)
+            removed += 1
+            freed += size
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    kept = sum(len(p.points) - first_kept(p, s, cutoff) for s, p in sessions.items())
+    left = StoreSize(len(sizes) - removed, sum(s for s, _ in sizes.values()) - freed)
+    return Collected(removed, freed, kept, left)
