@@ -227,8 +227,13 @@ def lines(text: str) -> list[tuple[str, int, str]]:
     return [(m.group(1), int(m.group(2)), m.group(3)) for m in _LINE_RE.finditer(text)]
 
 
-def walk_key(rel: str) -> tuple[tuple[int, str], ...]:
-    """The built-in walk's order (walk.walk_files): depth first, each folder's files, sorted by
-    name, before its subfolders. rg's parallel walk has no order of its own."""
-    parts = rel.split("/")
-    return (*((1, p) for p in parts[:-1]), (0, parts[-1]))
+def walk_key(path: str) -> str:
+    """A key whose plain string order is the built-in walk's (walk.walk_files): depth first, each
+    folder's files, sorted by name, before its subfolders. rg's parallel walk has no order of its
+    own. A folder is \\x01 name \\x00, a file \\x00 name: a file sorts before any folder beside it,
+    and `a/` before `ab/` as the walk's name order has it. (Tuples of tuples took 3-5 s to sort
+    90,000 paths; strings compare in C.)"""
+    head, _, name = path.rpartition("/")
+    if not head:
+        return "\x00" + name
+    return "\x01" + head.replace("/", "\x00\x01") + "\x00\x00" + name

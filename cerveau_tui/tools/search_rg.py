@@ -16,6 +16,7 @@ built-in engine then answers, as before.
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat
 import threading
@@ -72,9 +73,10 @@ def search(
     found = Found(stopped=first.stopped)
 
     def shown(path: str) -> str:
-        return clean_text(os.path.relpath(path, ws))
+        return clean_text(_rel(path, ws))
 
-    matched = sorted(per_file.items(), key=lambda x: _key(x[0], ws))
+    # rg printed every path under the absolute root: the walk's order is theirs as they are.
+    matched = sorted(per_file.items(), key=lambda x: ripgrep.walk_key(x[0]))
     chosen: list[str] = []
     running = 0
     for path, n in matched:
@@ -96,14 +98,16 @@ def search(
         )  # fmt: skip
         found.stopped = found.stopped or second.stopped
         got = ripgrep.lines(second.sections.get("lines", ""))
-        got.sort(key=lambda x: (_key(x[0], ws), x[1]))
+        got.sort(key=lambda x: (ripgrep.walk_key(x[0]), x[1]))
         got = got[:limit]
         found.hits = [f"{shown(p)}:{n}: {text.strip()[:200]}" for p, n, text in got]
         per_shown = Counter(p for p, _, _ in got)
-        rest = [(shown(p), n - per_shown[p]) for p, n in matched if n > per_shown[p]]
+        # The files not shown whole: every one counted, the first few named (a name costs).
+        rest = [(p, n - per_shown[p]) for p, n in matched if n > per_shown[p]]
         if rest and found.hits:
+            named = [(shown(p), n) for p, n in rest[:5]]
             found.more = _left_out(
-                rest, len(found.hits), total, len(per_shown), len(matched), limit
+                named, len(rest), len(found.hits), total, len(per_shown), len(matched), limit
             )
     told = ripgrep.not_searched(first.sections.get("count_err", ""), max_bytes)
     found.skipped = sorted(
@@ -131,17 +135,26 @@ def _recover(shown_path: str) -> str | None:
     return here
 
 
-def _key(path: str, ws: Path) -> tuple[tuple[int, str], ...]:
-    return ripgrep.walk_key(os.path.relpath(path, ws))
+def _rel(path: str, base: Path) -> str:
+    """`path` relative to `base`: rg printed it under `base`, so a prefix cut (os.path.relpath
+    costs microseconds each, over tens of thousands of paths)."""
+    prefix = str(base).rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else os.path.relpath(path, base)
 
 
 def _left_out(
-    rest: list[tuple[str, int]], hits: int, total: int, in_files: int, files: int, limit: int
+    named: list[tuple[str, int]],
+    n_rest: int,
+    hits: int,
+    total: int,
+    in_files: int,
+    files: int,
+    limit: int,
 ) -> str:
     """`[... 100 of 2345 matching lines shown (the cap is 100), in 3 of 87 files; not shown:
     2245 lines, in a.py (12), b.py (40) ... and 80 more files; narrow the pattern or path]`"""
-    top = ", ".join(f"{p} ({n})" for p, n in rest[:5])
-    tail = f" and {len(rest) - 5} more files" if len(rest) > 5 else ""
+    top = ", ".join(f"{p} ({n})" for p, n in named)
+    tail = f" and {n_rest - len(named)} more files" if n_rest > len(named) else ""
     return (
         f"[... {hits} of {total} matching lines shown (the cap is {limit}), in {in_files} of "
         f"{files} files; not shown: {total - hits} lines, in {top}{tail}; narrow the pattern or "
@@ -155,10 +168,10 @@ def list_files(root: Path, ws: Path, *, rg: str, runner: Runner | None, timeout:
     res = ripgrep.run([("files", [*ripgrep.common(rg), "--files", "--", str(root)])], ws, runner, timeout, cancel)  # fmt: skip
     if res.codes.get("files") not in (0, 1) and res.stopped is None:
         raise Unavailable(res.result.output[:300])
-    rels = [os.path.relpath(p, root) for p in ripgrep.names(res.sections.get("files", ""))]
-    rels.sort(key=ripgrep.walk_key)
+    rels = [_rel(p, root) for p in ripgrep.names(res.sections.get("files", ""))]
     # As the built-in walk did: the first limit + 1 in its order, sorted, cut to the limit.
-    shown = sorted(clean_text(r) for r in rels[: limit + 1])[:limit]
+    first = heapq.nsmallest(limit + 1, rels, key=ripgrep.walk_key)
+    shown = sorted(clean_text(r) for r in first)[:limit]
     stopped = f" (the listing {res.stopped}: there may be more)" if res.stopped else ""
     if len(rels) <= limit:
         return shown, (f"[listing {res.stopped}: there may be more files]" if stopped else "")
