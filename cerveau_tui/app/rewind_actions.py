@@ -139,7 +139,13 @@ def open_list(app: Host) -> None:
         app.chat.notice("a turn is running: Esc Esc interrupts it; rewind once it ends", "warning")
         return
     if rewinder_of(app) is None:
-        app.chat.notice("rewind is not available in this session", "warning")
+        starting = app.runner is not None and app.runner.session is None
+        app.chat.notice(
+            "the session is still starting: nothing to rewind yet"
+            if starting
+            else "rewind is not available in this session",
+            "warning",
+        )
         return
     runner = app.runner
     assert runner is not None
@@ -282,6 +288,7 @@ def _redrawn(app: Host, choice: RewindChoice, result: Any, transcript: list[Any]
         chat.settle()
     chat.notice(summary(choice, result), "warning" if result.refused else "info")
     chat.follow()
+    app.router.grants()  # the header: the grants in force at the point rewound to
 
 
 def _now(app: Host) -> str:

@@ -69,6 +69,7 @@ class FakeRewinder:
         self.outside = list(outside or [])
         self.calls: list[tuple[Any, ...]] = []
         self.forwardable = False
+        self.forward_outside: list[str] = []  # what a forward finds changed since the rewind
         bus = Emitter()
         self.events = [
             stored_turn(bus, task, f"done: turn {n + 1}") for n, task in enumerate(TASKS)
@@ -109,6 +110,10 @@ class FakeRewinder:
 
     def forward(self, *, force: bool = False, keep: Any = ()) -> Result:
         self.calls.append(("forward", force, tuple(keep)))
+        if self.forward_outside and not force and set(self.forward_outside) - set(keep):
+            from cerveau_tui.session.rewind import OutsideChanges
+
+            raise OutsideChanges(list(self.forward_outside))
         self.at, self.forwardable = len(TASKS), False
         return Result(0, "both", restored=["src/parser.py"])
 

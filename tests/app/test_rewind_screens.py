@@ -231,3 +231,30 @@ async def test_a_turn_rewound_away_offers_its_code_only(tmp_path: Path) -> None:
         await press_alone(pilot, clock, "c")
         assert await wait_until(pilot, lambda: len(session.rewinder.calls) == 2)
         assert session.rewinder.calls[-1] == ("rewind", 3, "code", False, ())
+
+
+async def test_a_forward_that_meets_a_persons_edit_asks_about_it(tmp_path: Path) -> None:
+    session, clock = RewindSession(), FakeClock()
+    app = _app(tmp_path, session, clock)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _ready(pilot, app)
+        await _choose(pilot, app, 3)
+        await press_alone(pilot, clock, "b")
+        assert await wait_until(pilot, lambda: len(_asked(app)) == 2)
+        session.rewinder.forward_outside = ["README.md"]  # edited after the rewind
+        await _open_list(pilot, app)
+        await pilot.press("down", "enter")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await press_alone(pilot, clock, "f")
+        # refused, nothing moved: the dialog comes back naming the file
+        assert await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, RewindScreen) and app.screen.asking_conflicts,
+        )
+        dialog = app.screen
+        assert isinstance(dialog, RewindScreen)
+        assert "README.md" in str(dialog.query_one("#conflicts").render())
+        assert len(_asked(app)) == 2
+        await press_alone(pilot, clock, "k")
+        assert await wait_until(pilot, lambda: len(_asked(app)) == 3)
+        assert session.rewinder.calls[-1] == ("forward", False, ("README.md",))

@@ -117,7 +117,7 @@ class RewindListScreen(ModalScreen[TurnRow | ForwardRow | None]):
     BINDINGS = [Binding("escape", "close", "Close", id="rewind.close")]
 
     def __init__(self, rows: list[TurnRow | ForwardRow], sink: KeySink | None = None) -> None:
-        super().__init__(id="rewind-list")
+        super().__init__()  # no id: a list re-opened while the last one is leaving must not clash
         self.rows = list(rows)
         self._sink = sink
 
@@ -195,7 +195,7 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
         say: Say | None = None,
         mode: str | None = None,
     ) -> None:
-        super().__init__(clock, sink, quiet_s, say=say, id="rewind")
+        super().__init__(clock, sink, quiet_s, say=say)  # no id: asked again while leaving
         self.preview = preview
         # Chosen; the conflicts question follows when there are any. Given: the rewinder refused
         # an answer already made (a file changed since the preview), so only that is asked.
