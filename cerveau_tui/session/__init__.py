@@ -145,6 +145,8 @@ class Session:
     def close(self) -> None:
         self.engine.interrupt()
         self.engine.close()
+        if self.engine.fingerprinter is not None:
+            self.engine.fingerprinter.close()  # its inotify watch (fs.inotify.max_user_instances)
         if self.journal is not None:
             self.journal.flush()
         if self.log is not None:
@@ -290,7 +292,10 @@ def build_session(
     full_registry = registry
     if settings.discuss:
         registry = registry.only(*DISCUSS_TOOLS)
-    fp = Fingerprinter(settings.workspace)
+    # Kept current by the kernel's change set (inotify), its first walk in the background with
+    # its progress on the status line: the first prompt does not wait for a large tree.
+    fp = Fingerprinter(settings.workspace, watch=True)
+    fp.start(lambda stage, fraction, line: bus.emit(P.StackProgress(stage=stage, line=line)))
     store = BlobStore(settings.workspace)
     # The session's plan ledger: the plan tools (ToolContext.plan), the PlanHook and report()
     # hold this object; it follows the bus from now on, and a resume restores it (resume.py).

@@ -37,6 +37,7 @@ LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into
 # tick keeps (size, mtime_ns, inode) identical and the cache would serve the old digest; git calls
 # these entries "racily clean" and so do we: they are re-hashed until they are old enough.
 RACY_WINDOW_NS = 100_000_000
+PROGRESS_FILES = 5000  # the first build says its progress every this many files
 GITIGNORE_MAX = 1_000_000  # a .gitignore bigger than this is not read (as walk.py)
 
 
@@ -206,7 +207,7 @@ class Fingerprinter:
         if os.environ.get("CERVEAU_FINGERPRINT", "").strip().lower() == "walk":
             self.reason = "CERVEAU_FINGERPRINT=walk"
             return
-        if not watch.QUIET_DIRS <= self.ignore_dirs | {".cerveau"}:
+        if not watch.QUIET_DIRS <= self.ignore_dirs:  # those are watched for names only
             self.reason = "the ignored folders differ from the watch's quiet ones"
             return
         tw = watch.acquire(self._root_s)
@@ -232,7 +233,9 @@ class Fingerprinter:
                 self._build(lambda n: say(f"indexing the workspace: {n:,} files"))
                 snap = self.last if self._live is not None else self._walk_scan()
             n = len(snap) if snap is not None else 0
-            say(f"workspace indexed: {n:,} files in {time.monotonic() - t0:.1f} s ({self.method})")
+            if n >= PROGRESS_FILES:  # a small tree says nothing: it was ready at once
+                took = time.monotonic() - t0
+                say(f"workspace indexed: {n:,} files in {took:.1f} s ({self.method})")
         finally:
             self._ready.set()
 

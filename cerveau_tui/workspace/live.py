@@ -65,18 +65,20 @@ class LiveTree:
         self.cursor = ch.cursor
         if self.tw.failed is not None:
             raise WatchFailed(self.tw.failed)
+        trees = set(ch.trees)
         for rel in ch.paths:
             # An event: its bytes may have moved whatever the stat says, even when a folder
             # rescan below reads it (same size, same mtime tick: the cache would serve the old).
             self.fp._cache.pop(rel, None)
             parent, name = _split(rel)
-            if name == ".gitignore":
+            if name == ".gitignore":  # the rules of the whole folder moved: read it again
                 self.fp._specs.pop(parent, None)
-        if ch.all:
+                trees.add(parent)
+        if ch.all or "" in trees:
             self._rescan_all()
         else:
             done: list[str] = []
-            for top in sorted(ch.trees, key=lambda t: (t.count("/"), t)):
+            for top in sorted(trees, key=lambda t: (t.count("/"), t)):
                 if any(_under(top, d) for d in done):
                     continue
                 self._rescan(top)
@@ -111,36 +113,27 @@ class LiveTree:
             self._rescan_all()
             return
         self._drop_tree(top)
+        self._remove(top)  # a file of that name, replaced by the folder
         parent, name = _split(top)
         specs = self.dir_specs.get(parent)
         if specs is None:
             return  # in an ignored folder (or one gone as well)
         from .fingerprint import _ignored
 
-        if name in self.fp.ignore_dirs or _ignored(specs, top, True):
-            return
         try:
             st = os.lstat(os.path.join(self.fp._root_s, top))
         except OSError:
             return
-        if stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISDIR(st.st_mode):
+            self._path(top)  # a folder replaced by a file (ignored names are for folders)
+        elif name not in self.fp.ignore_dirs and not _ignored(specs, top, True):
             self._walk(top, specs)
-        else:
-            self._path(top)
 
     def _path(self, rel: str) -> None:
         parent, name = _split(rel)
         specs = self.dir_specs.get(parent)
         if specs is None:
             return  # not a tracked folder: ignored, or the record of one gone since
-        if name == ".gitignore":
-            # The rules for the whole folder moved: read it again, with the new rules.
-            self.fp._specs.pop(parent, None)
-            if parent == "":
-                self._rescan_all()
-                return
-            self._rescan(parent)
-            return
         from .fingerprint import _ignored
 
         try:
@@ -267,5 +260,5 @@ class LiveTree:
                 if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
                     self.multi.add(rel)
                 count += 1
-                if progress is not None and count % 5000 == 0:
+                if progress is not None and count % 5000 == 0:  # PROGRESS_FILES
                     progress(count)

@@ -457,3 +457,23 @@ def current(root: str | os.PathLike[str]) -> TreeWatch | None:
 
 def _split_parent(rel: str) -> str:
     return rel.rpartition("/")[0]
+
+
+def doctor_info(root: str | os.PathLike[str]) -> dict[str, object]:
+    """What a session's fingerprint would use here, found by doing it: a watch on every folder
+    (so a watch limit too low for this tree shows), then released."""
+    if os.environ.get("CERVEAU_FINGERPRINT", "").strip().lower() == "walk":
+        method, reason, watches = "walk", "CERVEAU_FINGERPRINT=walk", 0
+    else:
+        tw = TreeWatch(os.fspath(root), pump=False)
+        tw.register_all()
+        method = "inotify" if tw.healthy else "walk"
+        reason, watches = tw.failed, tw.watches
+        tw.close()
+    return {
+        "method": method,
+        "reason": reason,
+        "watches": watches,
+        "max_user_watches": max_user_watches(),
+        "filesystem": fs_type(os.path.realpath(root)) or None,
+    }

@@ -1,0 +1,91 @@
+"""The first fingerprint is built in the background and says its progress; doctor says which
+method is in use and why; the walk stays one environment variable away."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from cerveau_tui.workspace import watch
+from cerveau_tui.workspace.fingerprint import PROGRESS_FILES, Fingerprinter
+
+pytestmark = pytest.mark.skipif(
+    watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
+)
+
+
+def _tree(root: Path, n: int) -> None:
+    for i in range(n):
+        d = root / f"d{i % 50}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text(str(i))
+
+
+def test_start_returns_at_once_and_the_first_scan_waits_for_the_build(tmp_path: Path) -> None:
+    _tree(tmp_path, 200)
+    gate = threading.Event()
+    lines: list[str] = []
+    fp = Fingerprinter(tmp_path, watch=True)
+    real = fp._build
+
+    def slow_build(on_files=None):  # type: ignore[no-untyped-def]
+        gate.wait(30)  # the build is held until the test lets it go
+        real(on_files)
+
+    fp._build = slow_build  # type: ignore[method-assign]
+    fp.start(lambda stage, fraction, line: lines.append(line))
+    assert not fp.wait_ready(0.05) and fp.status()["ready"] is False  # start did not block
+    got: list[int] = []
+    t = threading.Thread(target=lambda: got.append(len(fp.scan())))
+    t.start()
+    t.join(0.2)
+    assert t.is_alive()  # the first round needs it: it waits
+    gate.set()
+    t.join(30)
+    assert got == [200] and fp.status()["method"] == "inotify"
+    assert lines == []  # a small tree says nothing
+    fp.close()
+
+
+def test_a_large_tree_says_its_progress(tmp_path: Path) -> None:
+    _tree(tmp_path, PROGRESS_FILES + 10)
+    lines: list[tuple[str, str]] = []
+    fp = Fingerprinter(tmp_path, watch=True)
+    fp.start(lambda stage, fraction, line: lines.append((stage, line)))
+    assert fp.wait_ready(120)
+    assert ("workspace", f"indexing the workspace: {PROGRESS_FILES:,} files") in lines
+    assert lines[-1][1].startswith(f"workspace indexed: {PROGRESS_FILES + 10:,} files in")
+    assert lines[-1][1].endswith("(inotify)")
+    fp.close()
+
+
+def test_walk_forced_by_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CERVEAU_FINGERPRINT", "walk")
+    _tree(tmp_path, 5)
+    fp = Fingerprinter(tmp_path, watch=True)
+    assert len(fp.scan()) == 5
+    assert fp.status()["method"] == "walk" and fp.status()["reason"] == "CERVEAU_FINGERPRINT=walk"
+    assert watch.doctor_info(tmp_path)["method"] == "walk"
+
+
+def test_a_network_filesystem_is_walked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch, "fs_type", lambda path: "nfs4")
+    fp = Fingerprinter(tmp_path, watch=True)
+    fp.scan()
+    st = fp.status()
+    assert st["method"] == "walk" and "nfs4" in st["reason"]
+
+
+def test_doctor_json_says_the_method(tmp_path: Path) -> None:
+    _tree(tmp_path / "ws", 30)
+    command = [sys.executable, "-m", "cerveau_tui", "doctor", "--json"]
+    command += ["--workspace", str(tmp_path / "ws")]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    info = json.loads(out.stdout)["fingerprint"]
+    assert info["method"] == "inotify" and info["reason"] is None
+    assert info["watches"] == 31  # the root and its 30 folders
