@@ -39,7 +39,7 @@ from .walk import SKIP_DIRS
 SYSTEM_RG = ("/usr/bin/rg", "/bin/rg")
 #: `CERVEAU_SEARCH_ENGINE=builtin` forces the built-in engine (benchmarks' "before").
 ENGINE_ENV = "CERVEAU_SEARCH_ENGINE"
-#: What one rg run may print (count + file list of a 300,000-file tree is ~40 MB); past it the
+#: What one rg run may print (the file list of a 300,000-file tree is ~17 MB); past it the
 #: runner's flood cap kills it and the answer says the search stopped.
 OUTPUT_CAP = 60_000_000
 _SECTION_RE = re.compile("\x00\x00cerveau-section:([a-z_]+):([0-9]+)\x00\x00")
@@ -163,11 +163,6 @@ def _plain_runner(runner: Runner | None) -> Runner | None:
     while runner is not None and "inner" in vars(runner):
         runner = vars(runner)["inner"]
     return runner
-
-
-def sandboxed(runner: Runner | None) -> bool:
-    inner = _plain_runner(runner)
-    return bool(inner is not None and inner.enforced)
 
 
 def run(
