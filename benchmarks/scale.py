@@ -170,6 +170,8 @@ def child(ws: Path, rounds: int) -> dict[str, Any]:
         env = {
             "CERVEAU_LIMITS__MAX_ITERATIONS": str(len(tools) + 5),
             "CERVEAU_LIMITS__MAX_IDENTICAL_CALLS": "1000",
+            # 10 read-only calls in a row (the searches, the reads) are no progress: not a stall.
+            "CERVEAU_LIMITS__PROGRESS_STALL_LIMIT": "100",
         }
         t0 = time.perf_counter()
         settings = load_settings(ws, environ=env, user_config=Path(home) / "none.toml")
