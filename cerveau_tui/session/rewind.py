@@ -139,6 +139,7 @@ class Rewinder:
         self._running = False
         self._tails: list[tuple[list[Message], Any, list[Event], dict[str, int]]] = []
         self.warning = ""  # the last point that could not be taken, said once
+        self._said: P.Rewound | None = None
         if bus is not None:
             bus.subscribe(self)
 
@@ -192,6 +193,13 @@ class Rewinder:
             self.points.add(p)
             return p
 
+    def warm(self) -> None:
+        """Bring the store in step before the first turn (the session's start, in the background):
+        the first point of a big workspace copies every file once, and the turn should not wait
+        for it. Takes no point; the next one finds the blobs there."""
+        with self._lock:
+            self.capture.take()
+
     # -- what the TUI calls -----------------------------------------------------------------------
 
     def turns(self) -> list[TurnEntry]:
@@ -229,7 +237,9 @@ class Rewinder:
     ) -> RewindResult:
         with self._lock:
             i = self._target(turn, mode)
-            return self._go(i, mode, turn, force, set(keep), forward=False)
+            result = self._go(i, mode, turn, force, set(keep), forward=False)
+        self._announce()
+        return result
 
     def rewind_last_turn(self, mode: RewindMode = "code", *, force: bool = False) -> RewindResult:
         n = self.points.turn_count()
@@ -249,7 +259,9 @@ class Rewinder:
                 raise RewindError("nothing to go forward to: no rewind was the last thing done")
             _, last = self.points.rewinds[-1]
             i = self.points.last_rewind_point()
-            return self._go(i, last.mode, 0, force, set(keep), forward=True)  # type: ignore[arg-type]
+            result = self._go(i, last.mode, 0, force, set(keep), forward=True)  # type: ignore[arg-type]
+        self._announce()
+        return result
 
     def transcript(self) -> list[Event]:
         from .stored import read_session
@@ -341,24 +353,29 @@ class Rewinder:
             before.id,
             done.guarded if done else "",
         )
-        if self.bus is not None:
-            self.bus.emit(
-                P.Rewound(
-                    turn=turn,
-                    mode=mode,
-                    forward=forward,
-                    restored=restored,
-                    removed=removed,
-                    refused=refused,
-                    outside=result.outside,
-                    kept=result.kept,
-                    history_len=result.history_len,
-                    messages_dropped=max(0, dropped),
-                )
-            )
-            if self.plan is not None:
-                self.plan.publish(self.bus)
+        # Said once the lock is let go (_announce): an emit takes the bus's lock, and the bus
+        # calls this object under it (a point at turn_started): never the two in both orders.
+        self._said = P.Rewound(
+            turn=turn,
+            mode=mode,
+            forward=forward,
+            restored=restored,
+            removed=removed,
+            refused=refused,
+            outside=result.outside,
+            kept=result.kept,
+            history_len=result.history_len,
+            messages_dropped=max(0, dropped),
+        )
         return result
+
+    def _announce(self) -> None:
+        said, self._said = self._said, None
+        if said is None or self.bus is None:
+            return
+        self.bus.emit(said)
+        if self.plan is not None:
+            self.plan.publish(self.bus)
 
     def _cut_turns(self, i: int) -> list[str]:
         return [p.turn_id for p in self.points.points[i:] if p.at == "turn" and p.turn_id]

@@ -108,6 +108,7 @@ def rewinder(
 
         bounds = engine.settings.rewind
         try:
+            rw.warm()  # the store in step before the first turn: its point then costs O(changed)
             gc(engine.workspace, max_age_days=bounds.max_age_days, max_mb=bounds.max_mb)
         except Exception:  # noqa: BLE001 - a store not collected now is collected next time
             pass
