@@ -36,6 +36,7 @@ from .guards.stops import (
     fold,
     truncation_stop,
 )
+from .model_call import ModelCall
 from .state import EngineState
 
 #: The `compacted` event's reason for a fold (protocol/describe.py words it).
@@ -69,22 +70,24 @@ class StopNotes:
             self._unsubscribe = None
 
     def finish(
-        self,
-        state: EngineState,
-        records: Sequence[CallRecord],
-        *,
-        identical: int,
-        count: Callable[[str], int],
-        beside: int = 0,
-        n_ctx: int = 0,
+        self, state: EngineState, records: Sequence[CallRecord], identical: int, model: ModelCall
     ) -> Fold | None:
         """At the turn's end: stop listening, fold what the guards stopped. A fold that fails
         is said and skipped: the turn's end must not."""
         self.close()
         try:
             stops = self.collect(records, identical)
+            # The figures are the window's as ModelCall reports them: the system message and
+            # what is sent beside the messages (the tools, the template's framing) included.
+            system = _tokens([{"role": "system", "content": model.system}], model.count_tokens)
             return apply_fold(
-                state, self.bus, self.start, stops, count=count, beside=beside, n_ctx=n_ctx
+                state,
+                self.bus,
+                self.start,
+                stops,
+                count=model.count_tokens,
+                beside=system + model.overhead(),
+                n_ctx=model.n_ctx,
             )
         except Exception as exc:
             self.bus.emit(P.ErrorPayload(message=f"stop notes: {exc}", error_class="internal"))

@@ -369,15 +369,7 @@ class Turn:
                     P.ErrorPayload(message=f"{h.name}: {exc}", error_class="internal"),
                 )
         # What the next request reads of the rounds a guard stopped: one note (stop_notes.py).
-        m = self.model
-        self.stops.finish(
-            self.state,
-            self.ctx.calls,
-            identical=self.limits.max_identical_calls,
-            count=m.count_tokens,
-            beside=m.overhead(),
-            n_ctx=m.n_ctx,
-        )
+        self.stops.finish(self.state, self.ctx.calls, self.limits.max_identical_calls, self.model)
         self.events.turn_ended(
             reason,
             self.ctx.iteration,

@@ -27,6 +27,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3"
+#: Beside the workspace: the harness's config (none) and what it keeps there (the grant key).
+HARNESS_DIR = ".cerveau-config"
 #: pytest and what it imports, copied into the project's environment.
 PYTEST_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py")
 
@@ -88,7 +90,8 @@ def run_first_task(
     env = {k: v for k, v in os.environ.items() if not k.startswith("CERVEAU_")}
     env.update(
         {
-            "CERVEAU_CONFIG": str(workspace.parent / f"{workspace.name}.no-user-config.toml"),
+            # The harness's own files (this config, the grant key) in a folder of their own.
+            "CERVEAU_CONFIG": str(workspace.parent / HARNESS_DIR / "config.toml"),
             "CERVEAU_TEMPERATURE": "0",
             "CERVEAU_LIMITS__MAX_ITERATIONS": str(max_iterations),
             "CERVEAU_BASH_TIMEOUT_S": "20",

@@ -10,7 +10,13 @@ from __future__ import annotations
 import pytest
 
 from cerveau_tui.loop.guards.lost_rounds import count_lost
-from cerveau_tui.testing.first_task import TURNS, FirstTask, make_project, run_first_task
+from cerveau_tui.testing.first_task import (
+    HARNESS_DIR,
+    TURNS,
+    FirstTask,
+    make_project,
+    run_first_task,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -61,7 +67,7 @@ def test_the_models_commands_ran_in_the_sandbox_or_not_at_all(first_task) -> Non
     run, root, before = first_task
     assert (root / "outside.txt").read_text() == "untouched\n"
     made = sorted(p.name for p in root.iterdir())
-    assert set(made) - set(before) <= {"ws.no-user-config.toml"}, made
+    assert set(made) - set(before) <= {HARNESS_DIR}, made
     started = run.of("session_started")
     assert started
     enforced = all(s.get("sandbox", {}).get("enforced") for s in started)
