@@ -37,6 +37,8 @@ from .screens.rewind import (
 #: Events the redraw leaves out: the session sends the plan report of the point rewound to.
 NOT_REDRAWN = frozenset({"plan_report"})
 
+FORWARD_HINT = "Esc Esc, then forward, undoes this rewind"
+
 MODE_WORDS = {
     "both": "code and conversation",
     "code": "code only",
@@ -286,7 +288,10 @@ def _redrawn(app: Host, choice: RewindChoice, result: Any, transcript: list[Any]
                 continue
             app.router.apply(item)
         chat.settle()
-    chat.notice(summary(choice, result), "warning" if result.refused else "info")
+        # The rewinder's own line went with the old chat: said again, with the way back.
+        chat.notice(summary(choice, result), "warning" if result.refused else "info")
+    elif not isinstance(target, ForwardRow):
+        chat.notice(FORWARD_HINT)  # the rewinder's line (describe.rewound_line) said the rest
     chat.follow()
     app.router.grants()  # the header: the grants in force at the point rewound to
 

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from cerveau_tui.app.app import CerveauApp
+from cerveau_tui.app.rewind_actions import FORWARD_HINT
 from cerveau_tui.app.screens.rewind import ForwardRow, RewindListScreen, RewindScreen
 from cerveau_tui.app.widgets.chat import ChatView
-from cerveau_tui.app.widgets.entries import UserMessage
+from cerveau_tui.app.widgets.entries import NoticeLine, UserMessage
 from cerveau_tui.app.widgets.plan_strip import PlanStrip
 from cerveau_tui.app.widgets.planner import PlannerPanel
 from cerveau_tui.bus import Recorder
@@ -61,6 +62,11 @@ def _state(ws: Path) -> dict[str, tuple[str, int]]:
             continue
         out[rel] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mode & 0o7777)
     return out
+
+
+def _said(app: CerveauApp) -> str:
+    chat = app.screen_stack[0].query_one(ChatView)
+    return "\n".join(n.text for n in chat.query(NoticeLine))
 
 
 def _asked(app: CerveauApp) -> list[str]:
@@ -171,6 +177,10 @@ async def test_a_persons_edit_since_is_named_and_kept(tmp_path: Path) -> None:
                 k: v for k, v in before_2.items() if k != "parser.py"
             }
             assert len(_asked(app)) == 3  # code only: the conversation is as it was
+            # one line from the rewinder (what moved, what was kept), then the way back
+            assert await wait_until(pilot, lambda: FORWARD_HINT in _said(app))
+            lines = [t for t in _said(app).splitlines() if "rewind to turn 2" in t]
+            assert len(lines) == 1 and "kept as you left them: parser.py" in lines[0]
             await pilot.press("ctrl+q")
 
 

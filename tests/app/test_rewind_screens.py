@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cerveau_tui.app.app import CerveauApp
+from cerveau_tui.app.rewind_actions import FORWARD_HINT
 from cerveau_tui.app.screens.armed import QUIET_S, TICK_S
 from cerveau_tui.app.screens.rewind import ForwardRow, RewindListScreen, RewindScreen, TurnRow
 from cerveau_tui.app.widgets.chat import ChatView
@@ -141,9 +142,8 @@ async def test_a_file_changed_outside_is_named_and_kept_when_asked(tmp_path: Pat
         await press_alone(pilot, clock, "k")
         assert await wait_until(pilot, lambda: bool(session.rewinder.calls))
         assert session.rewinder.calls == [("rewind", 2, "code", False, ("src/parser.py",))]
-        assert await wait_until(
-            pilot, lambda: "kept as you had them: src/parser.py" in _notices(app)
-        )
+        # code only: the rewinder's own line says what moved; the chat adds the way back
+        assert await wait_until(pilot, lambda: FORWARD_HINT in _notices(app))
         assert len(_asked(app)) == 3  # code only: the conversation is as it was
 
 
