@@ -82,12 +82,20 @@ def status() -> dict[str, str | None]:
     return {"engine": "ripgrep", "rg": rg, "reason": None}
 
 
-def common(rg: str) -> list[str]:
-    """What every rg run of ours says: no config, hidden files too (the walk listed them), the
-    .gitignore rules with or without a .git (not .ignore/.rgignore, not the global excludes),
-    the skipped folders and torn temp files excluded, NUL after each path, never a colour."""
+def common(rg: str, ws: Path) -> list[str]:
+    """What every rg run of ours says: no config, hidden files too (the walk listed them), NUL
+    after each path, never a colour; the skipped folders and torn temp files excluded; the
+    .gitignore rules with or without a .git, the workspace's own applied to a subfolder too, none
+    from above the workspace (a home folder's `.gitignore` of `*`, the dotfiles-repository
+    habit, hid every file from rg), none of .ignore/.rgignore or the global excludes."""
     argv = [rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-dot"]
-    argv += ["--no-ignore-global", "--color", "never", "--null"]
+    argv += ["--no-ignore-global", "--no-ignore-parent", "--color", "never", "--null"]
+    own = ws / ".gitignore"
+    try:
+        if stat.S_ISREG(os.lstat(own).st_mode):  # not a link, not a FIFO
+            argv += ["--ignore-file", str(own)]  # its patterns are relative to rg's cwd: ws
+    except OSError:
+        pass
     for name in sorted(SKIP_DIRS):
         argv += ["--glob", f"!{name}"]
     return [*argv, "--glob", f"!{TEMP_PREFIX}*"]

@@ -59,7 +59,7 @@ def search(
     grace: float = 3.0,
 ) -> Found:
     started = time.monotonic()
-    base = ripgrep.common(rg)
+    base = ripgrep.common(rg, ws)
     # --debug: rg's log names what it did not search (binary, too large, a FIFO), one line each,
     # on stderr. Only the files that match are printed: rg resolves each path it prints (a
     # readlink per component), which doubled the cost of a 100,000-file count that printed all.
@@ -166,7 +166,7 @@ def _left_out(
 def list_files(root: Path, ws: Path, *, rg: str, runner: Runner | None, timeout: float, cancel: threading.Event | None, limit: int) -> tuple[list[str], str]:  # fmt: skip
     """The files under `root` (relative to it), the first `limit` in the walk's order, sorted;
     and what was left out, said by folder ("" when nothing was)."""
-    res = ripgrep.run([("files", [*ripgrep.common(rg), "--files", "--", str(root)])], ws, runner, timeout, cancel)  # fmt: skip
+    res = ripgrep.run([("files", [*ripgrep.common(rg, ws), "--files", "--", str(root)])], ws, runner, timeout, cancel)  # fmt: skip
     if res.codes.get("files") not in (0, 1) and res.stopped is None:
         raise Unavailable(res.result.output[:300])
     rels = [_rel(p, root) for p in ripgrep.names(res.sections.get("files", ""))]

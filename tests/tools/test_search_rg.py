@@ -182,7 +182,7 @@ def test_without_rg_the_builtin_engine_answers_and_doctor_says_why(
 def test_the_log_lines_the_pinned_rg_prints_are_understood(tree: Path) -> None:
     # rg's --debug log is not a contract: this pins what the installed rg says.
     res = ripgrep.run(
-        [("count", [*ripgrep.common(str(RG)), "--debug", "--count", "--max-filesize", "2000000",
+        [("count", [*ripgrep.common(str(RG), tree), "--debug", "--count", "--max-filesize", "2000000",
                     "--regexp", "needle", "--", str(tree)])],
         tree, None, 30, None,
     )  # fmt: skip
@@ -215,7 +215,7 @@ def test_rg_runs_inside_the_sandbox_read_only_with_deny_read_masked(tmp_path: Pa
     try:
         (ws / "keep.py").write_text("needle\n")
         runner = GuardedRunner(_bwrap_runner([secret]))
-        base = ripgrep.common(str(RG))
+        base = ripgrep.common(str(RG), ws)
         res = ripgrep.run(
             [("ws", [*base, "--files", "--", str(ws)]), ("secret", [*base, "--files", "--", str(secret)]),
              ("write", ["touch", str(ws / "planted")])],
@@ -228,3 +228,20 @@ def test_rg_runs_inside_the_sandbox_read_only_with_deny_read_masked(tmp_path: Pa
         assert run(Search(), ws, runner, pattern="needle").output == "keep.py:1: needle"
     finally:
         shutil.rmtree(ws)
+
+
+def test_no_gitignore_above_the_workspace_hides_its_files(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A home folder kept as a dotfiles repository ignores `*`: rg read it as a parent rule and
+    # found nothing in a workspace below it. The workspace's own .gitignore still applies, to a
+    # subfolder's search too, as the built-in walk applies it.
+    (tmp_path / ".gitignore").write_text("*\n")
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / ".gitignore").write_text("x.py\n")
+    (ws / "src" / "a.py").write_text("needle\n")
+    (ws / "src" / "x.py").write_text("needle\n")
+    for path in (".", "src"):
+        fast, slow = both(Search(), ws, monkeypatch, pattern="needle", path=path)
+        assert fast == slow == "src/a.py:1: needle"
+    fast, slow = both(ListFiles(), ws, monkeypatch, path="src")
+    assert fast == slow == "a.py"
