@@ -20,9 +20,9 @@ test, notices time passing):
   pause mid-sentence). The held key is shown at once ("y… confirming"), so the person sees it
   took.
 - A word's first letter is not an answer (arming.py): a key pressed where the prompt's cursor
-  follows a space or a new line, however long the quiet around it, is only PROPOSED ("y? …
-  y again, alone, answers"); the same key again, alone, answers, any other key makes both
-  typing. A person who stops to think between words for ten seconds answers nothing.
+  follows a space or a new line, however long the quiet around it, is only PROPOSED ("y? you
+  were typing: y again, alone, answers"); the same key again, alone, answers, any other key
+  makes both typing. A person who stops to think between words for ten seconds answers nothing.
 - Typing is never lost: every key that is not an answer is replayed into the prompt the person
   was typing in (`KeySink`), in order: characters at the cursor, Backspace deletes,
   Shift+Enter/Ctrl+J insert a newline, Enter sends the prompt exactly as it would have.
@@ -318,7 +318,8 @@ def proposed_line(key: str) -> Content:
     again, alone; any other key types it into the prompt."""
     return Content.assemble(
         (f"{key}?", "bold $text-accent"),
-        (f" it could begin a word: {key} again, alone, answers; other keys type it", "$text-muted"),
+        # Fits the dialog at 80 columns on one line (63 characters with the key).
+        (f" you were typing: {key} again, alone, answers; other keys type it", "$text-muted"),
     )
 
 
