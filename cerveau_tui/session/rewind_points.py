@@ -240,7 +240,9 @@ class Points:
         """The last thing recorded is a rewind (its own "end" point after it, nothing else)."""
         if not self.rewinds:
             return False
-        at, _ = self.rewinds[-1]
+        at, last = self.rewinds[-1]
+        if last.forward:
+            return False  # forward undoes one rewind, once (a rewind again is a new one)
         rest = self.points[at:]
         return all(p.at == "end" for p in rest)
 

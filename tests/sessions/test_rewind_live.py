@@ -71,6 +71,7 @@ def test_rewind_both_cuts_history_plan_and_files_then_forward_puts_them_back(tmp
             rw.forward()
             assert (tmp_path / "a.txt").read_text() == "2\n"
             assert len(s.engine.history) > len(after_one) and s.report().steps
+            assert not rw.can_forward()  # once: a forward is not itself gone forward from
             rw.rewind(2, "both")
             s.engine.run("third")  # the cut history, then the new task, to the server
             sent = srv.requests[-1]["messages"]
