@@ -334,3 +334,23 @@ async def test_a_proposed_key_reaches_the_prompt_when_the_dialog_closes(tmp_path
         assert screen.arming.proposed == Y
         screen.drop(str(screen.queue[0]["request_id"]))  # the approver gave up on it
         assert await wait_until(pilot, lambda: app.prompt.text == "fix y")
+
+
+async def test_a_confirmation_after_a_proposal_takes_its_key_once_more(tmp_path: Path) -> None:
+    # A draft ending in a space: `a` is proposed, `a` again answers (the grant's confirmation
+    # prompt), and the `a` that prompt asks for is not proposed once more: three presses.
+    clock = FakeClock()
+    app = viewer_app(tmp_path, clock)
+    async with app.run_test() as pilot:
+        await pilot.press(*"fix", "space")
+        ask = AskInThread(app, summary="npm install", scope="commands starting with `npm`")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        for _ in range(3):
+            screen = await arm(pilot, clock)
+            await pilot.press("a")
+            clock.advance(ALONE_AFTER_TYPING_S)
+            screen.tick_arming()
+            await pilot.pause()
+        ask.thread.join(5)
+        assert ask.decision is not None and ask.decision.decision == "approved_session"
+        assert app.prompt.text == "fix "

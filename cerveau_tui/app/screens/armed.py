@@ -283,7 +283,8 @@ class ArmedModal(ModalScreen[T]):
         # a held key's binding runs from `tick_arming` when it turns out to be alone.
         event.stop()
         event.prevent_default()
-        typed = self.arming.press(Keystroke(event.key, event.character), decisive)
+        asked = self._confirming is not None and event.key == self._confirming[1]
+        typed = self.arming.press(Keystroke(event.key, event.character), decisive, asked)
         if typed:
             self._cancel_confirm()
             self.show_keys()  # a key between "drawn" and "armed" puts "arming…" back

@@ -127,14 +127,17 @@ class Arming:
         self.generation += 1
         self._since = self._clock()
 
-    def press(self, stroke: Keystroke, decisive: bool) -> list[Keystroke]:
-        """A key came; `decisive`: it answers the dialog if pressed alone. Returns the keys that
-        turned out to be typing, in order (for the prompt); a decisive key while armed is held."""
+    def press(self, stroke: Keystroke, decisive: bool, confirming: bool = False) -> list[Keystroke]:
+        """A key came; `decisive`: it answers the dialog if pressed alone; `confirming`: it is
+        the key a confirmation prompt on screen asks for again (that prompt only follows an
+        answer, so it is not proposed). Returns the keys that turned out to be typing, in order
+        (for the prompt); a decisive key while armed is held."""
         now = self._clock()
         again = self.proposed is not None and stroke.key == self.proposed.key
         if self.held is None and self.armed and decisive and (self.proposed is None or again):
             self.held, self._held_at = stroke, now
-            self._held_starts_word = stroke.text and self.proposed is None and self.starts_word()
+            fresh = self.proposed is None and not confirming
+            self._held_starts_word = stroke.text and fresh and self.starts_word()
             recent = now - self._typed_at < TYPED_RECENTLY_S
             self._needed = self.after_typing_s if recent else self.alone_s
             return []
