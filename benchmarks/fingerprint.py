@@ -2,6 +2,17 @@
 
     .venv/bin/python benchmarks/fingerprint.py [--dir /tmp/cerveau-bench-fp] [--repeat 5]
 
+The harness's cost of one `bash` round, the walk (before) against inotify (after), in one run:
+
+    .venv/bin/python benchmarks/fingerprint.py --rounds 20 --files 100000 [--json]
+
+builds a tree like a repository (nested folders, small files, a node_modules and a build/ that
+are ignored, a git repository at the root) and runs R rounds that each change 1-3 files, through
+the real Bash tool, the real GuardedRunner (git guard) over NoSandbox, the progress hook's
+`scan().digest` and the changed-on-disk check. Overhead = the round's wall time minus the
+command's own (the runner's duration_ms). `round_context` / `bash_round` / `close_context` are
+what benchmarks/scale.py imports.
+
 The tree is generated once (random bytes, committed to git) and reused on later runs. Prints
 medians; no assertions. The machine is shared and noisy: read the ratios, not the last digit.
 """
@@ -77,9 +88,18 @@ def median(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", default="/tmp/cerveau-bench-fp")
+    ap.add_argument("--dir", default=None)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=0, help="bash rounds, walk vs inotify")
+    ap.add_argument("--files", type=int, default=100_000)
+    ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.rounds:
+        from fingerprint_rounds import rounds_main
+
+        rounds_main(a.dir or f"/tmp/cerveau-bench-rounds-{a.files}", a.files, a.rounds, a.json)
+        return
+    a.dir = a.dir or "/tmp/cerveau-bench-fp"
     root = Path(a.dir)
     generate(root)
     files = sum(len(fs) for d, _, fs in os.walk(root) if ".git" not in Path(d).parts)

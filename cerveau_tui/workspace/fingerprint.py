@@ -27,7 +27,15 @@ import blake3
 import pathspec
 
 from ..state_file import read_regular
-from .snapshot import Snapshot, _Journal, diff_snapshots, dir_digest, top_digest
+from .snapshot import (
+    Snapshot,
+    _Journal,
+    bucket_digest,
+    bucket_of,
+    diff_snapshots,
+    dir_digest,
+    top_digest,
+)
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
@@ -115,7 +123,10 @@ class Fingerprinter:
         self.hash_count = 0  # files actually read and hashed; tests and benchmarks watch it
         self.last: Snapshot | None = None
         self._journal = _Journal()
-        self._dir_digests: dict[str, str] = {}
+        self._dir_digests: dict[str, str] = {}  # the live fingerprint's folders (_live_scan)
+        self._snap_dirs: dict[str, dict[str, str]] = {}
+        self._buckets: dict[int, set[str]] = {}
+        self._bucket_digests: dict[int, str] = {}
         self._ready = threading.Event()
         self._ready.set()
         self._starter: threading.Thread | None = None
@@ -263,17 +274,38 @@ class Fingerprinter:
             return self.last
         changed = live.changed
         live.changed = set()
-        dd = self._dir_digests
-        todo = list(live.dir_files) if not dd else {p.rpartition("/")[0] for p in changed}
+        # Only the folders that changed are rebuilt: their {rel: digest}, their digest, their
+        # bucket's digest; the snapshot shares every other folder's mapping with the last one.
+        dirs, dds, buckets = self._snap_dirs, self._dir_digests, self._buckets
+        first = not dirs
+        todo = list(live.dir_files) if first else {p.rpartition("/")[0] for p in changed}
+        touched: set[int] = set()
         for d in todo:
+            b = bucket_of(d)
             rels = live.dir_files.get(d)
             if rels:
-                dd[d] = dir_digest([(r.rpartition("/")[2], live.files[r]) for r in rels])
+                inner = {r: live.files[r] for r in rels}
+                dirs[d] = inner
+                dds[d] = dir_digest([(r.rpartition("/")[2], v) for r, v in inner.items()])
+                buckets.setdefault(b, set()).add(d)
             else:
-                dd.pop(d, None)
-        digest = top_digest(dd)
+                dirs.pop(d, None)
+                dds.pop(d, None)
+                live.dir_files.pop(d, None)
+                buckets.get(b, set()).discard(d)
+            touched.add(b)
+        for b in touched:
+            members = buckets.get(b)
+            if members:
+                self._bucket_digests[b] = bucket_digest({d: dds[d] for d in members})
+            else:
+                buckets.pop(b, None)
+                self._bucket_digests.pop(b, None)
+        digest = top_digest(self._bucket_digests)
         gen = self._journal.add(frozenset(changed))
-        snap = Snapshot(live.files, _digest=digest, _lineage=(self._journal, gen))
+        snap = Snapshot(
+            _dirs=dict(dirs), _len=len(live.files), _digest=digest, _lineage=(self._journal, gen)
+        )
         self.last = snap
         return snap
 

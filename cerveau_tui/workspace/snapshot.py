@@ -9,6 +9,7 @@ changed in between, not at 100,000 files.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -16,52 +17,79 @@ import blake3
 
 
 class Snapshot(Mapping[str, str]):
-    """rel_path (posix) -> hex digest of the file's bytes, immutable."""
+    """rel_path (posix) -> hex digest of the file's bytes, immutable.
+
+    Built from a flat mapping (a walk), or from folders (`_dirs`: folder -> {rel: digest}, each
+    inner mapping never changed afterwards): the live fingerprint shares the folders that did not
+    change between its snapshots, so taking one costs O(folders), not O(files)."""
 
     def __init__(
         self,
-        entries: Mapping[str, str],
+        entries: Mapping[str, str] | None = None,
         *,
         _digest: str | None = None,
         _lineage: tuple[_Journal, int] | None = None,
+        _dirs: Mapping[str, Mapping[str, str]] | None = None,
+        _len: int = 0,
     ) -> None:
         # Sorted lazily: most scans are only compared by digest or looked up by path, and
         # sorting 10,000 keys on every scan was a tenth of the warm scan's cost.
-        self._entries = dict(entries)
+        self._dirs = _dirs
+        self._entries: dict[str, str] | None = None
+        if _dirs is None:
+            self._entries = dict(entries or {})
+            _len = len(self._entries)
+        self._len = _len
         self._sorted = False
         self._digest = _digest
         self._lineage = _lineage  # (the fingerprint's change journal, this snapshot's number)
 
-    def _sort(self) -> dict[str, str]:
-        if not self._sorted:
-            self._entries = dict(sorted(self._entries.items()))
-            self._sorted = True
+    def _flat(self) -> dict[str, str]:
+        if self._entries is None:
+            flat: dict[str, str] = {}
+            for inner in (self._dirs or {}).values():
+                flat.update(inner)
+            self._entries = flat
         return self._entries
 
+    def _sort(self) -> dict[str, str]:
+        if not self._sorted:
+            self._entries = dict(sorted(self._flat().items()))
+            self._sorted = True
+        return self._entries  # type: ignore[return-value]
+
     def __getitem__(self, key: str) -> str:
-        return self._entries[key]
+        if self._entries is not None:
+            return self._entries[key]
+        inner = self._dirs.get(key.rpartition("/")[0]) if self._dirs is not None else None
+        if inner is None:
+            raise KeyError(key)
+        return inner[key]
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._entries.get(key, default)
+        try:
+            return self[key]
+        except KeyError:
+            return default
 
     def __contains__(self, key: object) -> bool:
-        return key in self._entries
+        return isinstance(key, str) and self.get(key) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._sort())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._len
 
     def __repr__(self) -> str:
         return f"Snapshot({len(self)} files, digest={self.digest[:12]})"
 
     @property
     def digest(self) -> str:
-        """A two-level blake3 (tree_digest): byte-identical workspaces agree, and a fingerprint
+        """A Merkle blake3 (tree_digest): byte-identical workspaces agree, and a fingerprint
         kept by the kernel's change set recomputes only the folders that changed."""
         if self._digest is None:
-            self._digest = tree_digest(self._entries)
+            self._digest = tree_digest(self._flat())
         return self._digest
 
 
@@ -70,24 +98,46 @@ def _by_dir(entries: Mapping[str, str]) -> dict[str, list[tuple[str, str]]]:
     for rel, digest in entries.items():
         d, _, name = rel.rpartition("/")
         out.setdefault(d, []).append((name, digest))
-    return {d: items for d, items in out.items()}
+    return out
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def dir_digest(items: list[tuple[str, str]]) -> str:
     """blake3 over one folder's sorted (name, digest) pairs. NUL separates the fields because it
     is the one byte a path cannot contain, so no two listings serialise to the same stream."""
     stream = "".join(f"{name}\0{digest}\0" for name, digest in sorted(items))
-    return blake3.blake3(stream.encode("utf-8", "surrogateescape")).hexdigest()
+    return blake3.blake3(_encode(stream)).hexdigest()
 
 
-def top_digest(dir_digests: Mapping[str, str]) -> str:
-    """blake3 over the sorted (folder, dir_digest) pairs of the folders that hold files."""
+BUCKETS = 256
+
+
+def bucket_of(folder: str) -> int:
+    """Which of BUCKETS groups a folder's digest goes in (a fixed function of its name)."""
+    return zlib.crc32(_encode(folder)) % BUCKETS
+
+
+def bucket_digest(dir_digests: Mapping[str, str]) -> str:
+    """blake3 over one bucket's sorted (folder, dir_digest) pairs."""
     stream = "".join(f"{d}\0{dd}\0" for d, dd in sorted(dir_digests.items()))
-    return blake3.blake3(stream.encode("utf-8", "surrogateescape")).hexdigest()
+    return blake3.blake3(_encode(stream)).hexdigest()
+
+
+def top_digest(bucket_digests: Mapping[int, str]) -> str:
+    """blake3 over the digests of the non-empty buckets, in bucket order (with their number)."""
+    stream = "".join(f"{b}\0{bucket_digests[b]}\0" for b in sorted(bucket_digests))
+    return blake3.blake3(_encode(stream)).hexdigest()
 
 
 def tree_digest(entries: Mapping[str, str]) -> str:
-    return top_digest({d: dir_digest(items) for d, items in _by_dir(entries).items()})
+    """files -> folders -> buckets -> one digest; the live fingerprint keeps the middle levels."""
+    buckets: dict[int, dict[str, str]] = {}
+    for d, items in _by_dir(entries).items():
+        buckets.setdefault(bucket_of(d), {})[d] = dir_digest(items)
+    return top_digest({b: bucket_digest(dds) for b, dds in buckets.items()})
 
 
 class _Journal:

@@ -462,6 +462,7 @@ def _split_parent(rel: str) -> str:
 def doctor_info(root: str | os.PathLike[str]) -> dict[str, object]:
     """What a session's fingerprint would use here, found by doing it: a watch on every folder
     (so a watch limit too low for this tree shows), then released."""
+    reason: str | None
     if os.environ.get("CERVEAU_FINGERPRINT", "").strip().lower() == "walk":
         method, reason, watches = "walk", "CERVEAU_FINGERPRINT=walk", 0
     else:
