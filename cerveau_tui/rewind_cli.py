@@ -30,6 +30,10 @@ def add_rewind_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the session's turns")
     p.add_argument("--json", action="store_true")
     p.add_argument("--to-turn", type=int, default=None, metavar="N")
+    p.add_argument("--to-point", default=None, metavar="ID", help="a point of --list --all")
+    p.add_argument(
+        "--all", action="store_true", help="with --list: every point (turns, !cmds, rewinds)"
+    )
     p.add_argument("--forward", action="store_true", help="undo the last rewind")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--code-only", action="store_true")
@@ -49,8 +53,10 @@ def rewind_command(args: argparse.Namespace) -> int:
     from .session.stored import read_session
 
     ws = (args.workspace or Path.cwd()).resolve()
-    if not args.list and args.to_turn is None and not args.forward:
-        print("cerveau rewind: say --list, --to-turn N or --forward", file=sys.stderr)
+    if not args.list and args.to_turn is None and args.to_point is None and not args.forward:
+        print(
+            "cerveau rewind: say --list, --to-turn N, --to-point ID or --forward", file=sys.stderr
+        )
         return 2
     try:
         sid = resolve_session(ws, args.session)
@@ -65,6 +71,15 @@ def rewind_command(args: argparse.Namespace) -> int:
     try:
         hlen = len(read_session(ws, sid).history)
         rw = Rewinder.for_session(ws, sid, log=log, history_len=hlen)
+        if args.list and args.all:
+            points = [
+                {"point": p.id, "at": p.at, "task": p.task, "time": p.time}
+                for p in rw.checkpoints()
+            ]
+            print(json.dumps(points) if args.json else "\n".join(
+                visible(f"{p['point']}  {p['at']:<8} {p['time']}  {p['task']}") for p in points
+            ))  # fmt: skip
+            return 0
         if args.list:
             rows = [t.wire() for t in rw.turns()]
             if args.json:
@@ -83,6 +98,8 @@ def rewind_command(args: argparse.Namespace) -> int:
         try:
             if args.forward:
                 result = rw.forward(force=args.force)
+            elif args.to_point is not None:
+                result = rw.rewind_to_point(args.to_point, mode, force=args.force)  # type: ignore[arg-type]
             else:
                 result = rw.rewind(args.to_turn, mode, force=args.force)  # type: ignore[arg-type]
         except OutsideChanges as exc:

@@ -18,10 +18,9 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .. import protocol as P
 from ..history import Message
@@ -30,73 +29,17 @@ from ..protocol import Event, EventType
 from ..workspace.checkpoints import Capture, CheckpointExpired, Manifest, differs, restore
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
-from .rewind_points import REWIND, Point, Points, Rewound, read_points
-
-RewindMode = Literal["both", "code", "conversation"]
-MODES: tuple[RewindMode, ...] = ("both", "code", "conversation")
-
-
-class RewindError(RuntimeError):
-    pass
-
-
-class OutsideChanges(RewindError):
-    def __init__(self, paths: list[str]) -> None:
-        super().__init__(
-            "changed outside the harness since that point (not overwritten): " + ", ".join(paths)
-        )
-        self.paths = paths
-
-
-class TurnRunning(RewindError):
-    pass
-
-
-@dataclass(frozen=True)
-class TurnEntry:
-    turn: int
-    point_id: str
-    turn_id: str
-    task: str
-    time: str
-    files_changed: int
-    added: int
-    removed: int
-    current: bool
-
-    def wire(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "task": self.task,
-            "files_changed": self.files_changed,
-            "time": self.time,
-            "added": self.added,
-            "removed": self.removed,
-            "current": self.current,
-        }
-
-
-@dataclass(frozen=True)
-class RewindPreview:
-    turn: int
-    mode: RewindMode
-    changes: list[str]
-    outside: list[str]
-    messages_dropped: int
-
-
-@dataclass(frozen=True)
-class RewindResult:
-    turn: int
-    mode: RewindMode
-    restored: list[str]
-    removed: list[str]
-    refused: list[str]
-    kept: list[str]
-    outside: list[str]
-    history_len: int
-    forward_point: str
-    guarded: str = ""
+from .rewind_points import REWIND, TARGETS, Point, Points, Rewound, read_points
+from .rewind_types import (  # noqa: F401 - the API's names, imported from here
+    MODES,
+    OutsideChanges,
+    RewindError,
+    RewindMode,
+    RewindPreview,
+    RewindResult,
+    TurnEntry,
+    TurnRunning,
+)
 
 
 def _now() -> str:
@@ -279,12 +222,49 @@ class Rewinder:
             i = self.points.turn_index(turn)
         except LookupError as exc:
             raise RewindError(str(exc)) from None
-        if mode != "code" and turn not in self.points.current:
+        return self._reachable(i, mode, f"turn {turn}")
+
+    def _reachable(self, i: int, mode: str, what: str) -> int:
+        if mode != "code" and not self.points.reachable(i):
             raise RewindError(
-                f"turn {turn} was rewound away: its conversation is gone, only its code"
+                f"{what} was rewound away: its conversation is gone, only its code"
                 " can be restored (--code-only)"
             )
         return i
+
+    def checkpoints(self) -> list[Point]:
+        """Every point a rewind can go to, oldest first: turns, the person's `!cmd`s, rewinds."""
+        with self._lock:
+            return [p for p in self.points.points if p.at in TARGETS]
+
+    def rewind_to_point(
+        self,
+        point_id: str,
+        mode: RewindMode = "both",
+        *,
+        force: bool = False,
+        keep: Iterable[str] = (),
+    ) -> RewindResult:
+        """As `rewind`, to any point of `checkpoints()` (before a `!cmd`, say)."""
+        with self._lock:
+            if mode not in MODES:
+                raise RewindError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
+            if self._running:
+                raise TurnRunning("a turn is running: rewind between turns")
+            try:
+                i = self.points.index(point_id)
+            except LookupError as exc:
+                raise RewindError(str(exc)) from None
+            if self.points.points[i].at not in TARGETS:
+                raise RewindError(f"point {point_id} is not one a rewind goes to")
+            self._reachable(i, mode, f"point {point_id}")
+            result = self._go(i, mode, self._turn_of(i), force, set(keep), forward=False)
+        self._announce()
+        return result
+
+    def _turn_of(self, i: int) -> int:
+        pts = self.points.points
+        return sum(1 for p in pts[: i + 1] if p.at == "turn") if pts[i].at == "turn" else 0
 
     def _plan(self, i: int, mode: str, now: Manifest) -> tuple[list[str], list[str]]:
         if mode == "conversation":

@@ -134,6 +134,7 @@ class Points:
         self.rewinds: list[tuple[int, Rewound]] = []  # (points before it, the record)
         self.current: list[int] = []  # the turn numbers the conversation holds now
         self._stack: list[list[int]] = []  # `current` before each conversation rewind
+        self._cuts: list[tuple[int, int]] = []  # (points before it, its target) of each in force
         self._cache: dict[int, Manifest] = {}
 
     # -- building -------------------------------------------------------------------------------
@@ -144,15 +145,33 @@ class Points:
             self.current.append(self.turn_count())
 
     def rewound(self, r: Rewound) -> None:
-        self.rewinds.append((len(self.points), r))
+        pos = len(self.points)
+        self.rewinds.append((pos, r))
         if r.mode == "code":
             return
         if r.forward:
             if self._stack:
                 self.current = self._stack.pop()
+                self._cuts.pop()
             return
+        try:
+            idx = self.index(r.to)
+        except LookupError:
+            idx = pos
+        n, gone = 0, set()
+        for j, p in enumerate(self.points):
+            if p.at == "turn":
+                n += 1
+                if j >= idx:
+                    gone.add(n)
         self._stack.append(list(self.current))
-        self.current = [t for t in self.current if t < r.turn]
+        self._cuts.append((pos, idx))
+        self.current = [t for t in self.current if t not in gone]
+
+    def reachable(self, i: int) -> bool:
+        """Whether point i's conversation is still the one the history holds the start of: no
+        conversation rewind in force went back to before it after it was taken."""
+        return not any(idx < i < pos for pos, idx in self._cuts)
 
     def line(self, obj: Mapping[str, Any]) -> None:
         kind = obj.get("kind")

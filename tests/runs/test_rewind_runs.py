@@ -121,6 +121,14 @@ def test_rewind_to_each_turn_puts_every_file_back_and_forward_undoes_it(cli, tmp
     code, out, err = rewind(ws, "--session", "last", "--forward")
     assert code == 0, err
     assert state(ws) == seen[1]
+    # Every point, by id: the turns, and the rewinds themselves (each one a point).
+    code, out, err = rewind(ws, "--list", "--all", "--json")
+    points = json.loads(out)
+    assert [p["at"] for p in points].count("turn") == 3 and "rewind" in [p["at"] for p in points]
+    first = next(p["point"] for p in points if p["at"] == "turn")
+    code, out, err = rewind(ws, "--to-point", first, "--code-only")
+    assert code == 0, err
+    assert state(ws) == seen[0]
 
 
 def test_a_person_edit_since_is_named_and_kept_unless_forced(cli, tmp_path):

@@ -65,8 +65,6 @@ def test_rewind_both_cuts_history_plan_and_files_then_forward_puts_them_back(tmp
             assert ev["turn"] == 2 and ev["restored"] == ["a.txt"] and ev["messages_dropped"] > 0
             assert result.history_len == len(after_one)
             assert [t.current for t in rw.turns()] == [True, False]
-            with pytest.raises(RewindError):
-                rw.rewind(2, "conversation")  # rewound away: only its code can come back
             assert rw.can_forward()
             rw.forward()
             assert (tmp_path / "a.txt").read_text() == "2\n"
@@ -85,6 +83,12 @@ def test_rewind_both_cuts_history_plan_and_files_then_forward_puts_them_back(tmp
         try:
             assert list(s2.engine.history) == history
             assert [t.current for t in s2.rewinder.turns()] == [True, False, True]
+            s2.rewinder.rewind(1, "both")
+            assert list(s2.engine.history) == []
+            with pytest.raises(RewindError, match="rewound away"):
+                s2.rewinder.rewind(3, "conversation")  # only its code can come back
+            s2.rewinder.rewind(3, "code")
+            assert (tmp_path / "a.txt").read_text() == "1\n"  # as before turn 3 started
         finally:
             s2.close()
 
@@ -110,5 +114,13 @@ def test_a_person_command_has_its_point_and_an_editor_change_is_named(tmp_path):
             assert result.kept == ["d/e/f.txt"] and result.restored == ["keep.txt"]
             assert (tmp_path / "keep.txt").read_text() == "k\n"
             assert (tmp_path / "d/e/f.txt").read_text() == "edited by the person\n"
+            # The point before the `!cmd` itself: the history goes back to before its message.
+            cmd = next(p for p in rw.checkpoints() if p.at == "command")
+            shell_at = len(s.engine.history)
+            rw.rewind_to_point(cmd.id, "conversation")
+            # Cut to before the command, then one note: the files were not changed back.
+            assert len(s.engine.history) == cmd.history + 1 and cmd.history < shell_at
+            assert "NOT changed back" in s.engine.history[-1]["content"]
+            assert "I ran `rm keep.txt" not in str(list(s.engine.history))
         finally:
             s.close()
