@@ -64,6 +64,19 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
             ("", "typing goes to the prompt; a countdown shows the auto-deny"),
         ],
     ),
+    (
+        "Rewind (Esc Esc between turns, on an empty prompt; or Ctrl+P)",
+        [
+            ("Up / Down, Enter", "choose a turn; Enter asks what goes back to just before it"),
+            ("b", "code and conversation"),
+            ("c", "code only (files, commands' changes too)"),
+            ("v", "conversation only (the model's history; the files stay)"),
+            ("f", "on the list's last row, forward: undo the last rewind"),
+            ("k", "a file changed outside cerveau since then: keep it as you have it"),
+            ("o", "overwrite it too; o again, alone, confirms"),
+            ("Esc", "nothing"),
+        ],
+    ),
 ]
 
 

@@ -54,8 +54,11 @@ class TurnRow:
 class ForwardRow:
     """The last rewind, which can be undone: back to how it was just before it."""
 
-    to_turn: int  # the rewind went back to just before this turn
-    at: str
+    to_turn: int  # the rewind went back to just before this turn (0: not known, a resume)
+    at: str  # when the rewind was done ("" when not known)
+
+    def what(self) -> str:
+        return f"the rewind to turn {self.to_turn}" if self.to_turn else "the last rewind"
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,8 @@ def row_text(row: TurnRow | ForwardRow, task_width: int) -> Content:
     if isinstance(row, ForwardRow):
         return Content.assemble(
             ("  ↷ ", "bold $text-accent"),
-            (f"forward: undo the rewind to turn {row.to_turn}", "bold"),
-            (f"  (as it was at {row.at})", "$text-muted"),
+            (f"forward: undo {row.what()}", "bold"),
+            (f"  (as it was at {row.at})" if row.at else "", "$text-muted"),
         )
     task = _fit(row.task, task_width)
     files = f"{row.files_changed} file{'' if row.files_changed == 1 else 's'}"
@@ -218,9 +221,9 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
         target = self.preview.target
         if isinstance(target, ForwardRow):
             return Content.assemble(
-                (f"Undo the rewind to turn {target.to_turn}", "bold $text-accent"),
+                (f"Undo {target.what()}", "bold $text-accent"),
                 "\n",
-                (f"back to how it was at {target.at}", "$text-muted"),
+                (f"back to how it was at {target.at}" if target.at else "", "$text-muted"),
             )
         return Content.assemble(
             (f"Rewind to just before turn {target.number}", "bold $text-accent"),
