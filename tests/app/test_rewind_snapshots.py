@@ -85,3 +85,16 @@ def test_rewind_dialog_naming_a_persons_edit(
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_rewind_asks_about_the_persons_file_at_80x24(snap_compare: Any, tmp_path: Path) -> None:
+    app = _app(tmp_path)
+
+    async def run_before(pilot: Any) -> None:
+        app.push_screen(RewindScreen(PREVIEW, app.clock, app.prompt, mode="both"))
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await _settle(pilot)
+        await arm(pilot, app.clock)
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[0], run_before=run_before)

@@ -31,6 +31,12 @@ from .armed import QUIET_S, TICK_S, ArmedModal, KeySink, Say
 
 #: What the dialog can put back, by its key's action ("forward" undoes the last rewind).
 MODES = ("both", "code", "conversation", "forward")
+#: What the person chose, said above the question that follows it.
+CHOSEN = {
+    "both": "code and conversation",
+    "code": "code only",
+    "forward": "forward",
+}
 #: Files named in the dialog before "and N more".
 NAMED = 8
 #: A turn whose conversation was rewound away (its code can still come back).
@@ -282,7 +288,9 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
         if self.asking_conflicts:
             n = len(self.preview.conflicts)
             them = "it" if n == 1 else f"these {n}"
+            chosen = CHOSEN.get(self.mode or "", "")
             return Content.assemble(
+                (f"{chosen}: what of the files changed outside?\n", "$text-muted"),
                 ("k", "bold $text-accent"),
                 f" keep {them} as you have {'it' if n == 1 else 'them'} (the rest goes back)\n",
                 ("o", "bold $text-accent"),
