@@ -247,7 +247,8 @@ def offer(workspace: Path | str, why: str) -> str:
 
     alt = alternate_for(workspace)
     return (
-        f"cannot keep this session's state in {Path(workspace) / STATE_DIR} ({why}); it can go "
-        f"to {alt} instead: run again with {FLAG} user (or {FLAG} {shlex.quote(str(alt))}; "
-        f'state_dir = "auto" in your own config does it whenever a workspace is read-only)'
+        f"cannot keep this session's state in {Path(workspace) / STATE_DIR} ({why}); run again "
+        f'with {FLAG} user to keep it in {alt} instead (state_dir = "auto" in your own config '
+        f"does it for every read-only workspace), or work on a writable copy "
+        f"(cp -a {shlex.quote(str(workspace))} COPY)"
     )
