@@ -149,7 +149,9 @@ class Turn:
         self.state.history.append(Message.user(self.task))
         self.stops.start = len(self.state.history)
         self.state.task = self.task
-        return self.fingerprinter.scan() if self.fingerprinter is not None else None
+        # Not a wait for a large tree's first fingerprint: the model is asked meanwhile, and the
+        # turn's "before" is taken at its first call (_run), before anything can change.
+        return self.fingerprinter.scan_soon() if self.fingerprinter is not None else None
 
     def _hooks_start(self) -> None:
         for h in self.hooks:
@@ -309,6 +311,8 @@ class Turn:
     # --- running the calls -----------------------------------------------------------------------
 
     def _run(self, execs: list[ToolExecution]) -> None:
+        if self.fingerprinter is not None:
+            self.fingerprinter.settle()  # the turn's "before" (scan_soon), if still pending
         ran = self.dispatcher.run_all(execs, self.ctx)
         for ex in ran:
             self._record(ex)

@@ -57,7 +57,7 @@ def hooks(
             ],
         ),
         BreakerHook(lim.breaker_threshold),
-        ProgressHook(lambda: fp.scan().digest, lim.progress_stall_limit),
+        ProgressHook(fp.digest_soon, lim.progress_stall_limit),  # no wait for the first walk
         PlanHook(settings.workspace, state=plan, fingerprinter=fp),
     ]
     # The seal always (protected paths and the verification seal, criteria or not); the gate

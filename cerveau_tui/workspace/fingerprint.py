@@ -27,15 +27,8 @@ import blake3
 import pathspec
 
 from ..state_file import read_regular
-from .snapshot import (
-    Snapshot,
-    _Journal,
-    bucket_digest,
-    bucket_of,
-    diff_snapshots,
-    dir_digest,
-    top_digest,
-)
+from .live import PendingScan
+from .snapshot import Snapshot, _Journal, diff_snapshots
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
@@ -130,6 +123,8 @@ class Fingerprinter:
         self._ready = threading.Event()
         self._ready.set()
         self._starter: threading.Thread | None = None
+        self._pending: list[PendingScan] = []
+        self._pending_lock = threading.Lock()
         self._live: Any = None  # live.LiveTree while the watch is exact
         self._watch: Any = None  # watch.TreeWatch
         self.method = "walk"
@@ -139,7 +134,7 @@ class Fingerprinter:
 
     # --- public ---------------------------------------------------------------------------------
 
-    def start(self, progress: Callable[[str, float | None, str], None] | None = None) -> None:
+    def start(self, progress: Callable[[str, float | None, str], object] | None = None) -> None:
         """Build the first snapshot in the background; the first scan waits for it if it must.
         `progress(stage, fraction, line)`: what the status bar shows meanwhile."""
         if self._starter is not None:
@@ -229,7 +224,7 @@ class Fingerprinter:
         self._watch = tw
         self._finalizer = weakref.finalize(self, watch.release, tw)
 
-    def _first(self, progress: Callable[[str, float | None, str], None] | None) -> None:
+    def _first(self, progress: Callable[[str, float | None, str], object] | None) -> None:
         t0 = time.monotonic()
 
         def say(line: str) -> None:
@@ -269,45 +264,9 @@ class Fingerprinter:
         self._live_scan()
 
     def _live_scan(self) -> Snapshot:
-        live = self._live
-        if not live.sync() and self.last is not None and self.last._lineage is not None:
-            return self.last
-        changed = live.changed
-        live.changed = set()
-        # Only the folders that changed are rebuilt: their {rel: digest}, their digest, their
-        # bucket's digest; the snapshot shares every other folder's mapping with the last one.
-        dirs, dds, buckets = self._snap_dirs, self._dir_digests, self._buckets
-        first = not dirs
-        todo = list(live.dir_files) if first else {p.rpartition("/")[0] for p in changed}
-        touched: set[int] = set()
-        for d in todo:
-            b = bucket_of(d)
-            rels = live.dir_files.get(d)
-            if rels:
-                inner = {r: live.files[r] for r in rels}
-                dirs[d] = inner
-                dds[d] = dir_digest([(r.rpartition("/")[2], v) for r, v in inner.items()])
-                buckets.setdefault(b, set()).add(d)
-            else:
-                dirs.pop(d, None)
-                dds.pop(d, None)
-                live.dir_files.pop(d, None)
-                buckets.get(b, set()).discard(d)
-            touched.add(b)
-        for b in touched:
-            members = buckets.get(b)
-            if members:
-                self._bucket_digests[b] = bucket_digest({d: dds[d] for d in members})
-            else:
-                buckets.pop(b, None)
-                self._bucket_digests.pop(b, None)
-        digest = top_digest(self._bucket_digests)
-        gen = self._journal.add(frozenset(changed))
-        snap = Snapshot(
-            _dirs=dict(dirs), _len=len(live.files), _digest=digest, _lineage=(self._journal, gen)
-        )
-        self.last = snap
-        return snap
+        from .live import take_snapshot
+
+        return take_snapshot(self)
 
     def _stop_watch(self, why: str) -> None:
         from . import watch
@@ -343,11 +302,51 @@ class Fingerprinter:
             return None
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             return None
-        with self._lock:
+        if not self._lock.acquire(blocking=self._ready.is_set()):
+            # The first snapshot is being built (it holds the lock): read this one file without
+            # the cache rather than wait for the whole tree.
+            try:
+                if stat.S_ISLNK(st.st_mode):
+                    return hash_bytes(b"symlink\0" + os.fsencode(os.readlink(self.root / rel)))
+                return self._hasher(self.root / rel, st.st_size)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+        try:
             return self._digest_for(rel, st)
+        finally:
+            self._lock.release()
 
-    def changed_since(self, prev: Mapping[str, str]) -> list[str]:
+    def changed_since(self, prev: Mapping[str, str] | PendingScan) -> list[str]:
+        if isinstance(prev, PendingScan):
+            prev = prev.resolve()
         return diff_snapshots(prev, self.scan())
+
+    def scan_soon(self) -> Snapshot | PendingScan:
+        """`scan()` now when the first snapshot is built; else a PendingScan that `settle()`
+        (before a turn's first call) or its first use resolves: the first prompt does not wait
+        for a large tree's first walk, and nothing the turn does can precede the snapshot."""
+        if self._ready.is_set():
+            return self.scan()
+        pending = PendingScan(self)
+        with self._pending_lock:
+            self._pending.append(pending)
+        return pending
+
+    def digest_soon(self) -> str:
+        """`scan().digest`, or while the first snapshot is built a token no digest equals, whose
+        scan `settle()` takes before the turn's first call (the progress guard's baseline: the
+        first iteration of a session on a large tree then counts as a change, once)."""
+        if self._ready.is_set():
+            return self.scan().digest
+        self.scan_soon()
+        return f"pending:{id(self)}"
+
+    def settle(self) -> None:
+        """Resolve every PendingScan (waits for the first snapshot if it must)."""
+        with self._pending_lock:
+            pending, self._pending = self._pending, []
+        for p in pending:
+            p.resolve()
 
     # --- internals ------------------------------------------------------------------------------
 

@@ -143,7 +143,8 @@ def unchanged(state: GitState, tw: TreeWatch | None, cursor: int) -> bool:
         if any(_inside(path, r) for r in roots) or any(_inside(path, f) for f in files):
             return False
     for path, control in files.items():
-        if read_control(path).digest != control.digest:
+        now = read_control(path)
+        if (now.kind, now.digest, now.mode) != (control.kind, control.digest, control.mode):
             return False
     return True
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pathspec
 
+from .snapshot import Snapshot, bucket_digest, bucket_of, dir_digest, top_digest
 from .watch import TreeWatch
 
 if TYPE_CHECKING:
@@ -262,3 +264,61 @@ class LiveTree:
                 count += 1
                 if progress is not None and count % 5000 == 0:  # PROGRESS_FILES
                     progress(count)
+
+
+def take_snapshot(fp: Fingerprinter) -> Snapshot:
+    """The live fingerprint's next Snapshot (Fingerprinter.scan with a watch)."""
+    live: LiveTree = fp._live
+    if not live.sync() and fp.last is not None and fp.last._lineage is not None:
+        return fp.last
+    changed = live.changed
+    live.changed = set()
+    # Only the folders that changed are rebuilt: their {rel: digest}, their digest, their
+    # bucket's digest; the snapshot shares every other folder's mapping with the last one.
+    dirs, dds, buckets = fp._snap_dirs, fp._dir_digests, fp._buckets
+    first = not dirs
+    todo = list(live.dir_files) if first else {p.rpartition("/")[0] for p in changed}
+    touched: set[int] = set()
+    for d in todo:
+        b = bucket_of(d)
+        rels = live.dir_files.get(d)
+        if rels:
+            inner = {r: live.files[r] for r in rels}
+            dirs[d] = inner
+            dds[d] = dir_digest([(r.rpartition("/")[2], v) for r, v in inner.items()])
+            buckets.setdefault(b, set()).add(d)
+        else:
+            dirs.pop(d, None)
+            dds.pop(d, None)
+            live.dir_files.pop(d, None)
+            buckets.get(b, set()).discard(d)
+        touched.add(b)
+    for b in touched:
+        members = buckets.get(b)
+        if members:
+            fp._bucket_digests[b] = bucket_digest({d: dds[d] for d in members})
+        else:
+            buckets.pop(b, None)
+            fp._bucket_digests.pop(b, None)
+    digest = top_digest(fp._bucket_digests)
+    gen = fp._journal.add(frozenset(changed))
+    snap = Snapshot(
+        _dirs=dict(dirs), _len=len(live.files), _digest=digest, _lineage=(fp._journal, gen)
+    )
+    fp.last = snap
+    return snap
+
+
+class PendingScan:
+    """A scan asked for before the first snapshot was built (Fingerprinter.scan_soon)."""
+
+    def __init__(self, fp: Fingerprinter) -> None:
+        self._fp = fp
+        self._snap: Snapshot | None = None
+        self._lock = threading.Lock()
+
+    def resolve(self) -> Snapshot:
+        with self._lock:
+            if self._snap is None:
+                self._snap = self._fp.scan()
+            return self._snap

@@ -131,6 +131,25 @@ def fs_type(path: str) -> str:
     return kind
 
 
+def mounts_under(root: str) -> frozenset[tuple[str, str]]:
+    """(mount point, filesystem type) of every mount strictly inside `root`, and root's own."""
+    out = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return frozenset()
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        if len(fields) < 5 or not right:
+            continue
+        mnt = fields[4].replace("\\040", " ")
+        if mnt == root or mnt.startswith(root.rstrip("/") + "/"):
+            out.add((mnt, f"{fields[2]} {fields[3]} {right.split()[0]}"))
+    return frozenset(out)
+
+
 def max_user_watches() -> int | None:
     try:
         with open("/proc/sys/fs/inotify/max_user_watches") as f:
@@ -156,6 +175,9 @@ class TreeWatch:
         self._thread: threading.Thread | None = None
         self._pump_enabled = pump
         self.fd = -1
+        self._mountinfo_fd = -1
+        self._mountinfo: select.poll | None = None
+        self._mounts: frozenset[tuple[str, str]] = frozenset()
         kind = fs_type(self.root)
         if kind and kind not in LOCAL_FS and not kind.startswith("ext"):
             self.failed = f"the workspace is on {kind}, whose changes inotify may not see"
@@ -173,6 +195,15 @@ class TreeWatch:
                 self.failed += " (fs.inotify.max_user_instances reached)"
             return
         self.fd = fd
+        try:
+            self._mountinfo_fd = os.open("/proc/self/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+            while os.read(self._mountinfo_fd, 1 << 16):
+                pass
+            self._mounts = mounts_under(self.root)
+            self._mountinfo = select.poll()
+            self._mountinfo.register(self._mountinfo_fd, select.POLLPRI | select.POLLERR)
+        except OSError:
+            self._mountinfo = None
 
     # --- readers --------------------------------------------------------------------------------
 
@@ -187,12 +218,14 @@ class TreeWatch:
     def cursor(self) -> int:
         """Drain the kernel's queue; the sequence number of the next record."""
         with self._lock:
+            self._mounts_moved()
             self._drain()
             return self._base + len(self._log)
 
     def since(self, cursor: int) -> Changes:
         """Everything journalled from `cursor` on (after draining the kernel's queue)."""
         with self._lock:
+            self._mounts_moved()
             self._drain()
             end = self._base + len(self._log)
             if self.failed is not None or cursor < self._base:
@@ -232,6 +265,10 @@ class TreeWatch:
             if self.fd >= 0:
                 os.close(self.fd)
                 self.fd = -1
+            if self._mountinfo_fd >= 0:
+                os.close(self._mountinfo_fd)
+                self._mountinfo_fd = -1
+                self._mountinfo = None
             self._wd.clear()
             self._dirs.clear()
 
@@ -241,6 +278,33 @@ class TreeWatch:
         if self.failed is None:
             self.failed = why
         self._stop.set()
+
+    def _mounts_moved(self) -> None:
+        """A mount made or removed under the tree (a root command's `mount --bind`) hides what
+        the watches see: inotify watches the covered folder, not what is mounted on it. The
+        kernel flags /proc/self/mountinfo (POLLPRI) on every change of the mount table; then
+        every folder is registered again (the mounted ones included) and readers walk once."""
+        if self._mountinfo is None:
+            return
+        if not self._mountinfo.poll(0):
+            return
+        try:
+            os.lseek(self._mountinfo_fd, 0, os.SEEK_SET)
+            while os.read(self._mountinfo_fd, 1 << 16):
+                pass  # reading it to the end re-arms the flag
+        except OSError:
+            pass
+        mounts = mounts_under(self.root)
+        if mounts == self._mounts:
+            return  # a mount elsewhere on the machine
+        self._mounts = mounts
+        kind = fs_type(self.root)
+        if kind and kind not in LOCAL_FS:
+            self._fail(f"the workspace is now on {kind}, whose changes inotify may not see")
+        if self.ready:
+            self._unregister("")
+            self._register("", emit=False)
+        self._log.append(("all", ""))
 
     def _pump(self) -> None:
         """Keep the kernel's queue short between sync points (fewer overflows in a big build)."""

@@ -304,3 +304,27 @@ def test_rename_exchange_of_two_folders(tree: Path) -> None:
     same(fp, tree)
     assert {"pkg0/after-a.txt", "pkg1/after-b.txt", "pkg1/mod0/deeper.txt"} <= set(fp.scan())
     fp.close()
+
+
+def test_a_mount_made_inside_the_tree_is_seen(tree: Path, tmp_path: Path) -> None:
+    """A folder mounted over (root, no sandbox: `mount --bind`) hides its watch; the mount table's
+    change makes every folder registered again and the fingerprint walk once."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting in the host's namespace needs root")
+    fp = live(tree)
+    other = tmp_path / "other"
+    (other / "deep").mkdir(parents=True)
+    (other / "deep" / "o.txt").write_text("mounted")
+    target = tree / "pkg0"
+    r = subprocess.run(["mount", "--bind", str(other), str(target)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"mount: {r.stderr.decode()[:200]}")
+    try:
+        same(fp, tree)
+        assert "pkg0/deep/o.txt" in fp.scan()
+        (target / "deep" / "after.txt").write_text("written on the mounted folder")
+        same(fp, tree)
+    finally:
+        subprocess.run(["umount", str(target)], check=False)
+    same(fp, tree)
+    fp.close()

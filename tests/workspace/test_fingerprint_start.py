@@ -89,3 +89,29 @@ def test_doctor_json_says_the_method(tmp_path: Path) -> None:
     info = json.loads(out.stdout)["fingerprint"]
     assert info["method"] == "inotify" and info["reason"] is None
     assert info["watches"] == 31  # the root and its 30 folders
+
+
+def test_a_turn_started_while_building_takes_its_before_at_the_first_call(tmp_path: Path) -> None:
+    """scan_soon does not wait; settle (before a turn's first call) takes the snapshot, so what
+    the call then changes is the turn's; the progress baseline is a token meanwhile."""
+    _tree(tmp_path, 20)
+    gate = threading.Event()
+    fp = Fingerprinter(tmp_path, watch=True)
+    real = fp._build
+
+    def slow_build(on_files=None):  # type: ignore[no-untyped-def]
+        gate.wait(30)
+        real(on_files)
+
+    fp._build = slow_build  # type: ignore[method-assign]
+    fp.start()
+    before = fp.scan_soon()  # returns at once
+    token = fp.digest_soon()
+    assert token.startswith("pending:") and not fp.wait_ready(0.01)
+    assert fp.hash_file("d1/f1.txt") is not None  # the changed-on-disk check does not wait
+    gate.set()
+    fp.settle()  # the turn's first call: the snapshot is taken before it runs
+    (tmp_path / "d0" / "f0.txt").write_text("the call's change")
+    assert fp.changed_since(before) == ["d0/f0.txt"]
+    assert fp.digest_soon() != token
+    fp.close()
