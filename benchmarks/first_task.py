@@ -1,6 +1,7 @@
 """A new user's first task on the embedded model, bounded, and the rounds lost to each cause.
 
     .venv/bin/python benchmarks/first_task.py [--repo PATH ...] [--server URL] [--turns N]
+        [--max-tokens 256] [--max-iterations 4] [--timeout 150]
 
 The scenario of issue 24 (cerveau_tui/testing/first_task.py): a one-bug pytest project (`add`
 subtracts), the detected gate (the project's pytest), 3 turns of `cerveau run --json` with
@@ -18,10 +19,12 @@ are random (temperature 0 keeps them repeatable for one build): figures, not a v
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -46,11 +49,30 @@ def _server(url: str | None):  # type: ignore[no-untyped-def]
     return server.url, server
 
 
+def refused(turns: list[list[dict[str, Any]]]) -> list[tuple[str, str]]:
+    """The constrained actions the tools refused (error class `args`), with the first line said."""
+    out = []
+    for events in turns:
+        calls = {e["payload"]["call_id"]: e["payload"] for e in events if e["type"] == "tool_call"}
+        for e in events:
+            p = e["payload"]
+            c = calls.get(p.get("call_id", ""))
+            if e["type"] == "tool_result" and p.get("error_class") == "args" and c:
+                if c.get("via") == "constrained":
+                    line = (p.get("output") or "").strip().splitlines()[:1]
+                    label = f"{c['name']} {json.dumps(c.get('arguments'))}"[:160]
+                    out.append((label, line[0][:160] if line else ""))
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", type=Path, action="append", help="a checkout whose CLI runs")
     ap.add_argument("--server", help="a running llama-server (default: start the cached stack)")
     ap.add_argument("--turns", type=int, default=len(TURNS))
+    ap.add_argument("--max-tokens", type=int, default=256, help="the reply cap")
+    ap.add_argument("--max-iterations", type=int, default=4, help="rounds a turn")
+    ap.add_argument("--timeout", type=float, default=150.0, help="seconds a turn may take")
     args = ap.parse_args(argv)
     repos = [p.resolve() for p in (args.repo or [REPO])]
     url, server = _server(args.server)
@@ -60,7 +82,15 @@ def main(argv: list[str]) -> int:
                 ws = Path(tmp) / "ws"
                 make_project(ws)
                 t0 = time.monotonic()
-                run = run_first_task(ws, url, repo=repo, turns=TURNS[: args.turns])
+                run = run_first_task(
+                    ws,
+                    url,
+                    repo=repo,
+                    turns=TURNS[: args.turns],
+                    max_iterations=args.max_iterations,
+                    max_tokens=args.max_tokens,
+                    timeout=args.timeout,
+                )
                 wall = time.monotonic() - t0
                 lost = count_lost(run.turns)
                 fixed = "return a + b" in (ws / "calc.py").read_text()
@@ -70,6 +100,8 @@ def main(argv: list[str]) -> int:
                 print(f"  lost to {cause:<18} {lost.lost[cause]}")
             print(f"  done check ran {lost.checks}x; turns ended: {', '.join(lost.ended)}")
             print(f"  bug fixed: {'yes' if fixed else 'no'}; exit codes {run.returncodes}")
+            for call, out in refused(run.turns):
+                print(f"  refused: {call} -> {out}")
             if any(c < 0 for c in run.returncodes):
                 print(f"  {run.stderr.strip().splitlines()[-1]}")
     finally:
