@@ -28,16 +28,13 @@ import pathspec
 
 from ..state_file import read_regular
 from .live import PendingScan
+from .rules import RACY_WINDOW_NS, _ignored
 from .snapshot import Snapshot, _Journal, diff_snapshots
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
 
-# A file whose mtime is this close to the moment we hashed it may be written again within the
-# same timestamp tick (kernel timestamps are coarse: a jiffy, 4-10 ms). A same-size rewrite in that
-# tick keeps (size, mtime_ns, inode) identical and the cache would serve the old digest; git calls
-# these entries "racily clean" and so do we: they are re-hashed until they are old enough.
-RACY_WINDOW_NS = 100_000_000
+# RACY_WINDOW_NS (rules.py): a file hashed within it of its mtime is hashed again ("racily clean").
 PROGRESS_FILES = 5000  # the first build says its progress every this many files
 GITIGNORE_MAX = 1_000_000  # a .gitignore bigger than this is not read (as walk.py)
 
@@ -436,13 +433,3 @@ class Fingerprinter:
                     continue
                 if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                     yield rel, st
-
-
-def _ignored(specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...], rel: str, is_dir: bool) -> bool:
-    """Git's rule: the deepest .gitignore with a matching pattern decides (negations included)."""
-    for base, spec in reversed(specs):
-        sub = rel[len(base) + 1 :] if base else rel
-        result = spec.check_file(sub + "/" if is_dir else sub)
-        if result.include is not None:
-            return bool(result.include)
-    return False

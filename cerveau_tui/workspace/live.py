@@ -16,15 +16,16 @@ import os
 import stat
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pathspec
 
+from .rules import RACY_WINDOW_NS, _ignored
 from .snapshot import Snapshot, bucket_digest, bucket_of, dir_digest, top_digest
 from .watch import TreeWatch
 
-if TYPE_CHECKING:
-    from .fingerprint import Fingerprinter
+# The Fingerprinter: fingerprint.py imports this module, so it is typed loosely here (one way).
+Fingerprinter = Any
 
 Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 
@@ -120,8 +121,6 @@ class LiveTree:
         specs = self.dir_specs.get(parent)
         if specs is None:
             return  # in an ignored folder (or one gone as well)
-        from .fingerprint import _ignored
-
         try:
             st = os.lstat(os.path.join(self.fp._root_s, top))
         except OSError:
@@ -136,8 +135,6 @@ class LiveTree:
         specs = self.dir_specs.get(parent)
         if specs is None:
             return  # not a tracked folder: ignored, or the record of one gone since
-        from .fingerprint import _ignored
-
         try:
             st = os.lstat(os.path.join(self.fp._root_s, rel))
         except OSError:
@@ -200,8 +197,6 @@ class LiveTree:
     def _walk(
         self, top: str, specs: Specs, *, progress: Callable[[int], None] | None = None
     ) -> None:
-        from .fingerprint import RACY_WINDOW_NS, _ignored
-
         fp = self.fp
         cache = fp._cache
         fresh_before = fp._clock() - RACY_WINDOW_NS

@@ -43,6 +43,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .watch_env import LOCAL_FS, _libc, fs_type, max_user_watches, mounts_under
+
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
 IN_CLOSE_WRITE = 0x8
@@ -66,11 +68,6 @@ NAMES |= IN_MOVE_SELF
 FULL = NAMES | IN_MODIFY | IN_CLOSE_WRITE
 QUIET_DIRS = frozenset({"node_modules", ".venv", "__pycache__", ".cerveau"})
 JOURNAL_MAX = 200_000  # records kept; a reader further behind walks everything once
-# Filesystems whose changes all happen in this kernel (inotify sees every write). Anything else
-# (nfs, cifs, fuse.*, 9p, virtiofs, ...) may change from elsewhere without an event.
-LOCAL_FS = frozenset(
-    "ext2 ext3 ext4 xfs btrfs tmpfs overlay zfs f2fs jfs reiserfs bcachefs ramfs".split()
-)
 _EVENT = struct.Struct("iIII")
 
 
@@ -87,75 +84,6 @@ class Changes:
 
     def __bool__(self) -> bool:
         return bool(self.paths or self.trees or self.all)
-
-
-class _Libc:
-    def __init__(self) -> None:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        self.init1 = lib.inotify_init1
-        self.init1.argtypes, self.init1.restype = [ctypes.c_int], ctypes.c_int
-        self.add = lib.inotify_add_watch
-        self.add.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        self.add.restype = ctypes.c_int
-        self.rm = lib.inotify_rm_watch
-        self.rm.argtypes, self.rm.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-
-
-_LIBC: _Libc | None = None
-
-
-def _libc() -> _Libc:
-    global _LIBC
-    if _LIBC is None:
-        _LIBC = _Libc()
-    return _LIBC
-
-
-def fs_type(path: str) -> str:
-    """The filesystem type of the mount holding `path` (/proc/self/mountinfo), "" if unknown."""
-    best, kind = "", ""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return ""
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        if len(fields) < 5 or not right:
-            continue
-        mnt = fields[4].replace("\\040", " ")
-        inside = path == mnt or path.startswith(mnt.rstrip("/") + "/")
-        if inside and len(mnt) >= len(best):
-            best, kind = mnt, right.split()[0]
-    return kind
-
-
-def mounts_under(root: str) -> frozenset[tuple[str, str]]:
-    """(mount point, filesystem type) of every mount strictly inside `root`, and root's own."""
-    out = set()
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return frozenset()
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        if len(fields) < 5 or not right:
-            continue
-        mnt = fields[4].replace("\\040", " ")
-        if mnt == root or mnt.startswith(root.rstrip("/") + "/"):
-            out.add((mnt, f"{fields[2]} {fields[3]} {right.split()[0]}"))
-    return frozenset(out)
-
-
-def max_user_watches() -> int | None:
-    try:
-        with open("/proc/sys/fs/inotify/max_user_watches") as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
 
 
 class TreeWatch:
