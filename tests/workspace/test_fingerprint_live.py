@@ -328,3 +328,23 @@ def test_a_mount_made_inside_the_tree_is_seen(tree: Path, tmp_path: Path) -> Non
         subprocess.run(["umount", str(target)], check=False)
     same(fp, tree)
     fp.close()
+
+
+def test_watch_limit_reached_mid_session(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder made when no watch is left: the fingerprint walks from then on, and says why."""
+    fp = live(tree)
+    lib = watch._libc()
+
+    def full(fd: int, path: bytes, mask: int) -> int:
+        ctypes.set_errno(errno.ENOSPC)
+        return -1
+
+    monkeypatch.setattr(lib, "add", full)
+    (tree / "late" / "deeper").mkdir(parents=True)
+    (tree / "late" / "deeper" / "x.txt").write_text("made after the limit")
+    snap = fp.scan()
+    st = fp.status()
+    assert st["method"] == "walk" and "max_user_watches" in st["reason"]
+    assert dict(snap) == walked(tree) and "late/deeper/x.txt" in snap
+    assert watch.current(tree) is None  # the git guard walks too
+    fp.close()
