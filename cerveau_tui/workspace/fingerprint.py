@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import queue
 import stat
 import threading
 import time
@@ -223,13 +224,25 @@ class Fingerprinter:
 
     def _first(self, progress: Callable[[str, float | None, str], object] | None) -> None:
         t0 = time.monotonic()
+        # The lines are handed to a thread of their own: the callback may wait (a bus's lock held
+        # by a subscriber that waits on this very build, as a turn's first restore point does),
+        # and the build must never wait on the one who waits for it.
+        lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+
+        def deliver() -> None:
+            while (line := lines.get()) is not None:
+                try:
+                    if progress is not None:
+                        progress("workspace", None, line)
+                except Exception:
+                    pass
+
+        if progress is not None:
+            threading.Thread(target=deliver, name="fingerprint-progress", daemon=True).start()
 
         def say(line: str) -> None:
             if progress is not None:
-                try:
-                    progress("workspace", None, line)
-                except Exception:
-                    pass
+                lines.put(line)
 
         try:
             with self._lock:
@@ -241,6 +254,7 @@ class Fingerprinter:
                 say(f"workspace indexed: {n:,} files in {took:.1f} s ({self.method})")
         finally:
             self._ready.set()
+            lines.put(None)
 
     def _build(self, on_files: Callable[[int], None] | None = None) -> None:
         """Watches on every folder, then one walk; from then on scans read the change set."""

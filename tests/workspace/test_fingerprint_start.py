@@ -115,3 +115,37 @@ def test_a_turn_started_while_building_takes_its_before_at_the_first_call(tmp_pa
     assert fp.changed_since(before) == ["d0/f0.txt"]
     assert fp.digest_soon() != token
     fp.close()
+
+
+def test_a_progress_callback_that_waits_on_the_scan_does_not_deadlock(tmp_path: Path) -> None:
+    """The session's progress goes through the bus, whose lock a subscriber may hold while it
+    waits for the first scan (the turn's first restore point): on a tree big enough to report
+    progress, that hung the first turn for good."""
+    _tree(tmp_path, PROGRESS_FILES + 10)
+    bus_lock = threading.RLock()
+    lines: list[str] = []
+
+    def progress(stage: str, fraction: float | None, line: str) -> None:
+        with bus_lock:  # as Emitter.emit delivers
+            lines.append(line)
+
+    fp = Fingerprinter(tmp_path, watch=True)
+    done = threading.Event()
+
+    def subscriber() -> None:
+        with bus_lock:  # a subscriber, under the bus's lock, waits for the first scan
+            fp.start(progress)
+            fp.scan()
+        done.set()
+
+    t = threading.Thread(target=subscriber, daemon=True)
+    t.start()
+    assert done.wait(120), "the first scan never settled: the build waited on the bus"
+    t.join(5)
+    fp.close()
+    deadline = threading.Event()
+    for _ in range(100):
+        if any("indexed" in ln for ln in lines):
+            break
+        deadline.wait(0.05)
+    assert any("indexed" in ln for ln in lines), lines
