@@ -179,20 +179,7 @@ class Fingerprinter:
             cache = self._cache
             fresh_before = self._clock() - RACY_WINDOW_NS
             for rel, st in self._walk():
-                c = cache.get(rel)
-                # The warm path, inlined: same size, mtime and inode, hashed safely after the
-                # last write. This loop runs for every file on every iteration of a turn.
-                if (
-                    c is not None
-                    and c.mtime_ns == st.st_mtime_ns
-                    and c.size == st.st_size
-                    and c.ino == st.st_ino
-                    and st.st_mtime_ns < c.hashed_at_ns - RACY_WINDOW_NS
-                    and st.st_mtime_ns < fresh_before
-                ):
-                    seen[rel] = c.digest
-                    continue
-                digest = self._digest_for(rel, st)
+                digest = self._cached_digest(rel, st, fresh_before)
                 if digest is not None:
                     seen[rel] = digest
             # Forget files that vanished so the cache does not grow without bound over a session.
@@ -412,17 +399,41 @@ class Fingerprinter:
         self._specs[rel_dir] = (st.st_mtime_ns, st.st_size, spec)
         return spec
 
-    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+    def _cached_digest(self, rel: str, st: os.stat_result, fresh_before: int) -> str | None:
+        """The warm path: same size, mtime and inode, hashed safely after the last write, is the
+        cached digest; anything else is read and hashed (None: not a file to fingerprint)."""
+        c = self._cache.get(rel)
+        if (
+            c is not None
+            and c.mtime_ns == st.st_mtime_ns
+            and c.size == st.st_size
+            and c.ino == st.st_ino
+            and st.st_mtime_ns < c.hashed_at_ns - RACY_WINDOW_NS
+            and st.st_mtime_ns < fresh_before
+        ):
+            return c.digest
+        return self._digest_for(rel, st)
+
+    def _walk(
+        self,
+        top: str = "",
+        specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = (),
+        on_dir: Callable[[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]], None] | None = None,
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        """Every tracked file (regular or link) under `top` with its lstat; `on_dir` is told each
+        folder walked and the rules in force there (the live tree records them)."""
         # Each level carries the .gitignore specs in force: (directory they live in, spec). A
         # nested .gitignore's patterns are relative to its own directory, as git reads them.
         stack: list[tuple[str, str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [
-            (str(self.root), "", ())
+            (os.path.join(self._root_s, top) if top else self._root_s, top, specs)
         ]
         while stack:
             dir_abs, rel_dir, specs = stack.pop()
             spec = self._spec_for(dir_abs, rel_dir)
             if spec is not None:
                 specs = (*specs, (rel_dir, spec))
+            if on_dir is not None:
+                on_dir(rel_dir, specs)
             try:
                 entries = list(os.scandir(dir_abs))
             except OSError:

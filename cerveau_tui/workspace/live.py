@@ -192,73 +192,33 @@ class LiveTree:
         if names is not None:
             names.discard(rel)
 
-    # --- the walk (the same rules as Fingerprinter._walk), recording folders and their rules ---
+    # --- the walk (Fingerprinter._walk), recording folders and their rules ---------------------
 
     def _walk(
         self, top: str, specs: Specs, *, progress: Callable[[int], None] | None = None
     ) -> None:
         fp = self.fp
-        cache = fp._cache
         fresh_before = fp._clock() - RACY_WINDOW_NS
-        root = fp._root_s
-        stack: list[tuple[str, str, Specs]] = [
-            (os.path.join(root, top) if top else root, top, specs)
-        ]
-        count = 0
-        while stack:
-            dir_abs, rel_dir, specs = stack.pop()
-            spec = fp._spec_for(dir_abs, rel_dir)
-            if spec is not None:
-                specs = (*specs, (rel_dir, spec))
+        dir_files = self.dir_files
+
+        def on_dir(rel_dir: str, specs: Specs) -> None:
             self.dir_specs[rel_dir] = specs
-            names = self.dir_files.setdefault(rel_dir, set())
-            try:
-                entries = list(os.scandir(dir_abs))
-            except OSError:
+            dir_files.setdefault(rel_dir, set())
+
+        count = 0
+        for rel, st in fp._walk(top, specs, on_dir):
+            digest = fp._cached_digest(rel, st, fresh_before)
+            if digest is None:
                 continue
-            for entry in entries:
-                name = entry.name
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir:
-                    if name in fp.ignore_dirs or _ignored(specs, rel, True):
-                        continue
-                    stack.append((entry.path, rel, specs))
-                    continue
-                if specs and _ignored(specs, rel, False):
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                    continue
-                c = cache.get(rel)
-                if (
-                    c is not None
-                    and c.mtime_ns == st.st_mtime_ns
-                    and c.size == st.st_size
-                    and c.ino == st.st_ino
-                    and st.st_mtime_ns < c.hashed_at_ns - RACY_WINDOW_NS
-                    and st.st_mtime_ns < fresh_before
-                ):
-                    digest: str | None = c.digest
-                else:
-                    digest = fp._digest_for(rel, st)
-                if digest is None:
-                    continue
-                if self.files.get(rel) != digest:
-                    self.changed.add(rel)
-                self.files[rel] = digest
-                names.add(rel)
-                if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
-                    self.multi.add(rel)
-                count += 1
-                if progress is not None and count % 5000 == 0:  # PROGRESS_FILES
-                    progress(count)
+            if self.files.get(rel) != digest:
+                self.changed.add(rel)
+            self.files[rel] = digest
+            dir_files[rel.rpartition("/")[0]].add(rel)
+            if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+                self.multi.add(rel)
+            count += 1
+            if progress is not None and count % 5000 == 0:  # PROGRESS_FILES
+                progress(count)
 
 
 def take_snapshot(fp: Fingerprinter) -> Snapshot:
