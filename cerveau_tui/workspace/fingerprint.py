@@ -120,6 +120,8 @@ class Fingerprinter:
         self._bucket_digests: dict[int, str] = {}
         self._ready = threading.Event()
         self._ready.set()
+        self._told = threading.Event()  # the first build's progress lines all delivered
+        self._told.set()
         self._starter: threading.Thread | None = None
         self._pending: list[PendingScan] = []
         self._pending_lock = threading.Lock()
@@ -138,13 +140,16 @@ class Fingerprinter:
         if self._starter is not None:
             return
         self._ready.clear()
+        self._told.clear()
         self._starter = threading.Thread(
             target=self._first, args=(progress,), name="cerveau-fingerprint", daemon=True
         )
         self._starter.start()
 
     def wait_ready(self, timeout: float | None = None) -> bool:
-        return self._ready.wait(timeout)
+        """Built, and its progress told. A scan waits for the build only: the telling may wait on
+        the one who scans (see _first)."""
+        return self._ready.wait(timeout) and self._told.wait(timeout)
 
     def status(self) -> dict[str, Any]:
         """What doctor says: {"method": "inotify"|"walk", "reason", "watches", "ready", "files"}."""
@@ -223,9 +228,12 @@ class Fingerprinter:
                         progress("workspace", None, line)
                 except Exception:
                     pass
+            self._told.set()
 
         if progress is not None:
             threading.Thread(target=deliver, name="fingerprint-progress", daemon=True).start()
+        else:
+            self._told.set()
 
         def say(line: str) -> None:
             if progress is not None:
