@@ -80,6 +80,7 @@ class Rewinder:
         self._history_len = history_len  # offline: the stored history's length
         self._lock = threading.RLock()
         self._running = False
+        self._pending: Point | None = None  # a turn's point whose files are read at its first call
         self._tails: list[tuple[list[Message], Any, list[Event], dict[str, int]]] = []
         self.warning = ""  # the last point that could not be taken, said once
         self._said: P.Rewound | None = None
@@ -100,7 +101,14 @@ class Rewinder:
         try:
             if t == EventType.TURN_STARTED:
                 self._running = True
-                self.take("turn", event, str(event.payload.get("input", "")))
+                # What the turn starts from is said now; the files are read at its first call
+                # (nothing of the turn can change them before): the first request of a session
+                # on a big tree does not wait for the tree's first fingerprint.
+                with self._lock:
+                    self._settle()
+                    self._pending = self._point("turn", event, str(event.payload.get("input", "")))
+            elif t == EventType.TOOL_CALL:
+                self._settle()
             elif t == EventType.USER_EXEC:
                 self._running = True
                 self.take("command", event, "!" + str(event.payload.get("command", "")))
@@ -117,7 +125,19 @@ class Rewinder:
 
     def take(self, at: str, event: Event | None = None, task: str = "") -> Point:
         with self._lock:
-            manifest = self.capture.take()
+            self._settle()
+            return self._finish(self._point(at, event, task))
+
+    def _settle(self) -> None:
+        """The turn's point, if its files are still to be read (see TURN_STARTED)."""
+        with self._lock:
+            p, self._pending = self._pending, None
+            if p is not None:
+                self._finish(p)
+
+    def _point(self, at: str, event: Event | None, task: str) -> Point:
+        """A point's conversation, plan and grants, as they are now."""
+        with self._lock:
             p = Point(
                 id=uuid.uuid4().hex[:12],
                 at=at,
@@ -131,7 +151,12 @@ class Rewinder:
                 p.window = self._window()
                 p.writes = dict(self.plan.writes) if self.plan is not None else {}
                 p.grants = self._grants()
-            p = self.points.next_delta(p, manifest)
+            return p
+
+    def _finish(self, p: Point) -> Point:
+        """The files as they are now, then the point is recorded."""
+        with self._lock:
+            p = self.points.next_delta(p, self.capture.take())
             self._write([p.record()])
             self.points.add(p)
             return p
