@@ -20,6 +20,7 @@ from pathlib import Path
 from ..plan.persist import is_busy, list_sessions
 from ..state_home import locate
 from ..workspace.beneath import open_state_dir
+from ..workspace.openat import open_dir_beneath
 from ..workspace.store import BlobStore
 from .rewind_points import Points, read_points
 
@@ -41,10 +42,11 @@ class Collected:
 
 
 def blob_sizes(workspace: Path) -> dict[str, tuple[int, float]]:
-    """digest -> (size, mtime) of every blob, read beneath the store's folder fd."""
+    """digest -> (size, mtime) of every blob, read beneath the store's folder fd (never made
+    here: doctor reads, and a workspace with no store has none)."""
     out: dict[str, tuple[int, float]] = {}
     try:
-        fd, _ = open_state_dir(*locate(workspace, "blobs"))
+        fd = open_dir_beneath(*locate(workspace, "blobs"))
     except OSError:
         return out
     try:
