@@ -117,3 +117,36 @@ def test_the_person_reads_the_new_cap_in_the_guard_line(tmp_path: Path) -> None:
         _, events, _ = run_cli(tmp_path, server.url, "plan the fix", "--max-tokens", "1024")
     (trip,) = [e["payload"] for e in events if e["type"] == "guard_tripped"]
     assert trip["guard"] == "truncation" and "the retry may take 2048 tokens" in trip["reason"]
+
+
+UNNAMED_CUT = {
+    "error": {
+        "status": 500,
+        "message": "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] "
+        "parse error at line 1, column 40: syntax error while parsing value - invalid string: "
+        "missing closing quote; last read: '\"def add'",
+        "type": "server_error",
+    }
+}
+
+
+def test_cuts_the_server_did_not_name_never_get_the_same_request_twice(tmp_path: Path) -> None:
+    """A 4k window at a 2,048 cap has no room for a larger one: the same request went out three
+    times until the turn ended on model errors. Now every tool is offered narrower each time."""
+    script = {"responses": [UNNAMED_CUT] * 3 + [{"content": "stopped"}]}
+    with ScriptedServer(script, n_ctx=4096) as server:
+        run_cli(tmp_path, server.url, "fix it", "--max-tokens", "2048")
+        requests = list(server.requests)
+    offers = [_offer(r) for r in requests[:3]]
+    assert len(offers) == 3 and len(set(offers)) == 3, [o[0] for o in offers]
+
+
+def test_an_unnamed_cut_without_room_narrows_every_tool_and_says_so() -> None:
+    cuts = CutRetries()
+    retry = cuts.after_cut("", 2048, 4096, 1500)
+    assert retry.max_tokens == 2048 and retry.chars == 4096
+    assert "every tool" in retry.reason and "None" not in retry.reason
+    assert "every tool call holds" in retry.told
+    offered = cuts.request([CommitPlan.schema()])
+    assert offered[0]["parameters"]["properties"]["steps"]["maxItems"] == FEW_ITEMS
+    assert cuts.after_cut("", 2048, 4096, 1500).chars == 2048  # halved again: never the same

@@ -12,6 +12,10 @@ Rules (`CutRetries.after_cut`), pure:
    characters a token: low, because code and JSON escapes run three to four). Cut again, the bound
    halves.
 3. A bound too small to be worth a call: the tool is withheld from the next request.
+4. The server refused the cut reply before naming its tool (HTTP 500 "Failed to parse tool call
+   arguments"): with no room for a larger cap, EVERY tool is offered narrower, the bound halving
+   at each cut (none can be withheld: the cut one is not known). Found by probing: a 4k window at
+   a 2,048 cap was sent the same request three times until the turn ended on model errors.
 A request shape (tool, cap, bound) is never offered twice in a turn.
 """
 
@@ -27,6 +31,7 @@ CHARS_PER_TOKEN = 2
 FEW_ITEMS = 3
 MIN_CHARS = 64  # under this a text field cannot carry a useful part of anything
 MARGIN = 256  # the window's room less this is what a reply may take (framing, counting error)
+EVERY_TOOL = ""  # the cut's tool when the server did not name it: the bound applies to all
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,8 @@ class CutRetry:
             return f"{what}; the retry may take {self.max_tokens} tokens"
         if self.withheld:
             return f"{what} again; {self.tool} is not offered for the next reply"
-        return f"{what}; {self.tool} offered narrower (about {self.chars} characters a call)"
+        which = self.tool or "every tool"
+        return f"{what}; {which} offered narrower (about {self.chars} characters a call)"
 
     @property
     def told(self) -> str:
@@ -61,8 +67,9 @@ class CutRetry:
         base = truncated_call_message(self.tool or None, self.cut_at)
         if self.withheld:
             return f"{base} `{self.tool}` is not offered for your next reply: make a smaller step."
+        which = f"a `{self.tool}` call" if self.tool else "every tool call"
         return (
-            f"{base} For the rest of this turn a `{self.tool}` call holds at most {FEW_ITEMS} "
+            f"{base} For the rest of this turn {which} holds at most {FEW_ITEMS} "
             f"items a list and about {self.chars} characters in all: send a short one."
         )
 
@@ -83,9 +90,10 @@ class CutRetries:
         # Half as much again at least: a few more tokens would be cut the same.
         if bigger >= cap * 3 // 2 and (tool, bigger, bound) not in self.offered:
             return CutRetry(tool, cap, bigger, bound)
-        if not tool:  # the server refused the reply before naming the tool: nothing to narrow
-            return CutRetry(tool, cap, cap, None, withheld=False)
         chars = cap * CHARS_PER_TOKEN if bound is None else bound // 2
+        if tool == EVERY_TOOL:  # rule 4: nothing to withhold, every tool narrower
+            self.bounds[tool] = max(1, chars)
+            return CutRetry(tool, cap, cap, max(1, chars))
         if chars < MIN_CHARS:
             self.withhold_next.add(tool)
             return CutRetry(tool, cap, cap, bound, withheld=True)
@@ -101,8 +109,8 @@ class CutRetries:
             name = s.get("name", "")
             if name in withheld:
                 continue
-            bound = self.bounds.get(name)
-            out.append(s if bound is None else narrowed_schema(s, bound))
+            bounds = [b for b in (self.bounds.get(name), self.bounds.get(EVERY_TOOL)) if b]
+            out.append(narrowed_schema(s, min(bounds)) if bounds else s)
         return out
 
 
