@@ -74,6 +74,14 @@ def checkpoint_hashes(ctx: ToolContext, files: list[str]) -> dict[str, str | Non
     return out
 
 
+def _free_id(n: int, taken: set[str]) -> str:
+    """A step without an id takes its position, or the next number no step holds: `[{"id": "2"},
+    {}]` was refused as "two steps have id '2'", a plan the schema allows and nobody duplicated."""
+    while str(n) in taken:
+        n += 1
+    return str(n)
+
+
 class CommitPlan(Tool):
     name = "commit_plan"
     description = (
@@ -87,8 +95,9 @@ class CommitPlan(Tool):
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         steps: list[PlanStep] = []
+        given = {s.id.strip() for s in args.steps} - {""}
         for i, s in enumerate(args.steps):
-            sid = s.id.strip() or str(i + 1)
+            sid = s.id.strip() or _free_id(i + 1, given | {t.id for t in steps})
             if any(t.id == sid for t in steps):
                 raise ToolError(f"two steps have id {sid!r}; give each step its own id")
             steps.append(

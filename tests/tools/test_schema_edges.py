@@ -39,10 +39,12 @@ KNOWN = {
     "type", "properties", "required", "items", "anyOf", "enum", "const", "default",
     "description", "minLength", "maxLength", "pattern", "minItems", "maxItems",
 }  # fmt: skip
-#: Candidate strings, from the edges in: empty, blank of each kind, one character, a path, text
-#: with JSON's special characters, a non-ASCII character, a NUL byte, a long one.
+#: Candidate strings, from the edges in: empty, blank of each kind, one character, a digit (an
+#: id a position may also take), a path, text with JSON's special characters, a non-ASCII
+#: character, a NUL byte, a long one.
 STRINGS = [
-    "", " ", "\t", "\n", "\u00a0", "x", ".", "a b", "../x", 'say "hi"\\', "é", "a\x00b", "x" * 5000,
+    "", " ", "\t", "\n", "\u00a0", "x", "1", ".", "a b", "../x", 'say "hi"\\', "é", "a\x00b",
+    "x" * 5000,
 ]  # fmt: skip
 
 
@@ -74,7 +76,10 @@ def edges(schema: dict[str, Any]) -> list[Any]:
     if kind == "array":
         item = edges(schema.get("items", {"type": "string"}))
         lo, hi = schema.get("minItems", 0), schema.get("maxItems", 3)
-        return [[item[i % len(item)] for i in range(n)] for n in sorted({lo, hi})]
+        varied = [[item[i % len(item)] for i in range(n)] for n in sorted({lo, hi})]
+        # The longest list of ONE item repeated, each item's in turn: what `maxItems` allows
+        # and a rule across items (unique ids) may refuse.
+        return varied + [[v] * hi for v in item if hi > 1]
     if kind == "object":
         return objects(schema)
     raise AssertionError(f"no edges for {schema}")
@@ -137,3 +142,38 @@ def test_no_combination_of_required_fields_at_their_edges_is_refused() -> None:
     props = EditFile.schema()["parameters"]["properties"]
     for path, old in itertools.product(edges(props["path"]), edges(props["old"])):
         EditFile.Args.model_validate({"path": path, "old": old, "new": ""})
+
+
+def _explicit_ids(args: dict[str, Any]) -> list[str]:
+    return [i for s in args.get("steps", []) if (i := str(s.get("id", "")).strip())]
+
+
+def test_every_plan_the_schema_allows_at_its_edges_commits() -> None:
+    """Run, not only validated: commit_plan's rule across steps (each its own id) is one the
+    schema cannot state. A step without an id takes a free number: `[{"id": "2"}, {}]` was
+    refused as two steps with id '2'. Two steps GIVEN the same id stay refused
+    (tests/plan/test_plan_tools.py), the one gap left: JSON Schema has no unique-by-field."""
+    from cerveau_tui.tools.base import ToolError
+    from cerveau_tui.tools.plan_tools import CommitPlan
+
+    tool = CommitPlan()
+    refused = []
+    for args in edges(tool.schema()["parameters"]):
+        ctx = ToolContext(workspace=Path("/nonexistent-ws"), state=ToolState())
+        given = _explicit_ids(args)
+        try:
+            tool.run(CommitPlan.Args.model_validate(args), ctx)
+        except ToolError as exc:
+            if len(set(given)) == len(given):
+                refused.append((args, str(exc)))
+    assert refused == []
+
+
+def test_a_step_without_an_id_never_takes_one_a_later_step_was_given() -> None:
+    from cerveau_tui.tools.plan_tools import CommitPlan
+
+    ctx = ToolContext(workspace=Path("/nonexistent-ws"), state=ToolState())
+    steps = [{"title": "a"}, {"id": "1", "title": "b"}, {"id": "2", "title": "c"}, {"title": "d"}]
+    CommitPlan().run(CommitPlan.Args.model_validate({"steps": steps}), ctx)
+    assert ctx.plan is not None
+    assert [s.id for s in ctx.plan.report().steps] == ["3", "1", "2", "4"]
