@@ -72,8 +72,6 @@ class LastRewind:
 
     to_turn: int = 0
     at: str = ""
-    #: The chat's events before that rewind: what a forward redraws (nothing ran since).
-    transcript: list[Any] | None = None
 
 
 def _rw(session: object) -> Any:
@@ -246,18 +244,14 @@ def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Any) -> N
 
     rewinder = _rw(session)
     target = choice.target
-    last = _last(app)
     transcript: list[Any] | None
     try:
         if isinstance(target, ForwardRow):
             result = rewinder.forward(force=choice.overwrite, keep=keep)
-            # The chat as it was before the rewind, kept by this app; else the rewinder's.
-            transcript = last.transcript or list(rewinder.transcript())
+            transcript = list(rewinder.transcript())  # the chat as it was before the rewind
         else:
-            before = list(rewinder.transcript()) if choice.mode != "code" else None
             result = rewinder.rewind(target.number, choice.mode, force=choice.overwrite, keep=keep)
             transcript = list(rewinder.transcript()) if choice.mode != "code" else None
-            last.transcript = before
     except OutsideChanges as exc:
         # Changed since the preview (or a forward, which has none): asked about those files.
         again = RewindPreview(target, conflicts=list(exc.paths))
@@ -275,7 +269,7 @@ def _redrawn(app: Host, choice: RewindChoice, result: Any, transcript: list[Any]
     target = choice.target
     last = _last(app)
     if isinstance(target, ForwardRow):
-        last.to_turn, last.at, last.transcript = 0, "", None
+        last.to_turn, last.at = 0, ""
     else:
         last.to_turn, last.at = target.number, _now(app)
     app.router.drain()

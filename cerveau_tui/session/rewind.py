@@ -81,7 +81,7 @@ class Rewinder:
         self._lock = threading.RLock()
         self._running = False
         self._pending: Point | None = None  # a turn's point whose files are read at its first call
-        self._tails: list[tuple[list[Message], Any, list[Event], dict[str, int]]] = []
+        self._tails: list[tuple[list[Message], Any, list[Event] | None, dict[str, int]]] = []
         self.warning = ""  # the last point that could not be taken, said once
         self._said: P.Rewound | None = None
         if bus is not None:
@@ -386,16 +386,21 @@ class Rewinder:
         return [p.turn_id for p in self.points.points[i:] if p.at == "turn" and p.turn_id]
 
     def _live(self, target: Point, mode: str, forward: bool, cut: list[str], code: bool) -> None:
-        from .rewind_live import apply_conversation, tell_model
+        from .rewind_live import apply_conversation, forward_conversation, keep_before, tell_model
 
         eng = self.engine
-        if mode != "code":
-            apply_conversation(self, target, forward, cut)
+        if forward:
+            forward_conversation(self)  # whatever the mode: the conversation before the rewind
+        else:
+            keep_before(self)
+            if mode != "code":
+                apply_conversation(self, target, cut)
         if code:
             eng.loop_state.tools.record_write(self.workspace)  # the verification seal is stale
             if eng.undo_log is not None and not forward:
                 eng.undo_log.drop_turns(self._cut_turns(self.points.index(target.id)))
-        tell_model(self, target, mode, forward)
+        if not forward:
+            tell_model(self, target, mode)
 
     # -- parts ------------------------------------------------------------------------------------
 

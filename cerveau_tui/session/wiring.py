@@ -100,7 +100,8 @@ def rewinder(
     points = read_points(engine.workspace, log.session_id, store) if stored else Points(store)
     rw = Rewinder(store, fp, log, points=points, engine=engine, journal=journal, plan=plan, bus=bus)
     if stored is not None:
-        rw._tails = [(t[0], t[1], t[2], t[3]) for t in stored.rewound]
+        # A forward after a resume: the conversation before the rewind, as the log folded it.
+        rw._tails = [(b.messages, b.window, b.plan_events, b.writes) for b in stored.rewound]
     import threading
 
     def collect() -> None:
