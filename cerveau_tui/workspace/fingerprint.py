@@ -47,6 +47,7 @@ class _Entry:
     ino: int
     digest: str
     hashed_at_ns: int
+    mode: int = 0  # st_mode as last stat'ed (a chmod moves no digest): mode_of reads it
 
 
 def hash_bytes(data: bytes) -> str:
@@ -284,6 +285,13 @@ class Fingerprinter:
             self._finalizer.detach()
             watch.release(tw)
 
+    def mode_of(self, rel: str) -> int | None:
+        """st_mode of a tracked file as the last scan saw it (None: not known). Read-only: a
+        restore point takes its modes here instead of one lstat per file (a chmod re-stats, and
+        re-reads, only that file: the walk compares the mode, the watch hears IN_ATTRIB)."""
+        e = self._cache.get(rel)
+        return e.mode if e is not None and e.mode else None
+
     def hash_file(self, rel_path: str) -> str | None:
         """Digest of one file (warm-cache aware); None if it is missing or not a file."""
         rel = rel_path.replace(os.sep, "/").lstrip("/")
@@ -363,6 +371,7 @@ class Fingerprinter:
             and cached.size == st.st_size
             and cached.mtime_ns == st.st_mtime_ns
             and cached.ino == st.st_ino
+            and cached.mode == st.st_mode
             and st.st_mtime_ns < cached.hashed_at_ns - RACY_WINDOW_NS
         ):
             return cached.digest
@@ -381,7 +390,7 @@ class Fingerprinter:
             # still seen, rather than failing the whole scan on one file.
             digest = hash_bytes(f"unreadable\0{st.st_size}\0{st.st_mtime_ns}".encode())
         self.hash_count += 1
-        self._cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, now)
+        self._cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, now, st.st_mode)
         return digest
 
     def _spec_for(self, dir_abs: str, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
@@ -416,6 +425,7 @@ class Fingerprinter:
             and c.mtime_ns == st.st_mtime_ns
             and c.size == st.st_size
             and c.ino == st.st_ino
+            and c.mode == st.st_mode
             and st.st_mtime_ns < c.hashed_at_ns - RACY_WINDOW_NS
             and st.st_mtime_ns < fresh_before
         ):
