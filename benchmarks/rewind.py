@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/rewind.py [--files 10000] [--changed 10] [--server] [--tokens 3000]
 
 (a) A restore point per turn on a `--files` workspace with `--changed` files changed between two
-    points: the time of `Capture.take()` (the fingerprint's stat-cached scan, modes, the changed
-    files' blobs) and the bytes it stored (blobs, and the point's delta record in the log), the
+    points, with the fingerprint watching (as a session does: the point looks at the paths that
+    moved only) and walking: the time of `Capture.take()` (the fingerprint's scan, the modes it
+    saw, the changed files' blobs) and the bytes it stored (blobs, and the point's delta record in the log), the
     first (cold) point beside it; then the same change recorded by a shadow git under .cerveau
     (`git add -A && git commit`), the alternative the issue names, when git is installed.
 (b) With --server, on the real stack (SmolLM2-135M, as benchmarks/slot_resume.py starts it): two
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 
-def checkpoint_cost(files: int, changed: int) -> None:
+def checkpoint_cost(files: int, changed: int, watch: bool = False) -> None:
     from cerveau_tui.session.rewind_points import Point, Points
     from cerveau_tui.workspace.checkpoints import Capture
     from cerveau_tui.workspace.fingerprint import Fingerprinter
@@ -39,7 +40,8 @@ def checkpoint_cost(files: int, changed: int) -> None:
         (d / f"m{i}.py").write_text(f"# module {i}\n" + "x = 1\n" * 40)
     store = BlobStore(ws)
     pts = Points(store)
-    cap = Capture(store, Fingerprinter(ws))
+    cap = Capture(store, Fingerprinter(ws, watch=watch))
+    print(f"-- the fingerprint {'watches (inotify, as a session)' if watch else 'walks'}")
 
     def point() -> tuple[float, int, int]:
         t = time.perf_counter()
@@ -71,9 +73,14 @@ def checkpoint_cost(files: int, changed: int) -> None:
     )
     print(
         f"a turn's point ({changed} of {files:,} files changed, median of 5): {ms:.1f} ms,"
-        f" {warm[-1][1]:,} blob bytes + a {warm[-1][2]:,}-byte record in the log"
+        f" {warm[-1][1]:,} blob bytes + a {warm[-1][2]:,}-byte record in the log;"
+        f" {cap.looked_at:,} paths looked at ({cap.fp.method})"
     )
+    cap.fp.close()
     git = shutil.which("git")
+    if watch:
+        shutil.rmtree(root, ignore_errors=True)
+        return
     if git is None:
         print("shadow git: git not installed, not measured")
         return
@@ -172,6 +179,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=3000)
     ap.add_argument("--n-ctx", type=int, default=8192)
     args = ap.parse_args()
+    checkpoint_cost(args.files, args.changed, watch=True)
     checkpoint_cost(args.files, args.changed)
     if args.server:
         prompt_cost(args.tokens, args.n_ctx)

@@ -45,6 +45,7 @@ from .beneath import (
 )
 from .fingerprint import Fingerprinter, hash_bytes
 from .git_change import guard_for
+from .snapshot import Snapshot, diff_snapshots
 from .store import BlobMissing, BlobStore
 
 #: A file bigger than this is not copied into the store (named as not captured instead).
@@ -72,6 +73,9 @@ class Capture:
         self._verified = False  # `known` from a log: checked against the store once
         self.bytes_stored = 0  # new blob bytes written by the last take() (the benchmark reads)
         self.files_stored = 0
+        self.looked_at = 0  # paths the last take() looked at (all, or only those that moved)
+        self._snap: Snapshot | None = None  # the scan `known` was taken from
+        self._mark = -1  # the fingerprint's restated mark just before that scan
 
     def seed(self, manifest: Mapping[str, Entry]) -> None:
         """The last checkpoint of a resumed session: its blobs are checked on the next take."""
@@ -87,29 +91,57 @@ class Capture:
             os.close(blobs)
 
     def _take(self, blobs: int) -> Manifest:
+        mark = self.fp.restated_mark()
         snap = self.fp.scan()
+        self.bytes_stored = self.files_stored = 0
+        moved = self._moved(snap)
+        out: Manifest
+        if moved is None:
+            out, paths = {}, snap.keys()
+        else:
+            out, paths = dict(self.known), moved
+        self.looked_at = len(paths)
         known_get = self.known.get
         verified = self._verified
-        out: Manifest = {}
-        self.bytes_stored = self.files_stored = 0
         prefix = str(self.root) + "/"
         lstat = os.lstat
-        # One lstat per file for its mode (a chmod changes no digest); the digest comes from the
-        # fingerprint's stat-cached scan, and only a digest this store has not seen is read.
-        for rel, digest in snap.items():
+        mode_of = self.fp.mode_of
+        # The digest comes from the fingerprint's stat-cached scan and the mode from what that
+        # scan saw (a chmod re-stats the file there): a file whose digest the store holds costs
+        # no system call. Only a new digest (or a mode not known) is stat'ed, and read.
+        for rel in paths:
+            digest = snap.get(rel)
+            if digest is None:  # gone since the last take
+                out.pop(rel, None)
+                continue
+            out.pop(rel, None)
+            prev = known_get(rel)
+            mode = mode_of(rel)
+            if prev is not None and prev[0] == digest and digest and mode is not None:
+                if verified or _has(blobs, digest):
+                    out[rel] = (digest, mode)
+                    continue
             try:
                 st = lstat(prefix + rel)
             except OSError:
                 continue
-            prev = known_get(rel)
-            if prev is not None and prev[0] == digest and digest:
-                if verified or _has(blobs, digest):
-                    out[rel] = (digest, st.st_mode)
-                    continue
             out[rel] = (self._keep(blobs, rel, st), st.st_mode)
         self.known = out
         self._verified = True
+        self._snap, self._mark = snap, mark
         return out
+
+    def _moved(self, snap: Snapshot) -> set[str] | None:
+        """The paths that may differ from `known`: those whose digest moved between the last
+        take's scan and this one (the fingerprint's change journal: O(changed) when it watches)
+        and those it stat'ed anew meanwhile (a chmod moves no digest). None: every path (the
+        first take, a store to verify, or a fingerprint that no longer knows)."""
+        if self._snap is None or not self._verified:
+            return None
+        restated = self.fp.restated_since(self._mark)
+        if restated is None:
+            return None
+        return restated | set(diff_snapshots(self._snap, snap))
 
     def _keep(self, blobs: int, rel: str, st: os.stat_result) -> str:
         """Store one file's bytes (the ones read now: the digest is of what was kept)."""

@@ -38,6 +38,7 @@ LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into
 # RACY_WINDOW_NS (rules.py): a file hashed within it of its mtime is hashed again ("racily clean").
 PROGRESS_FILES = 5000  # the first build says its progress every this many files
 GITIGNORE_MAX = 1_000_000  # a .gitignore bigger than this is not read (as walk.py)
+RESTATED_KEEP = 1 << 16  # paths stat'ed anew that restated_since remembers
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,10 @@ class Fingerprinter:
         self._starter: threading.Thread | None = None
         self._pending: list[PendingScan] = []
         self._pending_lock = threading.Lock()
+        #: Every path stat'ed anew (_digest_for), oldest first, from number `_restated_base`:
+        #: what restated_since reads (a chmod moves no digest, so no snapshot diff shows it).
+        self._restated: list[str] = []
+        self._restated_base = 0
         self._live: Any = None  # live.LiveTree while the watch is exact
         self._watch: Any = None  # watch.TreeWatch
         self.method = "walk"
@@ -285,6 +290,19 @@ class Fingerprinter:
             self._finalizer.detach()
             watch.release(tw)
 
+    def restated_mark(self) -> int:
+        """A position in the record of paths stat'ed anew, for restated_since."""
+        with self._lock:
+            return self._restated_base + len(self._restated)
+
+    def restated_since(self, mark: int) -> set[str] | None:
+        """Paths stat'ed anew (their digest or mode may have moved) since `mark`; None when that
+        is no longer known (too many since). Read-only: a restore point's O(changed) path."""
+        with self._lock:
+            if mark < self._restated_base:
+                return None
+            return set(self._restated[mark - self._restated_base :])
+
     def mode_of(self, rel: str) -> int | None:
         """st_mode of a tracked file as the last scan saw it (None: not known). Read-only: a
         restore point takes its modes here instead of one lstat per file (a chmod re-stats, and
@@ -391,6 +409,11 @@ class Fingerprinter:
             digest = hash_bytes(f"unreadable\0{st.st_size}\0{st.st_mtime_ns}".encode())
         self.hash_count += 1
         self._cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, now, st.st_mode)
+        self._restated.append(rel)
+        if len(self._restated) > RESTATED_KEEP:
+            cut = RESTATED_KEEP // 2
+            del self._restated[:cut]
+            self._restated_base += cut
         return digest
 
     def _spec_for(self, dir_abs: str, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
