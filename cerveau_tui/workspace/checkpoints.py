@@ -96,11 +96,12 @@ class Capture:
         self.bytes_stored = self.files_stored = 0
         moved = self._moved(snap)
         out: Manifest
+        paths: Iterable[str] | set[str]
         if moved is None:
             out, paths = {}, snap.keys()
         else:
             out, paths = dict(self.known), moved
-        self.looked_at = len(paths)
+        self.looked_at = len(snap) if moved is None else len(moved)
         known_get = self.known.get
         verified = self._verified
         prefix = str(self.root) + "/"
