@@ -95,7 +95,8 @@ def _hhmm(iso: str) -> str:
 
 
 def rows_of(rewinder: Any, last: LastRewind) -> list[TurnRow | ForwardRow]:
-    """The list's rows, oldest first, from the rewinder's turns (engine thread)."""
+    """The list's rows, oldest first, from the rewinder's turns and the points before the
+    person's `!cmd`s (engine thread)."""
     rows: list[TurnRow | ForwardRow] = [
         TurnRow(
             number=int(t.turn),
@@ -105,8 +106,10 @@ def rows_of(rewinder: Any, last: LastRewind) -> list[TurnRow | ForwardRow]:
             added=int(t.added),
             removed=int(t.removed),
             undone=not bool(t.current),
+            point=str(t.point_id) if t.at == "command" else "",
+            label=str(t.label or t.turn),
         )
-        for t in rewinder.turns()
+        for t in rewinder.entries()
     ]
     if rewinder.can_forward():
         rows.append(ForwardRow(last.to_turn, last.at))
@@ -119,8 +122,13 @@ def preview_of(rewinder: Any, target: TurnRow | ForwardRow) -> RewindPreview:
     if isinstance(target, ForwardRow):
         return RewindPreview(target)
     # A turn rewound away has no conversation to go back to: its code only.
-    p = rewinder.preview(target.number, "code" if target.undone else "both")
-    dropped = sum(1 for t in rewinder.turns() if t.current and t.turn >= target.number)
+    mode = "code" if target.undone else "both"
+    if target.command:  # the turns after the turn it follows go
+        p = rewinder.preview_point(target.point, mode)
+        dropped = sum(1 for t in rewinder.turns() if t.current and t.turn > target.number)
+    else:
+        p = rewinder.preview(target.number, mode)
+        dropped = sum(1 for t in rewinder.turns() if t.current and t.turn >= target.number)
     return RewindPreview(
         target,
         files=len(p.changes),
@@ -166,7 +174,7 @@ def rewind_last(app: Host) -> None:
 
     def newest(session: Any) -> RewindPreview | None:
         rows = [r for r in rows_of(_rw(session), last) if isinstance(r, TurnRow)]
-        current = [r for r in rows if not r.undone]
+        current = [r for r in rows if not r.undone and not r.command]
         return preview_of(_rw(session), current[-1]) if current else None
 
     runner.call(lambda session: _engine(app, _previewed, lambda: newest(session)))
@@ -250,7 +258,11 @@ def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Any) -> N
             result = rewinder.forward(force=choice.overwrite, keep=keep)
             transcript = list(rewinder.transcript())  # the chat as it was before the rewind
         else:
-            result = rewinder.rewind(target.number, choice.mode, force=choice.overwrite, keep=keep)
+            if target.command:
+                go = partial(rewinder.rewind_to_point, target.point)
+            else:
+                go = partial(rewinder.rewind, target.number)
+            result = go(choice.mode, force=choice.overwrite, keep=keep)
             transcript = list(rewinder.transcript()) if choice.mode != "code" else None
     except OutsideChanges as exc:
         # Changed since the preview (or a forward, which has none): asked about those files.
@@ -271,7 +283,7 @@ def _redrawn(app: Host, choice: RewindChoice, result: Any, transcript: list[Any]
     if isinstance(target, ForwardRow):
         last.to_turn, last.at = 0, ""
     else:
-        last.to_turn, last.at = target.number, _now(app)
+        last.to_turn, last.at = (0 if target.command else target.number), _now(app)
     app.router.drain()
     chat = app.chat
     if transcript is not None:
@@ -299,7 +311,7 @@ def summary(choice: RewindChoice, result: Any) -> str:
     if isinstance(target, ForwardRow):
         head = "forward: the rewind is undone"
     else:
-        head = f"rewound to just before turn {target.number} ({MODE_WORDS[choice.mode]})"
+        head = f"rewound to just before {target.what()} ({MODE_WORDS[choice.mode]})"
     parts = [head]
     back = len(result.restored) + len(result.removed)
     if choice.mode != "conversation" or isinstance(target, ForwardRow):

@@ -171,6 +171,15 @@ class Rewinder:
     # -- what the TUI calls -----------------------------------------------------------------------
 
     def turns(self) -> list[TurnEntry]:
+        return self._entries(commands=False)
+
+    def entries(self) -> list[TurnEntry]:
+        """What the TUI lists: the turns and the points before the person's `!cmd`s (as
+        `cerveau rewind --list --all` does), oldest first; a command's `turn` is the turns
+        before it, its `label` "T.k"."""
+        return self._entries(commands=True)
+
+    def _entries(self, *, commands: bool) -> list[TurnEntry]:
         with self._lock:
             return [
                 TurnEntry(
@@ -183,13 +192,23 @@ class Rewinder:
                     r.added,
                     r.removed,
                     r.current,
+                    r.point.at,
+                    r.label,
                 )
-                for r in self.points.rows()
+                for r in self.points.rows(commands=commands)
             ]
 
     def preview(self, turn: int, mode: RewindMode = "both") -> RewindPreview:
         with self._lock:
-            i = self._target(turn, mode)
+            return self._preview(self._target(turn, mode), mode, turn)
+
+    def preview_point(self, point_id: str, mode: RewindMode = "both") -> RewindPreview:
+        """As `preview`, of a point of `checkpoints()` (before a `!cmd`, say)."""
+        with self._lock:
+            return self._preview(self._point_target(point_id, mode), mode, 0)
+
+    def _preview(self, i: int, mode: RewindMode, turn: int) -> RewindPreview:
+        with self._lock:
             now = self.capture.take()
             changes, outside = self._plan(i, mode, now)
             dropped = max(0, self._hlen() - self.points.points[i].history)
@@ -272,20 +291,23 @@ class Rewinder:
     ) -> RewindResult:
         """As `rewind`, to any point of `checkpoints()` (before a `!cmd`, say)."""
         with self._lock:
-            if mode not in MODES:
-                raise RewindError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
-            if self._running:
-                raise TurnRunning("a turn is running: rewind between turns")
-            try:
-                i = self.points.index(point_id)
-            except LookupError as exc:
-                raise RewindError(str(exc)) from None
-            if self.points.points[i].at not in TARGETS:
-                raise RewindError(f"point {point_id} is not one a rewind goes to")
-            self._reachable(i, mode, f"point {point_id}")
+            i = self._point_target(point_id, mode)
             result = self._go(i, mode, self._turn_of(i), force, set(keep), forward=False)
         self._announce()
         return result
+
+    def _point_target(self, point_id: str, mode: str) -> int:
+        if mode not in MODES:
+            raise RewindError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
+        if self._running:
+            raise TurnRunning("a turn is running: rewind between turns")
+        try:
+            i = self.points.index(point_id)
+        except LookupError as exc:
+            raise RewindError(str(exc)) from None
+        if self.points.points[i].at not in TARGETS:
+            raise RewindError(f"point {point_id} is not one a rewind goes to")
+        return self._reachable(i, mode, f"point {point_id}")
 
     def _turn_of(self, i: int) -> int:
         pts = self.points.points

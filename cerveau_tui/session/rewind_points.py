@@ -117,12 +117,13 @@ class Rewound:
 
 @dataclass(frozen=True)
 class TurnRow:
-    turn: int
+    turn: int  # a command's: the turns before it
     point: Point
     files: list[str]
     added: int
     removed: int
     current: bool
+    label: str = ""  # "3" for turn 3, "3.1" for the first `!cmd` after it
 
 
 class Points:
@@ -273,13 +274,20 @@ class Points:
                 return i
         raise LookupError("no rewind to go forward from")
 
-    def rows(self) -> list[TurnRow]:
+    def rows(self, *, commands: bool = False) -> list[TurnRow]:
+        """The turns (and with `commands`, the person's `!cmd`s), oldest first, with what each
+        changed: the files between its point and the one after it, and their +/- lines."""
         out: list[TurnRow] = []
-        n = 0
+        n = k = 0
         for i, p in enumerate(self.points):
-            if p.at != "turn":
+            if p.at == "command" and commands:
+                k += 1
+                current, label = self.reachable(i), f"{n}.{k}"
+            elif p.at == "turn":
+                n, k = n + 1, 0
+                current, label = n in self.current, str(n)
+            else:
                 continue
-            n += 1
             end = i + 1 if i + 1 < len(self.points) else None
             try:
                 before = self.manifest(i)
@@ -288,7 +296,7 @@ class Points:
                 plus, minus = self._lines(before, after, files)
             except LookupError:
                 files, plus, minus = [], 0, 0
-            out.append(TurnRow(n, p, files, plus, minus, n in self.current))
+            out.append(TurnRow(n, p, files, plus, minus, current, label))
         return out
 
     def _lines(self, before: Manifest, after: Manifest, files: Iterable[str]) -> tuple[int, int]:

@@ -36,6 +36,8 @@ class TurnEntry:
     added: int
     removed: int
     current: bool
+    at: str = "turn"  # or "command": just before the person's `!cmd` (Rewinder.entries)
+    label: str = ""  # "3", or "3.1" for the first `!cmd` after turn 3
 
     def wire(self) -> dict[str, Any]:
         return {

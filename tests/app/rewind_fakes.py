@@ -24,6 +24,8 @@ class Entry:
     current: bool = True
     point_id: str = ""
     turn_id: str = ""
+    at: str = "turn"
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,9 @@ class FakeRewinder:
                 zip(TASKS, [(1, 12, 0), (2, 30, 4), (5, 17, 17)], strict=True)
             )
         ]
+
+    def entries(self) -> list[Entry]:
+        return self.turns()
 
     def preview(self, turn: int, mode: str = "both") -> Preview:
         changes = ["src/cli.py", "src/parser.py", "tests/test_parser.py"][: 4 - turn]

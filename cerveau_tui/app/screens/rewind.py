@@ -45,15 +45,25 @@ UNDONE = "↶"
 
 @dataclass(frozen=True)
 class TurnRow:
-    """One line of the list: a checkpoint taken just before turn `number` started."""
+    """One line of the list: a checkpoint taken just before turn `number` started, or (`point`
+    set) just before one of the person's `!cmd`s, which follows turn `number` (0: none yet)."""
 
     number: int
-    task: str  # the task's first line
+    task: str  # the task's first line (a command's: `!cmd`)
     at: str  # when the turn started, HH:MM
-    files_changed: int  # by that turn (its tools and its commands)
+    files_changed: int  # by that turn (its tools and its commands), or by that `!cmd`
     added: int = 0  # lines
     removed: int = 0
     undone: bool = False  # the conversation was rewound to before it (a forward brings it back)
+    point: str = ""  # a `!cmd`'s restore point (Rewinder.rewind_to_point); "" for a turn
+    label: str = ""  # the number column: "3", or "3.1" for the first `!cmd` after turn 3
+
+    @property
+    def command(self) -> bool:
+        return bool(self.point)
+
+    def what(self) -> str:
+        return f"your command {self.label}" if self.command else f"turn {self.number}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,7 @@ def row_text(row: TurnRow | ForwardRow, task_width: int) -> Content:
     files = f"{row.files_changed} file{'' if row.files_changed == 1 else 's'}"
     return Content.assemble(
         (UNDONE if row.undone else " ", "$text-warning"),
-        (f"{row.number:>3}  ", "bold"),
+        (f"{row.label or row.number:>3}  ", "$text-muted" if row.command else "bold"),
         (f"{task:<{task_width}}", "$text-muted" if row.undone else ""),
         (f"  {row.at:>5}  ", "$text-muted"),
         (f"{files:>8}  ", ""),
@@ -133,9 +143,13 @@ class RewindListScreen(ModalScreen[TurnRow | ForwardRow | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             undone = any(isinstance(r, TurnRow) and r.undone for r in self.rows)
+            cmds = any(isinstance(r, TurnRow) and r.command for r in self.rows)
             yield Static(
                 Content.assemble(
-                    ("Rewind to just before a turn", "bold $text-accent"),
+                    (
+                        "Rewind to just before a turn" + (" or a !command" if cmds else ""),
+                        "bold $text-accent",
+                    ),
                     "\n",
                     ("↑ ↓ choose · Enter asks what goes back · Esc closes", "$text-muted"),
                     (f"\n{UNDONE} rewound away: its code can come back" if undone else "", ""),
@@ -232,7 +246,7 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
                 (f"back to how it was at {target.at}" if target.at else "", "$text-muted"),
             )
         return Content.assemble(
-            (f"Rewind to just before turn {target.number}", "bold $text-accent"),
+            (f"Rewind to just before {target.what()}", "bold $text-accent"),
             (f"  (started {target.at})", "$text-muted"),
             "\n",
             (_fit(target.task, 90), ""),
