@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/first_task.py [--repo PATH ...] [--server URL] [--turns N]
         [--max-tokens 256] [--max-iterations 4] [--timeout 150]
+        [--seeds 1,2,3 --temperature 0.2]
 
 The scenario of issue 24 (cerveau_tui/testing/first_task.py): a one-bug pytest project (`add`
 subtracts), the detected gate (the project's pytest), 3 turns of `cerveau run --json` with
@@ -14,12 +15,18 @@ Prints, per checkout: the rounds, each cause's lost rounds (loop/guards/lost_rou
 truncation_repeat, truncated, refused_action, copied_failure, repeat_stop), how often the done
 check ran, how each turn ended, whether the bug got fixed, wall time. The tiny model's actions
 are random (temperature 0 keeps them repeatable for one build): figures, not a verdict.
+
+Samples: `--seeds` starts a fresh server per seed AND per checkout (`llama-server --seed S`; a
+warm slot changes the model's choices), at `--temperature` (0.2 is the product's default; at 0 the
+seed changes nothing). With several seeds, a last table gives each figure's median, its range
+over the seeds, and the ratio of the totals to the first checkout's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -29,11 +36,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cerveau_tui.loop.guards.lost_rounds import CAUSES, count_lost  # noqa: E402
+from cerveau_tui.loop.guards.lost_rounds import CAUSES, LostRounds, count_lost  # noqa: E402
 from cerveau_tui.testing.first_task import TURNS, make_project, run_first_task  # noqa: E402
 
 
-def _server(url: str | None):  # type: ignore[no-untyped-def]
+def _server(url: str | None, seed: int | None = None):  # type: ignore[no-untyped-def]
     if url:
         return url, None
     from cerveau_tui.stack.paths import stack_paths
@@ -45,6 +52,8 @@ def _server(url: str | None):  # type: ignore[no-untyped-def]
     if not loc.ready or loc.binary is None or loc.model is None:
         raise SystemExit("the stack is not provisioned: python -m cerveau_tui.stack provision")
     server = managed_for(paths, loc.binary, loc.model, n_ctx=8192)
+    if seed is not None:
+        server.extra_args = (*server.extra_args, "--seed", str(seed))
     server.start(timeout_s=120.0)
     return server.url, server
 
@@ -65,6 +74,68 @@ def refused(turns: list[list[dict[str, Any]]]) -> list[tuple[str, str]]:
     return out
 
 
+FIGURES = ("rounds", *CAUSES, "lost in all", "done check ran", "turns completed", "bug fixed")
+
+
+def _figures(lost: LostRounds, fixed: bool) -> dict[str, int]:
+    out = {"rounds": lost.rounds, **{c: lost.lost[c] for c in CAUSES}}
+    out["lost in all"] = sum(lost.lost.values())
+    out["done check ran"] = lost.checks
+    out["turns completed"] = sum(1 for e in lost.ended if e == "completed")
+    out["bug fixed"] = int(fixed)
+    return out
+
+
+def _one(repo: Path, url: str, args: argparse.Namespace) -> dict[str, int]:
+    with tempfile.TemporaryDirectory(prefix="cerveau-first-task-") as tmp:
+        ws = Path(tmp) / "ws"
+        make_project(ws)
+        t0 = time.monotonic()
+        run = run_first_task(
+            ws,
+            url,
+            repo=repo,
+            turns=TURNS[: args.turns],
+            max_iterations=args.max_iterations,
+            max_tokens=args.max_tokens,
+            timeout=args.timeout,
+            temperature=args.temperature,
+        )
+        wall = time.monotonic() - t0
+        lost = count_lost(run.turns)
+        fixed = "return a + b" in (ws / "calc.py").read_text()
+    print(f"  {lost.rounds} rounds in {lost.turns} turns, {wall:.0f} s wall")
+    for cause in CAUSES:
+        print(f"  lost to {cause:<18} {lost.lost[cause]}")
+    print(f"  done check ran {lost.checks}x; turns ended: {', '.join(lost.ended)}")
+    print(f"  bug fixed: {'yes' if fixed else 'no'}; exit codes {run.returncodes}")
+    for call, out in refused(run.turns):
+        print(f"  refused: {call} -> {out}")
+    if any(c < 0 for c in run.returncodes):
+        print(f"  {run.stderr.strip().splitlines()[-1]}")
+    sys.stdout.flush()
+    return _figures(lost, fixed)
+
+
+def _table(repos: list[Path], seen: dict[Path, list[dict[str, int]]]) -> None:
+    """Each figure per checkout: median [min-max] over the seeds, and the total's ratio to the
+    first checkout's."""
+    n = len(seen[repos[0]])
+    print(f"\nover {n} seeds: median [min-max] per sample; ratio = total / first checkout's total")
+    print(f"{'':<20}" + "".join(f"{r.name[:24]:>28}" for r in repos))
+    for fig in FIGURES:
+        cells = []
+        base = sum(x[fig] for x in seen[repos[0]])
+        for r in repos:
+            vals = [x[fig] for x in seen[r]]
+            cell = f"{statistics.median(vals):g} [{min(vals)}-{max(vals)}]"
+            if r != repos[0]:
+                total = sum(vals)
+                cell += f" x{total / base:.2f}" if base else f" ({total} vs 0)"
+            cells.append(f"{cell:>28}")
+        print(f"{fig:<20}" + "".join(cells))
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", type=Path, action="append", help="a checkout whose CLI runs")
@@ -73,40 +144,24 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--max-tokens", type=int, default=256, help="the reply cap")
     ap.add_argument("--max-iterations", type=int, default=4, help="rounds a turn")
     ap.add_argument("--timeout", type=float, default=150.0, help="seconds a turn may take")
+    ap.add_argument("--seeds", default="", help="server seeds, comma-separated: one sample each")
+    ap.add_argument("--temperature", type=float, default=0.0)
     args = ap.parse_args(argv)
     repos = [p.resolve() for p in (args.repo or [REPO])]
-    url, server = _server(args.server)
-    try:
-        for repo in repos:
-            with tempfile.TemporaryDirectory(prefix="cerveau-first-task-") as tmp:
-                ws = Path(tmp) / "ws"
-                make_project(ws)
-                t0 = time.monotonic()
-                run = run_first_task(
-                    ws,
-                    url,
-                    repo=repo,
-                    turns=TURNS[: args.turns],
-                    max_iterations=args.max_iterations,
-                    max_tokens=args.max_tokens,
-                    timeout=args.timeout,
-                )
-                wall = time.monotonic() - t0
-                lost = count_lost(run.turns)
-                fixed = "return a + b" in (ws / "calc.py").read_text()
-            print(f"CLI from {repo}")
-            print(f"  {lost.rounds} rounds in {lost.turns} turns, {wall:.0f} s wall")
-            for cause in CAUSES:
-                print(f"  lost to {cause:<18} {lost.lost[cause]}")
-            print(f"  done check ran {lost.checks}x; turns ended: {', '.join(lost.ended)}")
-            print(f"  bug fixed: {'yes' if fixed else 'no'}; exit codes {run.returncodes}")
-            for call, out in refused(run.turns):
-                print(f"  refused: {call} -> {out}")
-            if any(c < 0 for c in run.returncodes):
-                print(f"  {run.stderr.strip().splitlines()[-1]}")
-    finally:
-        if server is not None:
-            server.stop()
+    seeds: list[int | None] = [int(x) for x in args.seeds.split(",") if x.strip()] or [None]
+    seen: dict[Path, list[dict[str, int]]] = {r: [] for r in repos}
+    for i, seed in enumerate(seeds):
+        # Alternate which checkout goes first: the machine's load drifts during a long run.
+        for repo in repos if i % 2 == 0 else repos[::-1]:
+            url, server = _server(args.server, seed)
+            try:
+                print(f"CLI from {repo}" + (f", seed {seed}" if seed is not None else ""))
+                seen[repo].append(_one(repo, url, args))
+            finally:
+                if server is not None:
+                    server.stop()
+    if len(seeds) > 1:
+        _table(repos, seen)
     return 0
 
 

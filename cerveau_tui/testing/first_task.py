@@ -84,15 +84,17 @@ def run_first_task(
     max_iterations: int = 4,
     max_tokens: int = 256,
     timeout: float = 150.0,
+    temperature: float = 0.0,
 ) -> FirstTask:
     """Each turn through `cerveau run --json` (the later ones with `--continue`), the CLI of
-    `repo` (another checkout measures the code before)."""
+    `repo` (another checkout measures the code before). Temperature 0 by default: one build's
+    run repeats; above it, the server's `--seed` picks the sample (benchmarks/first_task.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CERVEAU_")}
     env.update(
         {
             # The harness's own files (this config, the grant key) in a folder of their own.
             "CERVEAU_CONFIG": str(workspace.parent / HARNESS_DIR / "config.toml"),
-            "CERVEAU_TEMPERATURE": "0",
+            "CERVEAU_TEMPERATURE": str(temperature),
             "CERVEAU_LIMITS__MAX_ITERATIONS": str(max_iterations),
             "CERVEAU_BASH_TIMEOUT_S": "20",
             "PYTHONPATH": str(repo),
