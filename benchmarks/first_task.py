@@ -111,8 +111,9 @@ def _one(repo: Path, url: str, args: argparse.Namespace) -> dict[str, int]:
     print(f"  bug fixed: {'yes' if fixed else 'no'}; exit codes {run.returncodes}")
     for call, out in refused(run.turns):
         print(f"  refused: {call} -> {out}")
-    if any(c < 0 for c in run.returncodes):
-        print(f"  {run.stderr.strip().splitlines()[-1]}")
+    if any(c < 0 for c in run.returncodes) or "" in lost.ended:
+        # A turn with no end event: what the CLI said last (a timeout, a crash) is the figure.
+        print(f"  a turn has no end; stderr ends: {run.stderr.strip()[-600:]!r}")
     sys.stdout.flush()
     return _figures(lost, fixed)
 
