@@ -11,6 +11,11 @@
 (b) With --server, on the real stack (SmolLM2-135M, as benchmarks/slot_resume.py starts it): two
     turns, a rewind of both to turn 2's start, one more turn: the tokens the server evaluated
     (prompt_n) and reused (cache_n) for the first request after the rewind, beside turn 2's.
+(c) With --real, the same figure through the cache probe (cerveau_tui/testing/rewind_probe.py):
+    scripted turns that use the file tools and a command, every request replayed to the real
+    server; a live rewind, then `cerveau rewind` + `run --resume last` in a new session.
+
+    CERVEAU_CACHE_DIR=$HOME/.cache/cerveau .venv/bin/python benchmarks/rewind.py --real --skip-points
 """
 
 from __future__ import annotations
@@ -171,18 +176,54 @@ def prompt_cost(tokens: int, n_ctx: int) -> None:
         print(f"{name}: prompt_n {u.get('prompt_n'):,} evaluated, cache_n {u.get('cache_n'):,}")
 
 
+def prompt_cost_probe(n_ctx: int) -> None:
+    """(c) The figure through the cache probe (cerveau_tui/testing/rewind_probe.py)."""
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.provision import locate
+    from cerveau_tui.stack.server import managed_for
+    from cerveau_tui.testing import rewind_probe
+
+    loc = locate(stack_paths())
+    assert loc.binary is not None and loc.model is not None, "run `cerveau stack provision`"
+    root = Path(tempfile.mkdtemp(prefix="cerveau-bench-rewind-probe-"))
+    server = managed_for(stack_paths(root / "cache"), loc.binary, loc.model, n_ctx)
+    server.start(timeout_s=120.0)
+    try:
+        print(f"-- the cache probe, real llama-server ({loc.model.name}, -c {n_ctx})")
+        for way in (rewind_probe.live, rewind_probe.resumed):
+            cost = way(server.url, root)
+            t2 = cost.turn2_first
+            print(
+                f"turn 2's first request (the point rewound to, then its task):"
+                f" {t2.prompt_n:,} evaluated, {t2.cache_n:,} reused"
+            )
+            print(cost.line())
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--changed", type=int, default=10)
     ap.add_argument("--server", action="store_true", help="(b): the real llama-server")
+    ap.add_argument(
+        "--real",
+        action="store_true",
+        help="(c): the real llama-server through the cache probe, live and after a resume",
+    )
+    ap.add_argument("--skip-points", action="store_true", help="(a) not measured")
     ap.add_argument("--tokens", type=int, default=3000)
     ap.add_argument("--n-ctx", type=int, default=8192)
     args = ap.parse_args()
-    checkpoint_cost(args.files, args.changed, watch=True)
-    checkpoint_cost(args.files, args.changed)
+    if not args.skip_points:
+        checkpoint_cost(args.files, args.changed, watch=True)
+        checkpoint_cost(args.files, args.changed)
     if args.server:
         prompt_cost(args.tokens, args.n_ctx)
+    if args.real:
+        prompt_cost_probe(args.n_ctx)
 
 
 if __name__ == "__main__":
