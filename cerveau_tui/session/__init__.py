@@ -26,6 +26,7 @@ from ..provider.types import Provider, ServerProps
 from ..reminders import skill_book
 from ..sandbox.base import Runner
 from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
+from ..tools import search_index_build
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
@@ -146,6 +147,7 @@ class Session:
         self.engine.interrupt()
         self.engine.close()
         if self.engine.fingerprinter is not None:
+            search_index_build.detach(self.engine.fingerprinter)  # its build's process
             self.engine.fingerprinter.close()  # its inotify watch (fs.inotify.max_user_instances)
         if self.journal is not None:
             self.journal.flush()
@@ -296,6 +298,7 @@ def build_session(
     # its progress on the status line: the first prompt does not wait for a large tree.
     fp = Fingerprinter(settings.workspace, watch=True)
     fp.start(lambda stage, fraction, line: bus.emit(P.StackProgress(stage=stage, line=line)))
+    search_index_build.attach(fp, settings.workspace)  # search's prefilter, built after that walk
     store = BlobStore(settings.workspace)
     # The session's plan ledger: the plan tools (ToolContext.plan), the PlanHook and report()
     # hold this object; it follows the bus from now on, and a resume restores it (resume.py).

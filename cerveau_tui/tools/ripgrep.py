@@ -101,14 +101,36 @@ def common(rg: str, ws: Path) -> list[str]:
     return [*argv, "--glob", f"!{TEMP_PREFIX}*"]
 
 
-def script(sections: list[tuple[str, list[str]]]) -> str:
+#: An argv word naming a file the script writes first (`files`): `TEMP_WORD + name`, read so
+#: only for a name the script writes (a pattern holding a NUL is never taken for one).
+TEMP_WORD = "\x00tmp:"
+
+
+def temp_file(name: str) -> str:
+    return TEMP_WORD + name
+
+
+def _word(a: str, files: dict[str, list[str]]) -> str:
+    if a.startswith(TEMP_WORD) and a[len(TEMP_WORD) :] in files:
+        return '"$t"/' + shlex.quote(a[len(TEMP_WORD) :])
+    return shlex.quote(a)
+
+
+def script(sections: list[tuple[str, list[str]]], files: dict[str, list[str]] | None = None) -> str:
     """One shell script running each argv in turn: its output, a marker with its exit code, then
     what it wrote to stderr (kept apart in a temp file: interleaved, a stderr line could land in
-    the middle of a record), then a marker. NUL-delimited: no path holds a NUL."""
+    the middle of a record), then a marker. NUL-delimited: no path holds a NUL. `files`: lines
+    (none holding a newline) written to the script's temp folder first, for `temp_file` words."""
     parts = ["t=$(mktemp -d) || exit 125", "trap 'rm -rf \"$t\"' EXIT"]
+    files = files or {}
+    for name, lines in files.items():
+        end = "CERVEAU_END_" + os.urandom(8).hex()
+        body = "".join(f"{line}\n" for line in lines if "\n" not in line and line != end)
+        parts.append(f"cat > \"$t\"/{shlex.quote(name)} <<'{end}'\n{body}{end}")
     for name, argv in sections:
+        words = " ".join(_word(a, files) for a in argv)
         parts.append(
-            f'{shlex.join(argv)} 2>"$t/e"; {_marker(name)} $?; cat "$t/e"; {_marker(name + "_err")} 0'
+            f'{words} 2>"$t/e"; {_marker(name)} $?; cat "$t/e"; {_marker(name + "_err")} 0'
         )
     return "\n".join(parts) + "\n"
 
@@ -179,10 +201,11 @@ def run(
     runner: Runner | None,
     timeout: float,
     cancel: threading.Event | None,
+    files: dict[str, list[str]] | None = None,
 ) -> Run:
     """Run the sections as one script: inside the sandbox (read-only) when the session has one
     that enforces, else as a plain process. Partial output (killed) is kept, section by section."""
-    text = script(sections)
+    text = script(sections, files)
     ws = Path(os.path.realpath(workspace))
     inner = _plain_runner(runner)
     if inner is not None and inner.enforced:

@@ -39,6 +39,7 @@ from .base import (
     resolve_path,
 )
 from .ripgrep import find_rg
+from .search_index_build import narrow
 from .search_rg import Found, Unavailable
 from .search_rg import search as rg_search
 from .walk import walk_files
@@ -177,13 +178,15 @@ class Search(Tool):
                 and budget.keep_going()
                 and (left := budget.deadline - self.clock()) > 0
             ):
+                exclude, aside = narrow(args.pattern, ctx, ws, t.path)
                 try:
                     found = rg_search(
                         args.pattern, t.path, ws, rg=rg, runner=ctx.runner, timeout=left,
                         cancel=ctx.cancel, limit=self.LIMIT, max_bytes=MAX_BYTES,
-                        grace=LINES_GRACE_S,
+                        grace=LINES_GRACE_S, exclude=exclude,
                     )  # fmt: skip
-                    return ToolResult(ok=True, output=_rg_answer(found), meta={"engine": "rg"})
+                    meta = {"engine": "rg", "indexed_aside": aside}
+                    return ToolResult(ok=True, output=_rg_answer(found), meta=meta)
                 except Unavailable:
                     pass  # the built-in engine answers this one
             if stat.S_ISDIR(st.st_mode):

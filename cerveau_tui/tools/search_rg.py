@@ -57,15 +57,21 @@ def search(
     limit: int,
     max_bytes: int,
     grace: float = 3.0,
+    exclude: list[str] | None = None,
 ) -> Found:
+    """`exclude`: ignore-file lines (search_index.exclusions) naming files and folders that
+    cannot match and that rg would have searched without a word: it does not walk them."""
     started = time.monotonic()
     base = ripgrep.common(rg, ws)
     # --debug: rg's log names what it did not search (binary, too large, a FIFO), one line each,
     # on stderr. Only the files that match are printed: rg resolves each path it prints (a
     # readlink per component), which doubled the cost of a 100,000-file count that printed all.
     count = [*base, "--debug", "--count", "--max-filesize", str(max_bytes)]
+    files = {"skip": exclude} if exclude else None
+    if files:
+        count += ["--ignore-file", ripgrep.temp_file("skip")]
     count += ["--regexp", pattern, "--", str(root)]
-    first = ripgrep.run([("count", count)], ws, runner, timeout, cancel)
+    first = ripgrep.run([("count", count)], ws, runner, timeout, cancel, files)
     code = first.codes.get("count")
     per_file = ripgrep.counts(first.sections.get("count", ""))
     if first.stopped is None and code not in (0, 1):

@@ -1,0 +1,328 @@
+"""Building the search index (search_index.py) in a process of its own, and the session's handle.
+
+Reading and signing 370 MB of a 100,000-file tree takes ~30 s of one core: in the harness it
+would hold the interpreter lock against the turn and add its buffers to the harness's memory,
+so it is a child process (`python -m cerveau_tui.tools.search_index_build WS OUT`), niced, that
+the session starts at its start and never waits for: until it is done, `search` reads every
+file as before. The index is kept in the session's state folder (state_home) and outlives the
+session: records are keyed by content, so an old index is exactly as safe as a new one (a file
+changed since reads as "changed", see exclusions), and a rebuild reads only the files whose
+size, mtime, inode or ctime moved.
+
+The folders are rg's own (`rg --files`, with the search's rules): a folder rg skips (ignored)
+is not recorded, so its parent is never set aside whole.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from ..sandbox.process import minimal_env
+from ..state_home import state_path
+from ..workspace.snapshot import diff_snapshots
+from . import ripgrep
+from .base import ToolContext
+from .search_index import LARGE, LARGE_BYTES, UNREADABLE, Signer, flags_of, need_bits
+from .search_index_file import FileRecord, FolderRecord, LoadedIndex, read_index, write_index
+from .walk import SKIP_DIRS
+
+INDEX_NAME = "search-index.bin"
+#: A folder changed this recently may change again within its mtime's tick unseen: not trusted.
+RACY_NS = 2_000_000_000
+#: Past this many files the index is not built (search reads every file, as without it).
+MAX_FILES = 1_000_000
+#: Below this many files rg reads the whole tree in tens of milliseconds: no index is built
+#: (nor a process started, nor a file written) for it.
+MIN_FILES = 5_000
+#: When this share of the indexed files changed since, the next search asks for a rebuild.
+STALE_SHARE = 0.05
+
+
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def rg_folders(rg: str, ws: Path) -> set[str] | None:
+    """The folders holding a file rg would search (and their parents), relative; None on failure."""
+    argv = [*ripgrep.common(rg, ws), "--files", "--", str(ws)]
+    res = subprocess.run(argv, cwd=ws, env=minimal_env(ws), capture_output=True, timeout=600)
+    if res.returncode not in (0, 1):
+        return None
+    prefix = os.fsencode(str(ws)) + b"/"
+    out: set[str] = {""}
+    n = 0
+    for p in res.stdout.split(b"\x00"):
+        if not p.startswith(prefix):
+            continue
+        n += 1
+        d = os.fsdecode(p[len(prefix) :]).rpartition("/")[0]
+        while d not in out:
+            out.add(d)
+            d = d.rpartition("/")[0]
+    return out if n <= MAX_FILES else None
+
+
+def build(ws: Path, folders: set[str], old_path: Path | None, out: Path) -> int:
+    """Write the index of `folders` to `out`; how many files were read (the rest reused)."""
+    start = time.time_ns()
+    old: dict[str, dict[str, FileRecord]] = {}
+    if old_path is not None:
+        for d in read_index(old_path):
+            old[d.rel] = {f.name: f for f in d.files}
+    signer = Signer()
+    records: list[FolderRecord] = []
+    read = 0
+    ws_s = str(ws)
+    for rel in sorted(folders, key=lambda r: (-r.count("/") - (r != ""), r)):
+        here = os.path.join(ws_s, rel) if rel else ws_s
+        try:
+            mtime = os.lstat(here).st_mtime_ns
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        d = FolderRecord(rel, mtime if mtime < start - RACY_NS else -1, True)
+        before = old.get(rel, {})
+        for e in entries:
+            sub = f"{rel}/{e.name}" if rel else e.name
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                d.clean = False
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if e.name in SKIP_DIRS or sub in folders:
+                    d.subdirs.append(e.name)
+                else:
+                    d.clean = False  # rg skips it (ignored, empty) or it is unknown: keep in
+            elif stat.S_ISLNK(st.st_mode):
+                continue  # rg follows no link and names none
+            elif not stat.S_ISREG(st.st_mode):
+                d.clean = False
+            else:
+                key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+                prev = before.get(e.name)
+                if prev is not None and prev.stat_key == key:
+                    d.files.append(prev)  # keyed by content: reused, it is still its own truth
+                    continue
+                d.files.append(_record(e.name, e.path, key, signer))
+                read += 1
+        records.append(d)
+    write_index(out, records)
+    return read
+
+
+def _record(name: str, path: str, key: tuple[int, int, int, int], signer: Signer) -> FileRecord:
+    zero = bytes(32)
+    if key[0] >= LARGE_BYTES:
+        return FileRecord(name, zero, LARGE, b"", key)
+    try:
+        data = _read(path)
+    except OSError:
+        return FileRecord(name, zero, UNREADABLE, b"", key)
+    flags = flags_of(data)
+    sig = signer.sign(data).to_bytes(128, "little") if not flags else b"\xff" * 128
+    return FileRecord(name, blake3.blake3(data).digest(), flags, sig, key)
+
+
+def main(argv: list[str]) -> int:
+    ws, out = Path(os.path.realpath(argv[0])), Path(argv[1])
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    rg = ripgrep.find_rg()
+    if rg is None:
+        return 2
+    folders = rg_folders(rg, ws)
+    if folders is None:
+        return 3
+    build(ws, folders, out if out.exists() else None, out)
+    return 0
+
+
+class SearchIndex:
+    """The session's index: loaded (and checked against the fingerprint) and rebuilt in the
+    background after the fingerprint's first walk; until then, and whenever it cannot say,
+    search reads every file."""
+
+    def __init__(
+        self, workspace: Path, fingerprinter: Any = None, min_files: int = MIN_FILES
+    ) -> None:
+        self.min_files = min_files
+        self.workspace = Path(os.path.realpath(workspace))
+        self.file = state_path(self.workspace, INDEX_NAME)
+        self.fp = fingerprinter
+        self._lock = threading.Lock()  # one search at a time refreshes `loaded`
+        self._building: threading.Thread | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.loaded: LoadedIndex | None = None
+        self._loaded_id: tuple[int, int] | None = None
+        self.builds = 0
+        self.last_error: str | None = None
+        self.closed = False
+
+    def start(self) -> None:
+        with self._lock:
+            if self.closed or (self._building is not None and self._building.is_alive()):
+                return
+            t = threading.Thread(target=self._build, name="cerveau-search-index", daemon=True)
+            self._building = t
+            t.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        t = self._building
+        if t is not None:
+            t.join(timeout)
+        return t is None or not t.is_alive()
+
+    def stop(self) -> None:
+        """The build's process, killed (the session closes: it never outlives the harness)."""
+        self.closed = True
+        p = self._proc
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+        with self._lock:
+            if self.loaded is not None:
+                self.loaded.close()
+                self.loaded = None
+
+    def current(self, snapshot: Any) -> LoadedIndex | None:
+        """The index brought up to `snapshot` (the fingerprint now): the newest file loaded
+        once and checked file by file, then kept current from the snapshots' change lists."""
+        with self._lock:
+            try:
+                st = os.stat(self.file)
+            except OSError:
+                return None
+            ident = (st.st_ino, st.st_mtime_ns)
+            idx = self.loaded
+            if idx is None or ident != self._loaded_id:
+                try:
+                    fresh = LoadedIndex(self.file)
+                except (OSError, ValueError, struct.error):
+                    return idx  # torn or foreign: the one held (if any) is still exact
+                fresh.refresh(snapshot, None)
+                if idx is not None:
+                    idx.close()
+                self.loaded, self._loaded_id, idx = fresh, ident, fresh
+            elif idx.seen is not snapshot:
+                idx.refresh(snapshot, diff_snapshots(idx.seen or {}, snapshot))
+            stale = idx.n - idx.valid.count(1)
+        if stale > max(200, idx.n * STALE_SHARE):
+            self.start()
+        return idx
+
+    def _build(self) -> None:
+        fp = self.fp
+        if fp is not None:
+            fp.wait_ready()  # the first prompt's fingerprint walk is not slowed down by this one
+            if fp.last is None or len(fp.last) < self.min_files or self.closed:
+                return
+            if fp.method == "inotify" and self.file.exists():
+                self.current(fp.scan())  # the last session's index, checked: usable at once
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            argv = [sys.executable, "-m", __name__, str(self.workspace), str(self.file)]
+            with subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_child_env()
+            ) as p:
+                self._proc = p
+                if self.closed:
+                    p.kill()
+                _, err = p.communicate(timeout=3600)
+            self.builds += 1
+            self.last_error = err.decode("utf-8", "replace")[-300:] or None
+            if fp is not None and fp.method == "inotify" and not self.closed:
+                self.current(fp.scan())  # loaded and checked here, not in the next search
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.last_error = str(exc)
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "PYTHONPATH", "HOME")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+_SESSIONS: weakref.WeakKeyDictionary[Any, SearchIndex] = weakref.WeakKeyDictionary()
+
+
+def attach(fingerprinter: Any, workspace: Path) -> SearchIndex:
+    """Start the index of the session whose fingerprint is `fingerprinter` (search finds it by
+    that key: ToolContext.fingerprinter), unless rg is absent or the engine forced built-in."""
+    idx = SearchIndex(workspace, fingerprinter)
+    _SESSIONS[fingerprinter] = idx
+    _LIVE.add(idx)
+    if ripgrep.find_rg() is not None:
+        idx.start()
+    return idx
+
+
+_LIVE: weakref.WeakSet[SearchIndex] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for idx in list(_LIVE):
+        idx.stop()
+
+
+def detach(fingerprinter: Any) -> None:
+    """The session closes: its build stopped, its index let go."""
+    idx = _SESSIONS.pop(fingerprinter, None)
+    if idx is not None:
+        idx.stop()
+
+
+def for_fingerprinter(fingerprinter: Any) -> SearchIndex | None:
+    return _SESSIONS.get(fingerprinter) if fingerprinter is not None else None
+
+
+def narrow(pattern: str, ctx: ToolContext, ws: Path, root: Path) -> tuple[list[str] | None, int]:
+    """The exclusion lines for one search and how many files they set aside; (None, 0) when the
+    index cannot say: none built yet, no literal in the pattern, or a fingerprint that is not
+    kept by the kernel (its scan would be a walk: slower than what it saves)."""
+    fp = ctx.fingerprinter
+    idx = for_fingerprinter(fp)
+    if fp is None or idx is None or fp.method != "inotify" or not fp.wait_ready(0):
+        return None, 0
+    need = need_bits(pattern)
+    under = os.path.relpath(root, ws)
+    if not need or under.startswith(".."):
+        return None, 0
+    # The fingerprint as of now: a file a command (or anything else) changed since the last
+    # snapshot has a digest the index does not hold, and rg reads it.
+    try:
+        loaded = idx.current(fp.scan())
+        if loaded is None:
+            return None, 0
+        res = loaded.exclusions(need, ws, "" if under == "." else under)
+    except (OSError, ValueError, struct.error):  # closed with the session, torn: rg reads all
+        return None, 0
+    return res.lines or None, res.files
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
