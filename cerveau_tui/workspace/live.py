@@ -8,6 +8,12 @@ racy window included); an overflow walks everything once. `.gitignore` changes r
 folder. Files with several hard links are stat'ed at every sync (a write through a name outside
 the tree raises no event here). What a fresh walk would give is the spec: tests/workspace/
 test_fingerprint_live.py compares them after random operations.
+
+One record per file, in one place: each folder's {rel: digest} (`dirs`), which the snapshots
+share as they are (a folder's mapping is copied before it changes once a snapshot holds it:
+`_owned` names the ones no snapshot holds yet). Before, the same 100,000 files were a flat
+{rel: digest}, a set of names per folder and a copy of each folder's mapping for the snapshots,
+and the first snapshot journalled all of them as "changed" (20 MB at 100,000 files).
 """
 
 from __future__ import annotations
@@ -47,20 +53,61 @@ class LiveTree:
     def __init__(self, fp: Fingerprinter, tw: TreeWatch) -> None:
         self.fp = fp
         self.tw = tw
-        self.files: dict[str, str] = {}
-        self.dir_files: dict[str, set[str]] = {}
+        self.dirs: dict[str, dict[str, str]] = {}  # folder -> {rel: digest} (see the module)
+        self._owned: set[str] = set()  # folders whose mapping no snapshot holds: changed in place
+        self.count = 0  # files
         self.dir_specs: dict[str, Specs] = {}
         self.multi: set[str] = set()
         self.cursor = 0
         self.gen = 0
         self.changed: set[str] = set()  # since the last snapshot
+        self.everything = False  # every file changed (the first walk): not journalled one by one
+
+    # --- the records ----------------------------------------------------------------------------
+
+    def get(self, rel: str) -> str | None:
+        inner = self.dirs.get(rel.rpartition("/")[0])
+        return inner.get(rel) if inner is not None else None
+
+    def _mutable(self, folder: str) -> dict[str, str]:
+        """The folder's mapping, safe to change (a copy when a snapshot holds it)."""
+        if folder in self._owned:
+            return self.dirs[folder]
+        inner = dict(self.dirs.get(folder, ()))
+        self.dirs[folder] = inner
+        self._owned.add(folder)
+        return inner
+
+    def _put(self, rel: str, folder: str, digest: str) -> None:
+        inner = self.dirs.get(folder)
+        old = inner.get(rel) if inner is not None else None
+        if old == digest:
+            return
+        self._mutable(folder)[rel] = digest
+        if old is None:
+            self.count += 1
+        if not self.everything:
+            self.changed.add(rel)
+
+    def _pop(self, rel: str, folder: str) -> None:
+        inner = self.dirs.get(folder)
+        if inner is None or rel not in inner:
+            return
+        del self._mutable(folder)[rel]
+        self.count -= 1
+        if not self.everything:
+            self.changed.add(rel)
+
+    def shared(self) -> None:
+        """A snapshot now holds every folder's mapping: the next change copies its folder."""
+        self._owned.clear()
 
     # --- building -------------------------------------------------------------------------------
 
     def build(self, progress: Callable[[int], None] | None = None) -> None:
         self.cursor = self.tw.cursor()
+        self.everything = True
         self._walk("", (), progress=progress)
-        self.changed = set(self.files)
 
     def sync(self) -> bool:
         """Apply what changed since the last sync; True when some file's digest moved."""
@@ -91,23 +138,34 @@ class LiveTree:
                     self._path(rel)
         for rel in list(self.multi):
             self._multi(rel)
-        return bool(self.changed)
+        return bool(self.changed) or self.everything
 
     # --- what one record means ------------------------------------------------------------------
 
     def _rescan_all(self) -> None:
-        old = self.files
-        self.files, self.dir_files, self.dir_specs, self.multi = {}, {}, {}, set()
+        old = self.dirs
+        self.dirs, self._owned, self.count = {}, set(), 0
+        self.dir_specs, self.multi = {}, set()
+        everything, self.everything = self.everything, True  # compared below, not one by one
         self._walk("", ())
-        self.changed.update(p for p, d in self.files.items() if old.get(p) != d)
-        self.changed.update(p for p in old if p not in self.files)
+        self.everything = everything
+        if everything:
+            return
+        for d, inner in self.dirs.items():
+            before = old.get(d, {})
+            self.changed.update(p for p, v in inner.items() if before.get(p) != v)
+        for d, before in old.items():
+            inner = self.dirs.get(d, {})
+            self.changed.update(p for p in before if p not in inner)
 
     def _drop_tree(self, top: str) -> None:
-        for d in [d for d in self.dir_files if _under(d, top)]:
-            for rel in self.dir_files.pop(d):
-                if self.files.pop(rel, None) is not None:
-                    self.changed.add(rel)
-                self.multi.discard(rel)
+        for d in [d for d in self.dirs if _under(d, top)]:
+            inner = self.dirs.pop(d)
+            self._owned.discard(d)
+            self.count -= len(inner)
+            if not self.everything:
+                self.changed.update(inner)
+            self.multi.difference_update(inner)
         for d in [d for d in self.dir_specs if _under(d, top)]:
             del self.dir_specs[d]
 
@@ -174,23 +232,15 @@ class LiveTree:
             self._set(rel, _split(rel)[0], digest, st)
 
     def _set(self, rel: str, parent: str, digest: str, st: os.stat_result) -> None:
-        if self.files.get(rel) != digest:
-            self.changed.add(rel)
-        self.files[rel] = digest
-        self.dir_files.setdefault(parent, set()).add(rel)
+        self._put(rel, parent, digest)
         if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
             self.multi.add(rel)
         else:
             self.multi.discard(rel)
 
     def _remove(self, rel: str) -> None:
-        if self.files.pop(rel, None) is not None:
-            self.changed.add(rel)
+        self._pop(rel, _split(rel)[0])
         self.multi.discard(rel)
-        parent = _split(rel)[0]
-        names = self.dir_files.get(parent)
-        if names is not None:
-            names.discard(rel)
 
     # --- the walk (Fingerprinter._walk), recording folders and their rules ---------------------
 
@@ -199,21 +249,17 @@ class LiveTree:
     ) -> None:
         fp = self.fp
         fresh_before = fp._clock() - RACY_WINDOW_NS
-        dir_files = self.dir_files
 
         def on_dir(rel_dir: str, specs: Specs) -> None:
             self.dir_specs[rel_dir] = specs
-            dir_files.setdefault(rel_dir, set())
+            self._mutable(rel_dir)
 
         count = 0
         for rel, st in fp._walk(top, specs, on_dir):
             digest = fp._cached_digest(rel, st, fresh_before)
             if digest is None:
                 continue
-            if self.files.get(rel) != digest:
-                self.changed.add(rel)
-            self.files[rel] = digest
-            dir_files[rel.rpartition("/")[0]].add(rel)
+            self._put(rel, rel.rpartition("/")[0], digest)
             if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
                 self.multi.add(rel)
             count += 1
@@ -226,28 +272,31 @@ def take_snapshot(fp: Fingerprinter) -> Snapshot:
     live: LiveTree = fp._live
     if not live.sync() and fp.last is not None and fp.last._lineage is not None:
         return fp.last
-    changed = live.changed
-    live.changed = set()
-    # Only the folders that changed are rebuilt: their {rel: digest}, their digest, their
-    # bucket's digest; the snapshot shares every other folder's mapping with the last one.
+    changed, everything = live.changed, live.everything
+    live.changed, live.everything = set(), False
+    # Only the folders that changed are rebuilt: their digest, their bucket's digest; the
+    # snapshot holds every folder's mapping as the live tree has it (shared, never copied).
     dirs, dds, buckets = fp._snap_dirs, fp._dir_digests, fp._buckets
-    first = not dirs
-    todo = list(live.dir_files) if first else {p.rpartition("/")[0] for p in changed}
+    todo = list(live.dirs) if everything else {p.rpartition("/")[0] for p in changed}
+    if everything:  # the first walk: from nothing
+        for held in (dirs, dds, buckets, fp._bucket_digests):
+            held.clear()
     touched: set[int] = set()
     for d in todo:
         b = bucket_of(d)
-        rels = live.dir_files.get(d)
-        if rels:
-            inner = {r: live.files[r] for r in rels}
+        inner = live.dirs.get(d)
+        if inner:
             dirs[d] = inner
             dds[d] = dir_digest([(r.rpartition("/")[2], v) for r, v in inner.items()])
             buckets.setdefault(b, set()).add(d)
         else:
             dirs.pop(d, None)
             dds.pop(d, None)
-            live.dir_files.pop(d, None)
+            if inner is not None and d not in live.dir_specs:
+                del live.dirs[d]  # a folder gone (an empty one walked keeps its place)
             buckets.get(b, set()).discard(d)
         touched.add(b)
+    live.shared()
     for b in touched:
         members = buckets.get(b)
         if members:
@@ -256,10 +305,10 @@ def take_snapshot(fp: Fingerprinter) -> Snapshot:
             buckets.pop(b, None)
             fp._bucket_digests.pop(b, None)
     digest = top_digest(fp._bucket_digests)
-    gen = fp._journal.add(frozenset(changed))
-    snap = Snapshot(
-        _dirs=dict(dirs), _len=len(live.files), _digest=digest, _lineage=(fp._journal, gen)
-    )
+    # The first snapshot's change set is "everything": journalled as unknown (a diff across it
+    # compares the snapshots), not as a set of every path.
+    gen = fp._journal.add(None if everything else frozenset(changed))
+    snap = Snapshot(_dirs=dict(dirs), _len=live.count, _digest=digest, _lineage=(fp._journal, gen))
     fp.last = snap
     return snap
 

@@ -45,18 +45,26 @@ class Snapshot(Mapping[str, str]):
         self._lineage = _lineage  # (the fingerprint's change journal, this snapshot's number)
 
     def _flat(self) -> dict[str, str]:
-        if self._entries is None:
-            flat: dict[str, str] = {}
-            for inner in (self._dirs or {}).values():
-                flat.update(inner)
-            self._entries = flat
-        return self._entries
+        """Every entry in one mapping: a folder-built snapshot's is made anew each time and not
+        kept (every snapshot a session holds kept two flat copies of the tree once iterated)."""
+        if self._entries is not None:
+            return self._entries
+        flat: dict[str, str] = {}
+        for inner in (self._dirs or {}).values():
+            flat.update(inner)
+        return flat
 
     def _sort(self) -> dict[str, str]:
         if not self._sorted:
             self._entries = dict(sorted(self._flat().items()))
             self._sorted = True
         return self._entries  # type: ignore[return-value]
+
+    def __iter__(self) -> Iterator[str]:
+        if self._dirs is None:
+            return iter(self._sort())
+        # Sorted paths, without a copy of the mapping: the list of keys is all that is made.
+        return iter(sorted(rel for inner in self._dirs.values() for rel in inner))
 
     def __getitem__(self, key: str) -> str:
         if self._entries is not None:
@@ -74,9 +82,6 @@ class Snapshot(Mapping[str, str]):
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._sort())
 
     def __len__(self) -> int:
         return self._len
@@ -148,9 +153,9 @@ class _Journal:
 
     def __init__(self) -> None:
         self.base = 1  # number of the first snapshot whose change set is kept
-        self.sets: list[frozenset[str]] = []
+        self.sets: list[frozenset[str] | None] = []  # None: not known (every path, the first)
 
-    def add(self, changed: frozenset[str]) -> int:
+    def add(self, changed: frozenset[str] | None) -> int:
         self.sets.append(changed)
         if len(self.sets) > self.KEEP:
             cut = len(self.sets) - self.KEEP // 2
@@ -164,6 +169,8 @@ class _Journal:
             return None
         out: set[str] = set()
         for s in self.sets[a + 1 - self.base : b + 1 - self.base]:
+            if s is None:
+                return None
             out |= s
         return out
 
