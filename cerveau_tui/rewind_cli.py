@@ -6,7 +6,8 @@ how they were just before one of them started (session/rewind.py does it; this i
     cerveau rewind [--session ID|last] --forward [--force]
 
 Exit 0 when done; 1 when refused (files changed outside the harness since then, named; a session
-open in another cerveau; an expired point); 2 for bad usage. The session log records the rewind:
+open in another cerveau; an expired point) or when a path could not be put back (named; the rest
+was); 2 for bad usage. The session log records the rewind:
 `cerveau run --resume last` continues from the rewound conversation.
 """
 
@@ -117,7 +118,7 @@ def rewind_command(args: argparse.Namespace) -> int:
         _say(
             args.json,
             {
-                "ok": True,
+                "ok": not result.refused,
                 "turn": result.turn,
                 "mode": result.mode,
                 "restored": result.restored,
@@ -132,9 +133,16 @@ def rewind_command(args: argparse.Namespace) -> int:
                 visible(
                     f"rewound ({result.mode}): {len(result.restored)} restored,"
                     f" {len(result.removed)} removed"
-                    + (f"; NOT put back: {', '.join(result.refused)}" if result.refused else "")
                 )
             )
+        if result.refused:
+            # The workspace is not as it was at that point: not a success. (A folder holding
+            # ignored files where a file goes back, say: ignored files are never touched.)
+            print(
+                visible("cerveau rewind: NOT put back: " + ", ".join(result.refused)),
+                file=sys.stderr,
+            )
+            return 1
         return 0
     finally:
         log.close()
