@@ -39,10 +39,14 @@ from .search_index_file import FileRecord, FolderRecord, LoadedIndex, read_index
 from .walk import SKIP_DIRS
 
 INDEX_NAME = "search-index.bin"
-#: A folder changed this recently may change again within its mtime's tick unseen: not trusted.
+#: A folder changed this recently may change again within its ctime's tick unseen: not trusted.
 RACY_NS = 2_000_000_000
 #: Past this many files the index is not built (search reads every file, as without it).
 MAX_FILES = 1_000_000
+#: How often a build writes what it has done so far.
+SAVE_EVERY_S = 5.0
+#: `CERVEAU_SEARCH_INDEX=off`: no index (the benchmarks' "before"; search reads every file).
+INDEX_ENV = "CERVEAU_SEARCH_INDEX"
 #: Below this many files rg reads the whole tree in tens of milliseconds: no index is built
 #: (nor a process started, nor a file written) for it.
 MIN_FILES = 5_000
@@ -83,25 +87,34 @@ def rg_folders(rg: str, ws: Path) -> set[str] | None:
     return out if n <= MAX_FILES else None
 
 
-def build(ws: Path, folders: set[str], old_path: Path | None, out: Path) -> int:
-    """Write the index of `folders` to `out`; how many files were read (the rest reused)."""
+def build(
+    ws: Path,
+    folders: set[str],
+    old_path: Path | None,
+    out: Path,
+    every_s: float = SAVE_EVERY_S,
+    racy_ns: int = RACY_NS,
+) -> int:
+    """Write the index of `folders` to `out`; how many files were read (the rest reused). What
+    is done so far is written every `every_s` too: a session closed before the end (the build
+    is killed with it) leaves an index of part of the tree, which the next one completes."""
     start = time.time_ns()
-    old: dict[str, dict[str, FileRecord]] = {}
-    if old_path is not None:
-        for d in read_index(old_path):
-            old[d.rel] = {f.name: f for f in d.files}
+    saved = time.monotonic()
+    old_dirs = {d.rel: d for d in read_index(old_path)} if old_path is not None else {}
+    old = {rel: {f.name: f for f in d.files} for rel, d in old_dirs.items()}
     signer = Signer()
     records: list[FolderRecord] = []
     read = 0
     ws_s = str(ws)
-    for rel in sorted(folders, key=lambda r: (-r.count("/") - (r != ""), r)):
+    order = sorted(folders, key=_deepest_first)
+    for done, rel in enumerate(order, 1):
         here = os.path.join(ws_s, rel) if rel else ws_s
         try:
-            mtime = os.lstat(here).st_mtime_ns
+            ctime = os.lstat(here).st_ctime_ns  # moved by any entry made or gone, and by a utime
             entries = list(os.scandir(here))
         except OSError:
             continue
-        d = FolderRecord(rel, mtime if mtime < start - RACY_NS else -1, True)
+        d = FolderRecord(rel, ctime if ctime < start - racy_ns else -1, True)
         before = old.get(rel, {})
         for e in entries:
             sub = f"{rel}/{e.name}" if rel else e.name
@@ -128,8 +141,17 @@ def build(ws: Path, folders: set[str], old_path: Path | None, out: Path) -> int:
                 d.files.append(_record(e.name, e.path, key, signer))
                 read += 1
         records.append(d)
+        if time.monotonic() - saved > every_s:
+            # A part: the old index's records of the folders still to do, kept as they were.
+            rest = [old_dirs[r] for r in order[done:] if r in old_dirs]
+            write_index(out, sorted(records + rest, key=lambda d: _deepest_first(d.rel)))
+            saved = time.monotonic()
     write_index(out, records)
     return read
+
+
+def _deepest_first(rel: str) -> tuple[int, str]:
+    return (-rel.count("/") - (rel != ""), rel)
 
 
 def _record(name: str, path: str, key: tuple[int, int, int, int], signer: Signer) -> FileRecord:
@@ -273,6 +295,8 @@ def attach(fingerprinter: Any, workspace: Path) -> SearchIndex:
     """Start the index of the session whose fingerprint is `fingerprinter` (search finds it by
     that key: ToolContext.fingerprinter), unless rg is absent or the engine forced built-in."""
     idx = SearchIndex(workspace, fingerprinter)
+    if os.environ.get(INDEX_ENV, "").strip().lower() in ("off", "0", "no"):
+        return idx
     _SESSIONS[fingerprinter] = idx
     _LIVE.add(idx)
     if ripgrep.find_rg() is not None:

@@ -4,7 +4,7 @@ this is exactly as correct as rg alone).
 Laid out for the question asked: the signatures are stored by column (byte c of every file's
 signature, then byte c+1...), so a pattern's few needed bits read a few columns of n bytes each,
 not n signatures; then the flags and the digests of every file, then the folders (their names,
-mtimes, subfolders and the names of their files, in file order), then what only a rebuild reads
+ctimes, subfolders and the names of their files, in file order), then what only a rebuild reads
 (each file's stat). Reading the index record by record in Python took 0.6-0.9 s at 100,000 files;
 this takes a tenth of it.
 """
@@ -26,7 +26,7 @@ _SKIP = frozenset(SKIP_DIRS)
 
 _MAGIC = b"CRVIDX2\n"
 _HEAD = struct.Struct("<II")  # files, folders
-_FOLDER = struct.Struct("<qBIII")  # mtime_ns, clean, subdir names' bytes, files, names' bytes
+_FOLDER = struct.Struct("<qBIII")  # ctime_ns, clean, subdir names' bytes, files, names' bytes
 _LEN = struct.Struct("<H")
 _STAT = struct.Struct("<qqqq")
 #: What the exclusion lines may take of the sandboxed script (one argv word: 128 KiB).
@@ -48,7 +48,7 @@ class FileRecord:
 @dataclass
 class FolderRecord:
     rel: str  # "" for the workspace
-    mtime_ns: int  # -1: changed too recently to be trusted
+    ctime_ns: int  # the folder's st_ctime (no utime resets it); -1: too recent to trust
     clean: bool  # every entry a regular file recorded here, a link, or a folder in `subdirs`
     subdirs: list[str] = field(default_factory=list)  # recorded below, or skipped by name
     files: list[FileRecord] = field(default_factory=list)
@@ -77,7 +77,7 @@ def write_index(path: Path, folders: list[FolderRecord]) -> None:
         for d in folders:
             rel, subs, names = os.fsencode(d.rel), _z(d.subdirs), _z([f.name for f in d.files])
             out.write(_LEN.pack(len(rel)) + rel)
-            out.write(_FOLDER.pack(d.mtime_ns, d.clean, len(subs), len(d.files), len(names)))
+            out.write(_FOLDER.pack(d.ctime_ns, d.clean, len(subs), len(d.files), len(names)))
             out.write(subs + names)
         out.write(b"".join(_STAT.pack(*f.stat_key) for f in files))
     os.replace(tmp, path)
@@ -98,7 +98,7 @@ def _open(path: Path) -> BinaryIO | None:
 @dataclass
 class _Folder:
     rel: str
-    mtime_ns: int
+    ctime_ns: int
     clean: bool
     subdirs: list[str]
     first: int  # its first file's number
@@ -125,12 +125,12 @@ def _folders(fh: BinaryIO, n_folders: int) -> Iterator[_Folder]:
 
     for _ in range(n_folders):
         rel = take(_LEN.unpack(take(_LEN.size))[0]).decode("utf-8", "surrogateescape")
-        mtime, clean, n_subs, n_files, n_names = _FOLDER.unpack(take(_FOLDER.size))
+        ctime, clean, n_subs, n_files, n_names = _FOLDER.unpack(take(_FOLDER.size))
         subs = _unz(take(n_subs))
         names = _unz(take(n_names))
         if len(names) != n_files:
             raise ValueError("a torn index")
-        yield _Folder(rel, mtime, bool(clean), subs, first, names)
+        yield _Folder(rel, ctime, bool(clean), subs, first, names)
         first += n_files
     fh.seek(pos - len(buf), os.SEEK_CUR)  # where the folders end: the stats follow
 
@@ -148,7 +148,7 @@ def read_index(path: Path) -> Iterator[FolderRecord]:
         folders = list(_folders(fh, n_folders))
         stats = fh.read(_STAT.size * n)
     for d in folders:
-        rec = FolderRecord(d.rel, d.mtime_ns, d.clean, d.subdirs)
+        rec = FolderRecord(d.rel, d.ctime_ns, d.clean, d.subdirs)
         for k, name in enumerate(d.names, d.first):
             sig = bytes(c[k] for c in cols)
             key = _STAT.unpack_from(stats, k * _STAT.size)
@@ -167,7 +167,7 @@ class Aside:
 @dataclass
 class _Dir:
     rel: str
-    mtime_ns: int
+    ctime_ns: int
     clean: bool
     first: int
     count: int
@@ -200,14 +200,14 @@ class LoadedIndex:
         first = 0
         for _ in range(n_folders):
             rel = fh.read(_LEN.unpack(fh.read(_LEN.size))[0]).decode("utf-8", "surrogateescape")
-            mtime, clean, n_subs, n_files, n_names = _FOLDER.unpack(fh.read(_FOLDER.size))
+            ctime, clean, n_subs, n_files, n_names = _FOLDER.unpack(fh.read(_FOLDER.size))
             subs = _unz(fh.read(n_subs))
             at = fh.tell()
             fh.seek(n_names, os.SEEK_CUR)
             kids = [self.by_rel.get(f"{rel}/{s}" if rel else s, -1) for s in subs]
             d = _Dir(
                 rel,
-                mtime,
+                ctime,
                 bool(clean),
                 first,
                 n_files,
@@ -279,7 +279,7 @@ class LoadedIndex:
         under the folder `under` ("" for all), within `budget` bytes. Set aside: a file whose
         flags are clear (not binary, UTF-16, large or unreadable when indexed), whose signature
         lacks a needed bit, and that is still what was indexed (`valid`, refreshed first); a
-        folder whose every recorded entry is set aside, recorded clean, its mtime as it was."""
+        folder whose every recorded entry is set aside, recorded clean, its ctime as it was."""
         res = Aside()
         n = self.n
         if not need or not n:
@@ -304,7 +304,7 @@ class LoadedIndex:
                 and d.clean
                 and d.rel != under
                 and all(k in whole for k in d.subs)
-                and _mtime(os.path.join(ws_s, d.rel)) == d.mtime_ns
+                and _ctime(os.path.join(ws_s, d.rel)) == d.ctime_ns
             ):
                 whole[i] = free + sum(whole[k] for k in d.subs)
             elif free:
@@ -346,9 +346,9 @@ def _safe(rel: str) -> bool:
     return not (_UNSAFE & set(rel)) and rel == rel.strip()
 
 
-def _mtime(path: str) -> int | None:
+def _ctime(path: str) -> int | None:
     try:
-        return os.lstat(path).st_mtime_ns
+        return os.lstat(path).st_ctime_ns
     except OSError:
         return None
 

