@@ -1,0 +1,110 @@
+"""What the fingerprint holds per file on a big tree (issue 26: memory under 150 MB above a
+10-file session at 100,000 files). Structural, never a size in bytes: one record per file,
+shared by the snapshots; nothing that copies the tree per snapshot or per iteration."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from cerveau_tui.session.rewind_gc import _referenced
+from cerveau_tui.session.rewind_points import read_points
+from cerveau_tui.workspace import watch
+from cerveau_tui.workspace.fingerprint import Fingerprinter, _Entry
+from cerveau_tui.workspace.store import BlobStore
+
+needs_inotify = pytest.mark.skipif(
+    watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    for i in range(12):
+        d = root / f"pkg{i % 3}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.py").write_text(f"print({i})\n")
+    return root
+
+
+def live(root: Path) -> Fingerprinter:
+    fp = Fingerprinter(root, watch=True)
+    fp.scan()
+    assert fp.status()["method"] == "inotify", fp.status()
+    return fp
+
+
+@needs_inotify
+def test_the_snapshots_hold_the_live_trees_own_folder_records(tree: Path) -> None:
+    fp = live(tree)
+    snap = fp.scan()
+    assert snap._dirs is not None
+    for folder, inner in snap._dirs.items():
+        assert inner is fp._live.dirs[folder]  # no copy of a folder per snapshot
+    fp.close()
+
+
+@needs_inotify
+def test_a_change_copies_its_folder_only_and_the_older_snapshot_keeps_its_value(
+    tree: Path,
+) -> None:
+    fp = live(tree)
+    before = fp.scan()
+    old = before["pkg0/f0.py"]
+    time.sleep(0.01)
+    (tree / "pkg0" / "f0.py").write_text("changed\n")
+    (tree / "pkg0" / "new.py").write_text("new\n")
+    after = fp.scan()
+    assert before["pkg0/f0.py"] == old and "pkg0/new.py" not in before  # copy on write
+    assert after["pkg0/f0.py"] != old and "pkg0/new.py" in after
+    assert after._dirs is not None and before._dirs is not None
+    assert after._dirs["pkg0"] is not before._dirs["pkg0"]
+    assert after._dirs["pkg1"] is before._dirs["pkg1"]  # unchanged folders shared
+    assert len(after) == len(before) + 1
+    fp.close()
+
+
+@needs_inotify
+def test_the_first_snapshot_is_not_journalled_as_a_set_of_every_path(tree: Path) -> None:
+    fp = live(tree)
+    assert fp._journal.sets[0] is None  # "everything changed", not 12 (or 100,000) paths
+    first = fp.scan()
+    (tree / "pkg1" / "f1.py").write_text("moved\n")
+    assert fp.changed_since(first) == ["pkg1/f1.py"]
+    fp.close()
+
+
+@needs_inotify
+def test_iterating_a_live_snapshot_keeps_no_flat_copy(tree: Path) -> None:
+    fp = live(tree)
+    snap = fp.scan()
+    paths = list(snap)
+    assert paths == sorted(paths) and len(paths) == 12
+    assert dict(snap.items()) == dict(Fingerprinter(tree).scan())
+    assert snap._entries is None  # before: a flat and a sorted copy stayed with the snapshot
+    fp.close()
+
+
+def test_a_stat_cache_entry_has_no_per_instance_dict() -> None:
+    e = _Entry(1, 2, 3, "d" * 64, True, 0o100644)
+    assert not hasattr(e, "__dict__")
+
+
+def test_the_store_collector_keeps_no_decoded_manifest(tmp_path: Path) -> None:
+    from cerveau_tui.plan.persist import SessionLog
+    from cerveau_tui.session.rewind import Rewinder
+
+    (tmp_path / "a.txt").write_text("1\n")
+    log = SessionLog(tmp_path, "s1")
+    rw = Rewinder(BlobStore(tmp_path), Fingerprinter(tmp_path), log)
+    try:
+        rw.take("turn")
+        rw.take("end")
+    finally:
+        log.close()
+    pts = read_points(tmp_path, "s1", BlobStore(tmp_path))
+    assert _referenced(pts, 0)  # the first point's manifest names a.txt's blob
+    assert pts._cache == {}  # each session's manifest goes once its references are read
