@@ -105,9 +105,15 @@ def rewind_command(args: argparse.Namespace) -> int:
                 result = rw.rewind(args.to_turn, mode, force=args.force)  # type: ignore[arg-type]
         except OutsideChanges as exc:
             _say(args.json, {"ok": False, "outside": exc.paths, "error": str(exc)})
+            # After a forced forward no forward is left: the point it took first still has them.
+            back = (
+                "--list --all, then --to-point the last 'rewind' point, brings them back"
+                if args.forward
+                else "forward brings them back"
+            )
             print(
                 "cerveau rewind: refused, changed outside the harness since then (--force"
-                " overwrites them; forward brings them back): " + ", ".join(exc.paths),
+                f" overwrites them; {back}): " + ", ".join(exc.paths),
                 file=sys.stderr,
             )
             return 1

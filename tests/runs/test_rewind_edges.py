@@ -13,6 +13,7 @@ command made stays, one it removed is not made again."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import subprocess
@@ -164,3 +165,31 @@ def test_a_path_it_cannot_put_back_is_named_and_the_exit_is_1(cli, tmp_path):
     assert "data" in err and "NOT put back" in err
     assert (ws / "other.txt").read_text() == "other\n"  # the rest went back
     assert (ws / "data" / "build" / "o.o").read_text() == "o\n"  # the ignored file untouched
+
+
+def test_a_persons_edit_while_rewound_is_named_by_forward_and_never_lost(cli, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("before\n")
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "echo turn > a.txt"}}]},
+            {"content": "done"},
+        ]
+    }
+    with ScriptedServer(script) as srv:
+        code, _, err = cli(ws, srv.url, "change a")
+        assert code == 0, err[-2000:]
+    assert rewind(ws, "--to-turn", "1", "--code-only")[0] == 0
+    (ws / "a.txt").write_text("the person's, while rewound\n")
+    code, out, err = rewind(ws, "--forward")
+    assert code == 1 and "a.txt" in err and "--to-point" in err
+    assert (ws / "a.txt").read_text() == "the person's, while rewound\n"
+    code, out, err = rewind(ws, "--forward", "--force")
+    assert code == 0, err
+    assert (ws / "a.txt").read_text() == "turn\n"
+    # Overwritten by the forced forward, and still not lost: the point the forward took first.
+    code, out, err = rewind(ws, "--list", "--all", "--json")
+    last = [p for p in json.loads(out) if p["at"] == "rewind"][-1]
+    assert rewind(ws, "--to-point", last["point"], "--code-only")[0] == 0
+    assert (ws / "a.txt").read_text() == "the person's, while rewound\n"
