@@ -298,7 +298,8 @@ def build_session(
     # its progress on the status line: the first prompt does not wait for a large tree.
     fp = Fingerprinter(settings.workspace, watch=True)
     fp.start(lambda stage, fraction, line: bus.emit(P.StackProgress(stage=stage, line=line)))
-    search_index_build.attach(fp, settings.workspace)  # search's prefilter, built after that walk
+    # search's prefilter, built after that walk; nothing denied to commands is read for it
+    search_index_build.attach(fp, settings.workspace, boundary.denied_reads(settings))
     store = BlobStore(settings.workspace)
     # The session's plan ledger: the plan tools (ToolContext.plan), the PlanHook and report()
     # hold this object; it follows the bus from now on, and a resume restores it (resume.py).

@@ -94,6 +94,7 @@ def build(
     out: Path,
     every_s: float = SAVE_EVERY_S,
     racy_ns: int = RACY_NS,
+    deny: tuple[str, ...] = (),
 ) -> int:
     """Write the index of `folders` to `out`; how many files were read (the rest reused). What
     is done so far is written every `every_s` too: a session closed before the end (the build
@@ -103,9 +104,17 @@ def build(
     old_dirs = {d.rel: d for d in read_index(old_path)} if old_path is not None else {}
     old = {rel: {f.name: f for f in d.files} for rel, d in old_dirs.items()}
     signer = Signer()
+    ws_s = str(ws)
     records: list[FolderRecord] = []
     read = 0
-    ws_s = str(ws)
+    # A deny-read path (masked inside the sandbox) is never read nor signed: the index sits in
+    # the state folder the sandbox shows, and a signature says which trigrams a file holds.
+    denied = tuple(d.rstrip("/") for d in deny)
+
+    def refused(path: str) -> bool:
+        return any(path == d or path.startswith(d + "/") for d in denied)
+
+    folders = {f for f in folders if not refused(os.path.join(ws_s, f) if f else ws_s)}
     order = sorted(folders, key=_deepest_first)
     for done, rel in enumerate(order, 1):
         here = os.path.join(ws_s, rel) if rel else ws_s
@@ -130,7 +139,7 @@ def build(
                     d.clean = False  # rg skips it (ignored, empty) or it is unknown: keep in
             elif stat.S_ISLNK(st.st_mode):
                 continue  # rg follows no link and names none
-            elif not stat.S_ISREG(st.st_mode):
+            elif not stat.S_ISREG(st.st_mode) or refused(e.path):
                 d.clean = False
             else:
                 key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
@@ -168,7 +177,8 @@ def _record(name: str, path: str, key: tuple[int, int, int, int], signer: Signer
 
 
 def main(argv: list[str]) -> int:
-    ws, out = Path(os.path.realpath(argv[0])), Path(argv[1])
+    """`WS OUT [DENIED...]`: the workspace, the index file, the deny-read paths."""
+    ws, out, deny = Path(os.path.realpath(argv[0])), Path(argv[1]), tuple(argv[2:])
     try:
         os.nice(10)
     except OSError:
@@ -179,7 +189,7 @@ def main(argv: list[str]) -> int:
     folders = rg_folders(rg, ws)
     if folders is None:
         return 3
-    build(ws, folders, out if out.exists() else None, out)
+    build(ws, folders, out if out.exists() else None, out, deny=deny)
     return 0
 
 
@@ -189,9 +199,14 @@ class SearchIndex:
     search reads every file."""
 
     def __init__(
-        self, workspace: Path, fingerprinter: Any = None, min_files: int = MIN_FILES
+        self,
+        workspace: Path,
+        fingerprinter: Any = None,
+        min_files: int = MIN_FILES,
+        deny: tuple[str, ...] = (),
     ) -> None:
         self.min_files = min_files
+        self.deny = deny
         self.workspace = Path(os.path.realpath(workspace))
         self.file = state_path(self.workspace, INDEX_NAME)
         self.fp = fingerprinter
@@ -267,6 +282,7 @@ class SearchIndex:
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             argv = [sys.executable, "-m", __name__, str(self.workspace), str(self.file)]
+            argv += list(self.deny)
             with subprocess.Popen(
                 argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_child_env()
             ) as p:
@@ -291,10 +307,11 @@ def _child_env() -> dict[str, str]:
 _SESSIONS: weakref.WeakKeyDictionary[Any, SearchIndex] = weakref.WeakKeyDictionary()
 
 
-def attach(fingerprinter: Any, workspace: Path) -> SearchIndex:
+def attach(fingerprinter: Any, workspace: Path, deny: list[Path] | None = None) -> SearchIndex:
     """Start the index of the session whose fingerprint is `fingerprinter` (search finds it by
-    that key: ToolContext.fingerprinter), unless rg is absent or the engine forced built-in."""
-    idx = SearchIndex(workspace, fingerprinter)
+    that key: ToolContext.fingerprinter), unless rg is absent or the engine forced built-in.
+    `deny`: the deny-read paths (boundary.denied_reads), never indexed."""
+    idx = SearchIndex(workspace, fingerprinter, deny=tuple(str(p) for p in deny or ()))
     if os.environ.get(INDEX_ENV, "").strip().lower() in ("off", "0", "no"):
         return idx
     _SESSIONS[fingerprinter] = idx

@@ -315,3 +315,25 @@ def test_an_index_of_part_of_the_tree_answers_as_plain_rg(tmp_path: Path) -> Non
         assert aside > 0
     finally:
         s.close()
+
+
+@needs_rg
+def test_a_deny_read_path_is_never_read_into_the_index(tmp_path: Path) -> None:
+    from cerveau_tui.tools.search_index_file import read_index
+
+    ws = tmp_path / "ws"
+    (ws / "secret").mkdir(parents=True)
+    (ws / "secret" / "key.txt").write_text("token-abc\n")
+    (ws / "a").mkdir()
+    (ws / "a" / "pw.txt").write_text("hunter2\n")
+    (ws / "a" / "ok.txt").write_text("alpha\n")
+    assert RG is not None
+    folders = search_index_build.rg_folders(RG, ws)
+    assert folders is not None and "secret" in folders
+    out = tmp_path / "index.bin"
+    deny = (str(ws / "secret"), str(ws / "a" / "pw.txt"))
+    search_index_build.build(ws, folders, None, out, racy_ns=0, deny=deny)
+    recs = {d.rel: d for d in read_index(out)}
+    assert "secret" not in recs
+    assert [f.name for f in recs["a"].files] == ["ok.txt"] and not recs["a"].clean
+    assert not recs[""].clean  # a subfolder it does not know: never set aside whole
