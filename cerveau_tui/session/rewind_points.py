@@ -196,7 +196,14 @@ class Points:
             p.full = self.store.put(manifest_bytes(manifest))
         else:
             p.changes = delta(self.manifest(len(self.points) - 1), manifest)
-        self._cache[len(self.points)] = manifest
+        # The newest point's manifest is the next delta's base (and the capture's own `known`:
+        # no copy); the one before it is the turn a rewind most often goes back to. Older ones
+        # are rebuilt from the store when asked: a manifest per point was kept for the whole
+        # session (a copy of a 100,000-file tree per turn start and per turn end).
+        n = len(self.points)
+        for k in [k for k in self._cache if k < n - 1]:
+            del self._cache[k]
+        self._cache[n] = manifest
         return p
 
     # -- reading --------------------------------------------------------------------------------

@@ -108,3 +108,21 @@ def test_the_store_collector_keeps_no_decoded_manifest(tmp_path: Path) -> None:
     pts = read_points(tmp_path, "s1", BlobStore(tmp_path))
     assert _referenced(pts, 0)  # the first point's manifest names a.txt's blob
     assert pts._cache == {}  # each session's manifest goes once its references are read
+
+
+def test_restore_points_keep_no_manifest_per_point(tmp_path: Path) -> None:
+    from cerveau_tui.plan.persist import SessionLog
+    from cerveau_tui.session.rewind import Rewinder
+
+    log = SessionLog(tmp_path, "s2")
+    rw = Rewinder(BlobStore(tmp_path), Fingerprinter(tmp_path), log)
+    try:
+        for i in range(6):
+            (tmp_path / "a.txt").write_text(f"{i}\n")
+            rw.take("turn")
+            rw.take("end")
+        assert len(rw.points._cache) <= 2  # the newest two, not one per point
+        first = rw.points.manifest(0)  # an older one is rebuilt from the store
+        assert rw.store.get(first["a.txt"][0]) == b"0\n"
+    finally:
+        log.close()
