@@ -319,7 +319,13 @@ def summary(choice: RewindChoice, result: Any) -> str:
     if result.kept:
         parts.append("kept as you had them: " + ", ".join(result.kept[:8]))
     if result.outside:
-        parts.append("overwritten (forward gets them back): " + ", ".join(result.outside[:8]))
+        # After a forward no forward is left: the point it took first (--list --all) has them.
+        again = (
+            "`cerveau rewind --list --all` has them, the last 'rewind' point"
+            if isinstance(target, ForwardRow)
+            else "forward gets them back"
+        )
+        parts.append(f"overwritten ({again}): " + ", ".join(result.outside[:8]))
     if result.refused:
         parts.append("NOT put back: " + ", ".join(result.refused[:8]))
     if not isinstance(target, ForwardRow):

@@ -190,7 +190,7 @@ def _warning(name: str, text: str) -> Line:
 
 def rewound_line(p: Rewound) -> Line:
     """`rewind to turn 2 (both): restored a.py; removed b/c.txt; history cut by 6 messages`."""
-    what = "forward" if p.forward else f"rewind to turn {p.turn}"
+    what = "forward" if p.forward else f"rewind to {p.to or f'turn {p.turn}'}"
     parts = [f"{what} ({p.mode})"]
     if p.restored:
         parts.append("restored " + ", ".join(p.restored[:10]))

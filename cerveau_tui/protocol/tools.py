@@ -107,7 +107,8 @@ class Rewound(Payload):
 
     event_type: ClassVar[EventType] = EventType.REWOUND
 
-    turn: int = 0  # the turn rewound to (its start); 0 for a forward
+    turn: int = 0  # the turn rewound to (its start); 0 for a forward or another point
+    to: str = ""  # the point, when not a turn's: "before !make clean" (a person's command)
     mode: Literal["both", "code", "conversation"] = "both"
     forward: bool = False
     restored: list[str] = Field(default_factory=list)

@@ -335,7 +335,9 @@ class Rewinder:
         target = self.points.points[i]
         # The rewind is itself a point: the state now, with the conversation now, is what
         # forward() returns to (the person's own edits included: they are in the store now).
-        before = self.take("rewind", None, f"rewind to turn {turn}" if turn else "forward")
+        to = "" if forward or target.at == "turn" else f"before {target.task[:80]}"
+        what = "forward" if forward else f"rewind to {to or f'turn {turn}'}"
+        before = self.take("rewind", None, what)
         done = None
         if mode != "conversation":
             try:
@@ -384,6 +386,7 @@ class Rewinder:
         # calls this object under it (a point at turn_started): never the two in both orders.
         self._said = P.Rewound(
             turn=turn,
+            to=to,
             mode=mode,
             forward=forward,
             restored=restored,

@@ -61,10 +61,13 @@ async def test_a_persons_command_is_listed_and_rewound_to(tmp_path: Path) -> Non
             dialog = app.screen
             assert isinstance(dialog, RewindScreen)
             assert "your command 1.1" in str(dialog.query_one("#head").render())
+            assert "just before the command" in str(dialog.query_one("#what").render())
             await press_alone(pilot, clock, "b")
             assert await wait_until(pilot, lambda: bool(rec.of("rewound")))
             assert await wait_until(pilot, lambda: not (ws / "b.txt").exists())
             assert (ws / "a.txt").read_text() == "one\ntwo\n"  # as turn 1 left it
+            said = rec.of("rewound")[-1].payload
+            assert said["to"].startswith("before !printf") and said["turn"] == 0
             ended = len(rec.of("turn_ended"))
             await pilot.press(*"and now", "enter")
             assert await wait_until(pilot, lambda: len(rec.of("turn_ended")) > ended)

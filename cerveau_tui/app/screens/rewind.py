@@ -273,11 +273,13 @@ class RewindScreen(ArmedModal[RewindChoice | None]):
         files = f"{p.files} file{'' if p.files == 1 else 's'}"
         named = ", ".join(p.changes[:NAMED]) + (", …" if len(p.changes) > NAMED else "")
         n = p.turns_dropped
-        talk = (
-            "rewound away already (only a forward brings it back)"
-            if self.code_only
-            else f"the history cut to this turn's start ({n} turn{'' if n == 1 else 's'} dropped)"
-        )
+        dropped = f"{n} turn{'' if n == 1 else 's'} dropped"
+        if self.code_only:
+            talk = "rewound away already (only a forward brings it back)"
+        elif isinstance(p.target, TurnRow) and p.target.command:
+            talk = "the history cut to just before the command" + (f" ({dropped})" if n else "")
+        else:
+            talk = f"the history cut to this turn's start ({dropped})"
         return Content.assemble(
             ("code: ", "bold"),
             f"{files} back as they were: {named}" if p.files else "no file differs",
