@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/first_task.py [--repo PATH ...] [--server URL] [--turns N]
         [--max-tokens 256] [--max-iterations 4] [--timeout 150]
-        [--seeds 1,2,3 --temperature 0.2]
+        [--seeds 1,2,3 --temperature 0.2] [--events DIR]
 
 The scenario of issue 24 (cerveau_tui/testing/first_task.py): a one-bug pytest project (`add`
 subtracts), the detected gate (the project's pytest), 3 turns of `cerveau run --json` with
@@ -66,7 +66,8 @@ def refused(turns: list[list[dict[str, Any]]]) -> list[tuple[str, str]]:
         for e in events:
             p = e["payload"]
             c = calls.get(p.get("call_id", ""))
-            if e["type"] == "tool_result" and p.get("error_class") == "args" and c:
+            refusal = p.get("error_class") == "args" and p.get("exit_code") is None
+            if e["type"] == "tool_result" and refusal and c:
                 if c.get("via") == "constrained":
                     line = (p.get("output") or "").strip().splitlines()[:1]
                     label = f"{c['name']} {json.dumps(c.get('arguments'))}"[:160]
@@ -86,7 +87,7 @@ def _figures(lost: LostRounds, fixed: bool) -> dict[str, int]:
     return out
 
 
-def _one(repo: Path, url: str, args: argparse.Namespace) -> dict[str, int]:
+def _one(repo: Path, url: str, args: argparse.Namespace, label: str) -> dict[str, int]:
     with tempfile.TemporaryDirectory(prefix="cerveau-first-task-") as tmp:
         ws = Path(tmp) / "ws"
         make_project(ws)
@@ -102,6 +103,9 @@ def _one(repo: Path, url: str, args: argparse.Namespace) -> dict[str, int]:
             temperature=args.temperature,
         )
         wall = time.monotonic() - t0
+        if args.events is not None:  # every turn's events, to count again another way
+            args.events.mkdir(parents=True, exist_ok=True)
+            (args.events / f"{label}.json").write_text(json.dumps(run.turns), encoding="utf-8")
         lost = count_lost(run.turns)
         fixed = "return a + b" in (ws / "calc.py").read_text()
     print(f"  {lost.rounds} rounds in {lost.turns} turns, {wall:.0f} s wall")
@@ -147,6 +151,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--timeout", type=float, default=150.0, help="seconds a turn may take")
     ap.add_argument("--seeds", default="", help="server seeds, comma-separated: one sample each")
     ap.add_argument("--temperature", type=float, default=0.0)
+    ap.add_argument("--events", type=Path, help="a folder for each run's events (JSON)")
     args = ap.parse_args(argv)
     repos = [p.resolve() for p in (args.repo or [REPO])]
     seeds: list[int | None] = [int(x) for x in args.seeds.split(",") if x.strip()] or [None]
@@ -157,7 +162,7 @@ def main(argv: list[str]) -> int:
             url, server = _server(args.server, seed)
             try:
                 print(f"CLI from {repo}" + (f", seed {seed}" if seed is not None else ""))
-                seen[repo].append(_one(repo, url, args))
+                seen[repo].append(_one(repo, url, args, f"{repo.name}-seed{seed}"))
             finally:
                 if server is not None:
                     server.stop()

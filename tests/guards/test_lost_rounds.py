@@ -85,3 +85,12 @@ def test_the_persons_calls_and_a_native_refusal_are_no_lost_round() -> None:
     got = count_lost([turn])
     assert sum(got.lost.values()) == 0 and got.checks == 1
     assert "done check ran 1x" in got.line()
+
+
+def test_a_command_that_ran_and_failed_is_no_refused_action() -> None:
+    """bash reports a non-zero exit with error class `args`: the command ran, nothing refused it."""
+    turn = [
+        *_round(*_call("r", command="test_add"), _result("r", error_class="args", exit_code=127)),
+        _ended("max_iterations"),
+    ]
+    assert count_lost([turn]).lost["refused_action"] == 0

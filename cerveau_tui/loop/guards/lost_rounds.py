@@ -11,7 +11,9 @@ one cause, the first that applies in this order:
   before it in the turn (the harness offered the same request twice: it never should);
 - truncated: a tool call cut off at the cap, the first time at that cap;
 - refused_action: an action the constrained schema allowed and the tool refused (a result of
-  error class `args` for a call `via` constrained): a gap in the schema, a bug (guards/ tests);
+  error class `args`, with no exit code, for a call `via` constrained): a gap in the schema, or
+  a call the world refused (no such file, no plan yet); a command that ran and failed is not one
+  (bash reports a non-zero exit as `args` too: the first count took `test_add: not found` for one);
 - copied_failure: a call that failed (or the repeat guard refused) exactly as a call of an
   EARLIER turn had failed: the copy the history offered (guards/stops.py folds those);
 - repeat_stop: the repeat guard refused the call (the round ran nothing).
@@ -99,7 +101,9 @@ def _cause(
             if p.get("status") in _FAILING:
                 key = _key(call)
                 failing.add(key)
-                if p.get("error_class") == "args" and call.get("via") == "constrained":
+                # A command that ran has an exit code: it failed, the tool refused nothing.
+                ran = p.get("exit_code") is not None
+                if p.get("error_class") == "args" and call.get("via") == "constrained" and not ran:
                     causes.append("refused_action")
                 if key in failed_before:
                     causes.append("copied_failure")
