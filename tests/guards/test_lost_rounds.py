@@ -94,3 +94,9 @@ def test_a_command_that_ran_and_failed_is_no_refused_action() -> None:
         _ended("max_iterations"),
     ]
     assert count_lost([turn]).lost["refused_action"] == 0
+
+
+def test_a_turn_killed_before_its_end_loses_its_last_round_to_timeout() -> None:
+    turn = [*_round(*_call("a", command="ls"), _result("a", "done")), *_round()]
+    got = count_lost([turn])
+    assert got.ended == [""] and dict(got.lost) == {"timeout": 1} and got.rounds == 2

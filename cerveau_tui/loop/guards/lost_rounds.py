@@ -5,8 +5,9 @@ minutes and the done check never ran once; the rounds were lost to the harness, 
 To keep that measured, each round (an `iteration_started` and what follows it) is given at most
 one cause, the first that applies in this order:
 
-- timeout: the model call hit its deadline (an `error` of class `deadline`), or a command was
-  killed at its time limit (`[killed: timed out` in its result);
+- timeout: the model call hit its deadline (an `error` of class `deadline`), a command was
+  killed at its time limit (`[killed: timed out` in its result), or the turn has no end event
+  (killed at the run's time limit: its last round, whatever else it holds);
 - truncation_repeat: a tool call cut off at the cap again, the same tool at the same cap as a cut
   before it in the turn (the harness offered the same request twice: it never should);
 - truncated: a tool call cut off at the cap, the first time at that cap;
@@ -128,9 +129,13 @@ def count_lost(turns: Sequence[Sequence[Event]]) -> LostRounds:
         )
         cuts: set[tuple[str, str]] = set()
         this_turn: set[str] = set()
-        for round_ in _split_rounds(events):
+        rounds = _split_rounds(events)
+        for i, round_ in enumerate(rounds):
             out.rounds += 1
             cause, failing = _cause(round_, cuts, failed_before)
+            if not ended and i == len(rounds) - 1:
+                # Killed mid-round (a cap doubled after cuts ran a turn past 150 s at 256).
+                cause = "timeout"
             this_turn |= failing
             if cause is not None:
                 out.lost[cause] += 1
