@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/first_task.py [--repo PATH ...] [--server URL] [--turns N]
         [--max-tokens 256] [--max-iterations 4] [--timeout 150]
         [--seeds 1,2,3 --temperature 0.2] [--events DIR]
+    .venv/bin/python benchmarks/first_task.py --recount DIR
 
 The scenario of issue 24 (cerveau_tui/testing/first_task.py): a one-bug pytest project (`add`
 subtracts), the detected gate (the project's pytest), 3 turns of `cerveau run --json` with
@@ -103,11 +104,12 @@ def _one(repo: Path, url: str, args: argparse.Namespace, label: str) -> dict[str
             temperature=args.temperature,
         )
         wall = time.monotonic() - t0
-        if args.events is not None:  # every turn's events, to count again another way
-            args.events.mkdir(parents=True, exist_ok=True)
-            (args.events / f"{label}.json").write_text(json.dumps(run.turns), encoding="utf-8")
         lost = count_lost(run.turns)
         fixed = "return a + b" in (ws / "calc.py").read_text()
+        if args.events is not None:  # every turn's events, to count again (--recount)
+            args.events.mkdir(parents=True, exist_ok=True)
+            dump = {"turns": run.turns, "fixed": fixed}
+            (args.events / f"{label}.json").write_text(json.dumps(dump), encoding="utf-8")
     print(f"  {lost.rounds} rounds in {lost.turns} turns, {wall:.0f} s wall")
     for cause in CAUSES:
         print(f"  lost to {cause:<18} {lost.lost[cause]}")
@@ -141,6 +143,21 @@ def _table(repos: list[Path], seen: dict[Path, list[dict[str, int]]]) -> None:
         print(f"{fig:<20}" + "".join(cells))
 
 
+def recount(folder: Path) -> int:
+    """The table again from the events `--events` kept (`<checkout>-seed<S>.json`), counted by
+    today's lost_rounds. A dump that is a bare list (the first format) has no `fixed`: 0."""
+    seen: dict[Path, list[dict[str, int]]] = {}
+    for dump in sorted(folder.glob("*-seed*.json")):
+        data = json.loads(dump.read_text(encoding="utf-8"))
+        turns, fixed = (data, False) if isinstance(data, list) else (data["turns"], data["fixed"])
+        seen.setdefault(Path(dump.stem.rsplit("-seed", 1)[0]), []).append(
+            _figures(count_lost(turns), fixed)
+        )
+    repos = sorted(seen, key=lambda r: ("before" not in r.name, r.name))  # the code before first
+    _table(repos, seen)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", type=Path, action="append", help="a checkout whose CLI runs")
@@ -152,7 +169,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seeds", default="", help="server seeds, comma-separated: one sample each")
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--events", type=Path, help="a folder for each run's events (JSON)")
+    ap.add_argument("--recount", type=Path, help="only count again what --events kept there")
     args = ap.parse_args(argv)
+    if args.recount is not None:
+        return recount(args.recount)
     repos = [p.resolve() for p in (args.repo or [REPO])]
     seeds: list[int | None] = [int(x) for x in args.seeds.split(",") if x.strip()] or [None]
     seen: dict[Path, list[dict[str, int]]] = {r: [] for r in repos}
