@@ -167,3 +167,20 @@ def test_run_resume_after_a_rewind_sends_the_cut_history(cli, tmp_path):
     assert len(sent) == len(turn2_first)
     text = json.dumps(sent)
     assert "rewrite and delete" not in text and "make a tree" not in text
+
+
+def test_run_resume_after_a_rewind_and_forward_sends_the_whole_history(cli, tmp_path):
+    ws = tmp_path / "ws"
+    _, _, requests = three_turns(cli, ws)
+    last = requests[2][-1]["messages"]  # turn 3's last request: every turn so far
+    for args in (("--to-turn", "2", "--conversation-only"), ("--forward",)):
+        code, out, err = rewind(ws, "--session", "last", *args)
+        assert code == 0, err
+    after = run_turn(cli, ws, "another way", [{"content": "fine"}], resume=True)
+    sent = after[0]["messages"]
+    # The conversation before the rewind, whole, with no note of the rewind (forward put both
+    # back together), then turn 3's answer and the new task.
+    assert sent[1 : len(last)] == last[1:]
+    assert sent[len(last)]["role"] == "assistant"
+    assert sent[len(last) + 1 :] == [{"role": "user", "content": "another way"}]
+    assert "[harness]" not in json.dumps(sent[len(last) - 1 :])
