@@ -26,8 +26,9 @@ from pathlib import Path
 from ..plan.persist import is_busy, list_sessions
 from ..state_home import locate
 from ..workspace.beneath import open_state_dir
+from ..workspace.manifest_stream import iter_manifest
 from ..workspace.openat import open_dir_beneath
-from ..workspace.store import BlobStore
+from ..workspace.store import BlobMissing, BlobStore
 from .rewind_points import Points, read_points
 
 GRACE_S = 3600.0
@@ -87,11 +88,23 @@ def _time(p: str) -> float:
         return 0.0
 
 
+def _manifest_digests(pts: Points, first: int) -> set[str]:
+    """The digests point `first`'s manifest names. A full point (every session's first, the
+    one kept while nothing expired) is streamed: its digests only, never the decoded manifest."""
+    p = pts.points[first]
+    if not p.full:
+        return {e[0] for e in pts.manifest(first).values()}
+    try:
+        return {e[0] for _, e in iter_manifest(pts.store.get(p.full))}
+    except (BlobMissing, ValueError) as exc:
+        raise LookupError(f"restore point {p.id}: {exc}") from None
+
+
 def _referenced(pts: Points, first: int) -> set[str]:
     if first >= len(pts.points):
         return set()
     try:
-        refs = {e[0] for e in pts.manifest(first).values()}
+        refs = _manifest_digests(pts, first)
     except LookupError:
         refs = set()
     finally:

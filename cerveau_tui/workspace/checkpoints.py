@@ -126,7 +126,14 @@ class Capture:
                 st = lstat(prefix + rel)
             except OSError:
                 continue
-            out[rel] = (self._keep(blobs, rel, st), st.st_mode)
+            kept = self._keep(blobs, rel, st)
+            # The fingerprint's own objects when they say the same (the digest of the bytes
+            # kept, the mode it saw): one string per digest in the process, not two (the first
+            # point of a 100,000-file tree made 10 MB of equal digests and 2.7 MB of modes).
+            out[rel] = (
+                digest if kept == digest else kept,
+                mode if mode == st.st_mode else st.st_mode,
+            )
         self.known = out
         self._verified = True
         self._snap, self._mark = snap, mark

@@ -126,3 +126,21 @@ def test_restore_points_keep_no_manifest_per_point(tmp_path: Path) -> None:
         assert rw.store.get(first["a.txt"][0]) == b"0\n"
     finally:
         log.close()
+
+
+def test_a_streamed_manifest_reads_as_manifest_from_and_refuses_what_it_refuses() -> None:
+    import json
+
+    from cerveau_tui.workspace.checkpoints import manifest_bytes, manifest_from
+    from cerveau_tui.workspace.manifest_stream import iter_manifest
+
+    m = {"a": ("d" * 64, 0o100644), 'b/"x\\y': ("", 0o644), "é\n": ("e" * 64, 0o120777)}
+    good = [manifest_bytes(m), b"{}", b" { } ", json.dumps({"a": ["x", 1]}, indent=2).encode()]
+    for data in good:
+        assert dict(iter_manifest(data)) == manifest_from(data)
+    bad = [b"[]", b'{"a":["x",1]', b'{"a":["x",1]}x', b'{"a":1}', b'{"a" ["x",1]}', b""]
+    for data in bad:
+        with pytest.raises(ValueError):
+            manifest_from(data)
+        with pytest.raises(ValueError):
+            dict(iter_manifest(data))
