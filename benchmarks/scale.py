@@ -176,7 +176,9 @@ def child(ws: Path, rounds: int) -> dict[str, Any]:
     reads = sorted(str(p.relative_to(ws)) for p in (ws / "src" / "pkg000").rglob("*.py"))[:5]
     plan = script(rounds, reads or ["src/scratch/a.txt"] * 5)
     tools = [r["tool_calls"][0]["name"] for r in plan["responses"] if "tool_calls" in r]
-    with ScriptedServer(plan) as srv, tempfile.TemporaryDirectory() as home:
+    # A window large enough for the whole script: at 4,096 tokens the searches' answers filled
+    # it, a compaction summary took the next scripted response, and one search never ran.
+    with ScriptedServer(plan, n_ctx=65_536) as srv, tempfile.TemporaryDirectory() as home:
         env = {
             "CERVEAU_LIMITS__MAX_ITERATIONS": str(len(tools) + 5),
             "CERVEAU_LIMITS__MAX_IDENTICAL_CALLS": "1000",
@@ -304,7 +306,8 @@ def main() -> int:
         )
         res = figures(n, args.rounds)
         if off is not None:
-            res["index_off"] = {k: off[k] for k in ("search_ms_median", "search_ms")}
+            keep = ("search_ms_median", "search_ms", "rss_mb", "rss_mb_over_small")
+            res["index_off"] = {k: off[k] for k in keep}
         if args.before:
             old = {"CERVEAU_FINGERPRINT": "walk", "CERVEAU_SEARCH_ENGINE": "builtin"}
             res["before"] = {

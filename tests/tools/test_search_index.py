@@ -129,6 +129,12 @@ QUERIES = [
     ("needle", "d1"),
     ("never_anywhere", "."),
     ("beta_gam+a", "d0/e1"),
+    ("needle$", "."),
+    ("^alpha delta", "."),
+    ("be(ta)_gamma", "."),
+    ("hay.tack", "."),
+    ("\\bneedle\\b here", "."),
+    ("NEED[L]E{1}", "."),
 ]
 
 
