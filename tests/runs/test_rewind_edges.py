@@ -193,3 +193,33 @@ def test_a_persons_edit_while_rewound_is_named_by_forward_and_never_lost(cli, tm
     last = [p for p in json.loads(out) if p["at"] == "rewind"][-1]
     assert rewind(ws, "--to-point", last["point"], "--code-only")[0] == 0
     assert (ws / "a.txt").read_text() == "the person's, while rewound\n"
+
+
+def test_a_gitignore_a_command_made_goes_and_what_it_hid_is_tracked_from_then_on(cli, tmp_path):
+    """The rule when the .gitignore itself was made by the rewound command: the rewind judges by
+    the rules in force when it runs, so the build folder that .gitignore hid is left (ignored
+    then), and from then on is tracked like any file: a later rewind to before it removes it,
+    its bytes kept (the point after the first rewind has them: forward brings them back)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    cmd = (
+        "mkdir -p lib/build && printf 'build/\\n' > lib/.gitignore"
+        " && echo o > lib/build/o.o && echo s > lib/src.py"
+    )
+    script = {
+        "responses": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": cmd}}]},
+            {"content": "done"},
+        ]
+    }
+    with ScriptedServer(script) as srv:
+        code, _, err = cli(ws, srv.url, "make lib")
+        assert code == 0, err[-2000:]
+    assert rewind(ws, "--to-turn", "1", "--code-only")[0] == 0
+    assert not (ws / "lib" / ".gitignore").exists() and not (ws / "lib" / "src.py").exists()
+    assert (ws / "lib" / "build" / "o.o").read_text() == "o\n"  # ignored when it ran: left
+    assert rewind(ws, "--to-turn", "1", "--code-only")[0] == 0
+    assert not (ws / "lib").exists()  # tracked since: created after turn 1 started, removed
+    assert rewind(ws, "--forward")[0] == 0
+    assert (ws / "lib" / "build" / "o.o").read_text() == "o\n"  # and not lost
