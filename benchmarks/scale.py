@@ -168,7 +168,7 @@ def child(ws: Path, rounds: int) -> dict[str, Any]:
     from harness import Timed
 
     from cerveau_tui.state_home import state_path
-    from cerveau_tui.tools.search_index_build import INDEX_NAME
+    from cerveau_tui.tools.search_index_session import INDEX_NAME
 
     # An index left by an earlier session on this tree is loaded at the start; without one,
     # this session's searches read every file while its index is built in the background.

@@ -39,7 +39,7 @@ from .base import (
     resolve_path,
 )
 from .ripgrep import find_rg
-from .search_index_build import narrow
+from .search_index_session import narrow
 from .search_rg import Found, Unavailable
 from .search_rg import search as rg_search
 from .walk import walk_files

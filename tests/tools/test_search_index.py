@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.tools import ripgrep, search_index_build
+from cerveau_tui.tools import ripgrep, search_index_build, search_index_session
 from cerveau_tui.tools.base import ToolContext, ToolState
 from cerveau_tui.tools.search import Search
 from cerveau_tui.tools.search_index import need_bits, required_pieces
@@ -148,7 +148,7 @@ class Session:
         assert self.fp.wait_ready(30)
         if self.fp.method != "inotify":
             pytest.skip(f"inotify unavailable here: {self.fp.reason}")
-        self.idx = search_index_build.SearchIndex(ws, self.fp, min_files=0)
+        self.idx = search_index_session.SearchIndex(ws, self.fp, min_files=0)
         self.idx.file = ws.parent / "index.bin"
         self.ctx = ToolContext(
             workspace=ws, state=ToolState(), runner=runner, fingerprinter=self.fp
@@ -164,11 +164,11 @@ class Session:
         time.sleep(0.05)  # past the ctime tick of the build: a change from here on is seen
 
     def both(self, pattern: str, path: str) -> tuple[str, str, int]:
-        search_index_build._SESSIONS[self.fp] = self.idx
+        search_index_session._SESSIONS[self.fp] = self.idx
         try:
             fast = Search().run(Search.Args(pattern=pattern, path=path), self.ctx)
         finally:
-            search_index_build._SESSIONS.pop(self.fp, None)
+            search_index_session._SESSIONS.pop(self.fp, None)
         slow = Search().run(Search.Args(pattern=pattern, path=path), self.ctx)
         assert fast.meta.get("engine") == slow.meta.get("engine") == "rg"
         return fast.output, slow.output, int(fast.meta.get("indexed_aside", 0))
@@ -210,17 +210,17 @@ def test_a_folder_is_set_aside_whole_only_while_nothing_came_into_it(tmp_path: P
         (ws / "a" / f"s{i % 3}" / f"f{i}.txt").write_text("alpha delta\n")
     (ws / "top.txt").write_text("needle\n")
     s = Session(ws)
-    search_index_build._SESSIONS[s.fp] = s.idx
+    search_index_session._SESSIONS[s.fp] = s.idx
     try:
-        lines, aside = search_index_build.narrow("needle", s.ctx, ws, ws)
+        lines, aside = search_index_session.narrow("needle", s.ctx, ws, ws)
         assert lines == ["/a/"] and aside == 30
         os.mkfifo(ws / "a" / "s1" / "pipe")  # rg names a FIFO: its folder is rg's to walk again
-        lines, _ = search_index_build.narrow("needle", s.ctx, ws, ws)
+        lines, _ = search_index_session.narrow("needle", s.ctx, ws, ws)
         assert lines is not None and "/a/" not in lines and "/a/s0/" in lines
         fast, slow, _ = s.both("needle", ".")
         assert fast == slow and "a named pipe" in fast
     finally:
-        search_index_build._SESSIONS.pop(s.fp, None)
+        search_index_session._SESSIONS.pop(s.fp, None)
         s.close()
 
 
@@ -343,3 +343,28 @@ def test_a_deny_read_path_is_never_read_into_the_index(tmp_path: Path) -> None:
     assert "secret" not in recs
     assert [f.name for f in recs["a"].files] == ["ok.txt"] and not recs["a"].clean
     assert not recs[""].clean  # a subfolder it does not know: never set aside whole
+
+
+@needs_rg
+def test_the_session_builds_its_index_in_a_child_process_and_loads_it(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "a").mkdir(parents=True)
+    for i in range(10):
+        (ws / "a" / f"f{i}.txt").write_text("alpha\n")
+    (ws / "top.txt").write_text("needle\n")
+    fp = Fingerprinter(ws, watch=True)
+    fp.start()
+    assert fp.wait_ready(30)
+    idx = search_index_session.SearchIndex(ws, fp, min_files=0)
+    try:
+        idx.start()
+        assert idx.wait(120) and idx.last_error is None
+        assert idx.file.exists() and idx.loaded is not None and idx.loaded.n == 11
+        search_index_session._SESSIONS[fp] = idx
+        ctx = ToolContext(workspace=ws, state=ToolState(), fingerprinter=fp)
+        _, aside = search_index_session.narrow("needle", ctx, ws, ws)
+        assert aside == 10  # a/ is too recent to trust whole: its files one by one
+    finally:
+        search_index_session._SESSIONS.pop(fp, None)
+        idx.stop()
+        fp.close()
