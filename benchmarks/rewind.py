@@ -51,7 +51,9 @@ def checkpoint_cost(files: int, changed: int, watch: bool = False) -> None:
     def point() -> tuple[float, int, int]:
         t = time.perf_counter()
         m = cap.take()
-        p = pts.next_delta(Point(id=str(len(pts.points)), at="turn"), m)
+        p = pts.next_delta(
+            Point(id=str(len(pts.points)), at="turn"), m, (cap.moved_from, cap.moved)
+        )
         took = (time.perf_counter() - t) * 1000
         pts.add(p)
         return took, cap.bytes_stored, len(json.dumps(p.record()))

@@ -156,7 +156,8 @@ class Rewinder:
     def _finish(self, p: Point) -> Point:
         """The files as they are now, then the point is recorded."""
         with self._lock:
-            p = self.points.next_delta(p, self.capture.take())
+            cap = self.capture
+            p = self.points.next_delta(p, cap.take(), (cap.moved_from, cap.moved))
             self._write([p.record()])
             self.points.add(p)
             return p

@@ -188,14 +188,23 @@ class Points:
                 )
             )
 
-    def next_delta(self, p: Point, manifest: Manifest) -> Point:
-        """`p` with its manifest as a delta from the last point (a full one now and then)."""
+    def next_delta(
+        self,
+        p: Point,
+        manifest: Manifest,
+        since: tuple[Manifest | None, set[str] | None] = (None, None),
+    ) -> Point:
+        """`p` with its manifest as a delta from the last point (a full one now and then).
+        `since`: the manifest the capture started from and the paths it found could differ
+        (Capture.moved_from, .moved); when that is the last point's, the delta reads only them."""
         if not self.points or len(self.points) % FULL_EVERY == 0:
             from ..workspace.checkpoints import manifest_bytes
 
             p.full = self.store.put(manifest_bytes(manifest))
         else:
-            p.changes = delta(self.manifest(len(self.points) - 1), manifest)
+            base = self.manifest(len(self.points) - 1)
+            only = since[1] if since[0] is base else None
+            p.changes = delta(base, manifest, only)
         # The newest point's manifest is the next delta's base (and the capture's own `known`:
         # no copy); the one before it is the turn a rewind most often goes back to. Older ones
         # are rebuilt from the store when asked: a manifest per point was kept for the whole

@@ -75,6 +75,10 @@ class Capture:
         self.files_stored = 0
         self.looked_at = 0  # paths the last take() looked at (all, or only those that moved)
         self._snap: Snapshot | None = None  # the scan `known` was taken from
+        #: The last take's start (the `known` it began from) and the only paths it found could
+        #: differ (None: it looked at all): a point's delta from that manifest reads these only.
+        self.moved_from: Manifest | None = None
+        self.moved: set[str] | None = None
         self._mark = -1  # the fingerprint's restated mark just before that scan
 
     def seed(self, manifest: Mapping[str, Entry]) -> None:
@@ -95,6 +99,7 @@ class Capture:
         snap = self.fp.scan()
         self.bytes_stored = self.files_stored = 0
         moved = self._moved(snap)
+        self.moved_from, self.moved = self.known, moved
         out: Manifest
         paths: Iterable[str] | set[str]
         if moved is None:
@@ -199,8 +204,14 @@ def _put_blob(blobs: int, digest: str, data: bytes) -> None:
         os.close(sub)
 
 
-def delta(prev: Mapping[str, Entry], cur: Mapping[str, Entry]) -> dict[str, Entry | None]:
-    """What changed from `prev` to `cur` (None: removed): what a checkpoint record holds."""
+def delta(
+    prev: Mapping[str, Entry], cur: Mapping[str, Entry], only: Iterable[str] | None = None
+) -> dict[str, Entry | None]:
+    """What changed from `prev` to `cur` (None: removed): what a checkpoint record holds.
+    `only`: the paths that can differ (Capture.moved, when `prev` is what that take started
+    from): O(changed), not a pass over every path."""
+    if only is not None:
+        return {r: cur.get(r) for r in only if prev.get(r) != cur.get(r)}
     out: dict[str, Entry | None] = {r: e for r, e in cur.items() if prev.get(r) != e}
     out.update({r: None for r in prev if r not in cur})
     return out

@@ -82,3 +82,35 @@ def test_a_chmod_alone_is_seen_and_put_back(tmp_path, fp_of):
     assert f.stat().st_mode & 0o777 == 0o644
     time.sleep(0.15)
     assert cap.take()["d1/f1.txt"][1] & 0o777 == 0o644  # the restore's own chmod is seen too
+
+
+def test_a_points_delta_from_the_moved_paths_is_the_full_delta(tmp_path, fp_of):
+    from cerveau_tui.session.rewind_points import Point, Points
+    from cerveau_tui.workspace.checkpoints import delta
+
+    ws = tmp_path / "ws"
+    tree(ws)
+    store = BlobStore(ws)
+    cap, pts = Capture(store, fp_of(ws)), Points(store)
+
+    def point():
+        m = cap.take()
+        p = pts.next_delta(
+            Point(id=str(len(pts.points)), at="turn"), m, (cap.moved_from, cap.moved)
+        )
+        base = pts.manifest(len(pts.points) - 1) if pts.points else None
+        pts.add(p)
+        return p, m, base
+
+    time.sleep(0.15)
+    point()
+    (ws / "d0" / "f0.txt").write_text("rewritten\n")
+    (ws / "d1" / "f1.txt").unlink()
+    (ws / "d2" / "f2.txt").chmod(0o600)
+    (ws / "d3" / "new.txt").write_text("new\n")
+    time.sleep(0.15)
+    p, m, base = point()
+    assert cap.moved is not None  # the O(changed) path was taken
+    assert p.changes == delta(base, m)
+    assert set(p.changes) == {"d0/f0.txt", "d1/f1.txt", "d2/f2.txt", "d3/new.txt"}
+    assert p.changes["d1/f1.txt"] is None
