@@ -3,9 +3,9 @@ starts it).
 
 Reading and signing 370 MB of a 100,000-file tree takes ~30 s of one core: in the harness it
 would hold the interpreter lock against the turn and add its buffers to the harness's memory,
-so it is a child process (`python -m cerveau_tui.tools.search_index_build WS OUT`), at idle priority, that
-the session starts at its start and never waits for: until it is done, `search` reads every
-file as before. The index is kept in the session's state folder (state_home) and outlives the
+so it is a child process (`python -m cerveau_tui.tools.search_index_build WS OUT`) at idle
+priority, that the session starts at its start and never waits for: until it is done, `search`
+reads every file as before. The index is kept in the session's state folder (state_home) and outlives the
 session: records are keyed by content, so an old index is exactly as safe as a new one (a file
 changed since reads as "changed", see exclusions), and a rebuild reads only the files whose
 size, mtime, inode or ctime moved.
