@@ -21,11 +21,13 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import blake3
 
 from ..sandbox.process import minimal_env
+from ..workspace.openat import open_dir_beneath
 from . import ripgrep
 from .search_index import LARGE, LARGE_BYTES, UNREADABLE, Signer, flags_of
 from .search_index_file import FileRecord, FolderRecord, read_index, write_index
@@ -39,14 +41,17 @@ MAX_FILES = 1_000_000
 SAVE_EVERY_S = 5.0
 
 
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+def _read(dir_fd: int, name: str) -> bytes:
+    """The bytes of the regular file `name` in the folder `dir_fd`, following no link; at most
+    LARGE_BYTES + 1 (a file that grew past the bound since its stat is then flagged LARGE)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError("not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        chunks, left = [], LARGE_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
             chunks.append(chunk)
+            left -= len(chunk)
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -101,61 +106,92 @@ def build(
 
     folders = {f for f in folders if not refused(os.path.join(ws_s, f) if f else ws_s)}
     order = sorted(folders, key=_deepest_first)
-    for done, rel in enumerate(order, 1):
-        here = os.path.join(ws_s, rel) if rel else ws_s
-        try:
-            ctime = os.lstat(here).st_ctime_ns  # moved by any entry made or gone, and by a utime
-            entries = list(os.scandir(here))
-        except OSError:
-            continue
-        d = FolderRecord(rel, ctime if ctime < start - racy_ns else -1, True)
-        before = old.get(rel, {})
-        for e in entries:
-            sub = f"{rel}/{e.name}" if rel else e.name
+    ws_fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for done, rel in enumerate(order, 1):
+            here = os.path.join(ws_s, rel) if rel else ws_s
             try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                d.clean = False
+                dir_fd = open_dir_beneath(ws_fd, rel)
+            except OSError:  # gone, or a link now (UnsafePath): not read
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if e.name in SKIP_DIRS or sub in folders:
-                    d.subdirs.append(e.name)
-                else:
-                    d.clean = False  # rg skips it (ignored, empty) or it is unknown: keep in
-            elif stat.S_ISLNK(st.st_mode):
-                continue  # rg follows no link and names none
-            elif not stat.S_ISREG(st.st_mode) or refused(e.path):
-                d.clean = False
-            else:
-                key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-                prev = before.get(e.name)
-                if prev is not None and prev.stat_key == key:
-                    d.files.append(prev)  # keyed by content: reused, it is still its own truth
-                    continue
-                d.files.append(_record(e.name, e.path, key, signer))
-                read += 1
-        records.append(d)
-        if time.monotonic() - saved > every_s:
-            # A part: the old index's records of the folders still to do, kept as they were.
-            rest = [old_dirs[r] for r in order[done:] if r in old_dirs]
-            write_index(out, sorted(records + rest, key=lambda d: _deepest_first(d.rel)))
-            saved = time.monotonic()
+            try:
+                d, n = _folder(dir_fd, rel, here, folders, old.get(rel, {}), refused, signer)
+            except OSError:
+                continue
+            finally:
+                os.close(dir_fd)
+            if d.ctime_ns >= start - racy_ns:
+                d.ctime_ns = -1  # too recent to trust
+            records.append(d)
+            read += n
+            if time.monotonic() - saved > every_s:
+                # A part: the old index's records of the folders still to do, kept as they were.
+                rest = [old_dirs[r] for r in order[done:] if r in old_dirs]
+                write_index(out, sorted(records + rest, key=lambda d: _deepest_first(d.rel)))
+                saved = time.monotonic()
+    finally:
+        os.close(ws_fd)
     write_index(out, records)
     return read
+
+
+def _folder(
+    dir_fd: int,
+    rel: str,
+    here: str,
+    folders: set[str],
+    before: dict[str, FileRecord],
+    refused: Callable[[str], bool],
+    signer: Signer,
+) -> tuple[FolderRecord, int]:
+    """The record of one folder, read through `dir_fd` (opened beneath the workspace with no
+    link on the way: the build runs beside the session's commands, one of which may swap a
+    folder for a link to /root between rg's listing and this read, and the index sits where
+    the sandbox reads); and how many files were read anew."""
+    ctime = os.fstat(dir_fd).st_ctime_ns  # moved by any entry made or gone, and by a utime
+    d = FolderRecord(rel, ctime, True)
+    read = 0
+    for e in list(os.scandir(dir_fd)):
+        sub = f"{rel}/{e.name}" if rel else e.name
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            d.clean = False
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if e.name in SKIP_DIRS or sub in folders:
+                d.subdirs.append(e.name)
+            else:
+                d.clean = False  # rg skips it (ignored, empty) or it is unknown: keep in
+        elif stat.S_ISLNK(st.st_mode):
+            continue  # rg follows no link and names none
+        elif not stat.S_ISREG(st.st_mode) or refused(os.path.join(here, e.name)):
+            d.clean = False
+        else:
+            key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+            prev = before.get(e.name)
+            if prev is not None and prev.stat_key == key:
+                d.files.append(prev)  # keyed by content: reused, it is still its own truth
+                continue
+            d.files.append(_record(e.name, dir_fd, key, signer))
+            read += 1
+    return d, read
 
 
 def _deepest_first(rel: str) -> tuple[int, str]:
     return (-rel.count("/") - (rel != ""), rel)
 
 
-def _record(name: str, path: str, key: tuple[int, int, int, int], signer: Signer) -> FileRecord:
+def _record(name: str, dir_fd: int, key: tuple[int, int, int, int], signer: Signer) -> FileRecord:
     zero = bytes(32)
     if key[0] >= LARGE_BYTES:
         return FileRecord(name, zero, LARGE, b"", key)
     try:
-        data = _read(path)
+        data = _read(dir_fd, name)
     except OSError:
         return FileRecord(name, zero, UNREADABLE, b"", key)
+    if len(data) >= LARGE_BYTES:
+        return FileRecord(name, zero, LARGE, b"", key)
     flags = flags_of(data)
     sig = signer.sign(data).to_bytes(128, "little") if not flags else b"\xff" * 128
     return FileRecord(name, blake3.blake3(data).digest(), flags, sig, key)

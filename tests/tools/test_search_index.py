@@ -368,3 +368,43 @@ def test_the_session_builds_its_index_in_a_child_process_and_loads_it(tmp_path: 
         search_index_session._SESSIONS.pop(fp, None)
         idx.stop()
         fp.close()
+
+
+@needs_rg
+@pytest.mark.parametrize("swap", ["folder", "parent", "root_file"])
+def test_a_folder_swapped_for_a_link_after_the_listing_is_never_read(
+    tmp_path: Path, swap: str
+) -> None:
+    """The build runs beside the session's commands: one may replace a folder rg listed with a
+    link to a folder outside (here: one holding a secret) before the build reads it. Nothing
+    outside is read: no record, no name, no signature (the index sits where the sandbox reads)."""
+    from cerveau_tui.tools.search_index_file import read_index
+
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    for f in ("secret.txt", "deep/secret.txt"):
+        (outside / f).write_text("TOPSECRET-1234\n")
+    ws = tmp_path / "ws"
+    (ws / "a" / "b").mkdir(parents=True)
+    (ws / "a" / "b" / "x.txt").write_text("alpha\n")
+    (ws / "a" / "y.txt").write_text("beta\n")
+    assert RG is not None
+    folders = search_index_build.rg_folders(RG, ws)
+    assert folders is not None and {"a", "a/b"} <= folders
+    if swap == "folder":  # the listed folder itself is a link now
+        shutil.rmtree(ws / "a" / "b")
+        (ws / "a" / "b").symlink_to(outside)
+    elif swap == "parent":  # a folder on the way is a link now: a/b would be outside/b
+        (outside / "b").mkdir()
+        (outside / "b" / "secret.txt").write_text("TOPSECRET-1234\n")
+        shutil.rmtree(ws / "a")
+        (ws / "a").symlink_to(outside)
+    else:  # a file the listing saw is a link to a file outside now
+        (ws / "a" / "y.txt").unlink()
+        (ws / "a" / "y.txt").symlink_to(outside / "secret.txt")
+    out = tmp_path / "index.bin"
+    search_index_build.build(ws, folders, None, out, racy_ns=0)
+    recs = list(read_index(out))
+    names = {f.name for d in recs for f in d.files} | {s for d in recs for s in d.subdirs}
+    assert "secret.txt" not in names and "deep" not in names
+    assert all(f.name in ("x.txt", "y.txt") for d in recs for f in d.files)
