@@ -168,7 +168,9 @@ class SearchIndex:
 
 
 def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "PYTHONPATH", "HOME")}
+    # The person's config location too: the child seals the index with the person's key.
+    keep = ("PATH", "LANG", "PYTHONPATH", "HOME", "CERVEAU_CONFIG", "XDG_CONFIG_HOME")
+    env = {k: v for k, v in os.environ.items() if k in keep}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

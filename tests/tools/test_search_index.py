@@ -408,3 +408,40 @@ def test_a_folder_swapped_for_a_link_after_the_listing_is_never_read(
     names = {f.name for d in recs for f in d.files} | {s for d in recs for s in d.subdirs}
     assert "secret.txt" not in names and "deep" not in names
     assert all(f.name in ("x.txt", "y.txt") for d in recs for f in d.files)
+
+
+@needs_rg
+@pytest.mark.parametrize("plant", ["another_key", "one_byte", "fifo", "no_key"])
+def test_an_index_this_person_did_not_seal_is_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
+    """`.cerveau/` can come with a cloned repository: a planted index (digests that match what
+    it ships, signatures that say "no such text") would have search set a match aside."""
+    from cerveau_tui.tools.search_index_file import read_index
+
+    monkeypatch.setenv("CERVEAU_CONFIG", str(tmp_path / "me" / "config.toml"))
+    ws = tmp_path / "ws"
+    (ws / "a").mkdir(parents=True)
+    (ws / "a" / "x.txt").write_text("alpha\n")
+    assert RG is not None
+    folders = search_index_build.rg_folders(RG, ws)
+    assert folders is not None
+    out = tmp_path / "index.bin"
+    search_index_build.build(ws, folders, None, out, racy_ns=0)
+    assert [f.name for d in read_index(out) for f in d.files] == ["x.txt"]  # control: it reads
+    if plant == "another_key":  # sealed by someone else (the repository's author)
+        monkeypatch.setenv("CERVEAU_CONFIG", str(tmp_path / "author" / "config.toml"))
+        search_index_build.build(ws, folders, None, out, racy_ns=0)
+        monkeypatch.setenv("CERVEAU_CONFIG", str(tmp_path / "me" / "config.toml"))
+    elif plant == "one_byte":  # a signature zeroed after sealing
+        data = bytearray(out.read_bytes())
+        data[20] ^= 0xFF
+        out.write_bytes(bytes(data))
+    elif plant == "fifo":
+        out.unlink()
+        os.mkfifo(out)
+    else:  # no key can be read or made: nothing verifies
+        (tmp_path / "me" / "session-grants.key").write_text("00")
+    assert list(read_index(out)) == []
+    with pytest.raises(OSError):
+        LoadedIndex(out)
