@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..workspace.beneath import NotRegularFile, open_beneath
-from ..workspace.fingerprint import hash_bytes
+from ..workspace.digest import hash_bytes
 
 
 @dataclass(frozen=True)

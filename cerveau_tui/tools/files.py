@@ -20,7 +20,7 @@ import stat
 from pydantic import BaseModel, Field
 
 from ..workspace.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
-from ..workspace.fingerprint import hash_bytes
+from ..workspace.digest import hash_bytes
 from ..workspace.git_change import guard_for
 from .args import NonEmpty, PathArg
 from .base import (

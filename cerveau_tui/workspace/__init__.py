@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .atomic import atomic_write
-from .fingerprint import Fingerprinter, Snapshot, hash_bytes, hash_path
+from .digest import hash_bytes, hash_path
+from .fingerprint import Fingerprinter, Snapshot
 from .store import BlobStore
 
 __all__ = ["BlobStore", "Fingerprinter", "Snapshot", "atomic_write", "hash_bytes", "hash_path"]

@@ -43,7 +43,8 @@ from .beneath import (
     split_parent,
     temp_name,
 )
-from .fingerprint import Fingerprinter, hash_bytes
+from .digest import hash_bytes
+from .fingerprint import Fingerprinter
 from .git_change import guard_for
 from .snapshot import Snapshot, diff_snapshots
 from .store import BlobMissing, BlobStore

@@ -7,92 +7,47 @@ inode) skips every file whose metadata is unchanged, and only what changed is re
 
 The digest of a file is blake3 of its bytes, the same key the blob store uses, so a checkpoint hash
 can be looked up in the store to restore that version.
+
+Here: the Fingerprinter's API, its snapshots, the kernel's change set and the first build in the
+background. The stat cache and the walk are stat_cache.py (its base class); the digest digest.py.
 """
 
 from __future__ import annotations
 
-import errno
-import mmap
 import os
 import queue
 import stat
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import blake3
-import pathspec
-
-from ..state_file import read_regular
+from .digest import LARGE_FILE, hash_bytes, hash_path
 from .live import PendingScan
-from .rules import RACY_WINDOW_NS, _ignored
+from .rules import RACY_WINDOW_NS
 from .snapshot import Snapshot, _Journal, diff_snapshots
+from .stat_cache import StatCache, _Entry
+
+# Names imported from here (tests, benchmarks), kept where they moved to digest.py/stat_cache.py.
+__all__ = [
+    "DEFAULT_IGNORE_DIRS",
+    "LARGE_FILE",
+    "PROGRESS_FILES",
+    "Fingerprinter",
+    "Snapshot",
+    "_Entry",
+    "diff_snapshots",
+    "hash_bytes",
+    "hash_path",
+]
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
-LARGE_FILE = 1 << 20  # from here mmap + blake3's own threads beat a read() into Python bytes
-
-# RACY_WINDOW_NS (rules.py): a file hashed within it of its mtime is hashed again ("racily clean").
 PROGRESS_FILES = 5000  # the first build says its progress every this many files
-GITIGNORE_MAX = 1_000_000  # a .gitignore bigger than this is not read (as walk.py)
-RESTATED_KEEP = 1 << 16  # paths stat'ed anew that restated_since remembers
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    """One file of the stat cache (100,000 of them on a big tree: slots, and no more than the
-    check needs; a per-instance __dict__ and the hashing time as an int were 13 MB there)."""
-
-    size: int
-    mtime_ns: int
-    ino: int
-    digest: str
-    # Hashed safely after its last write (mtime older than the racy window when it was read).
-    # The check "mtime < hashed_at - RACY_WINDOW_NS" needs no more: mtime must match to serve.
-    clean: bool
-    mode: int = 0  # st_mode as last stat'ed (a chmod moves no digest): mode_of reads it
-
-
-#: One int object per distinct st_mode (a handful in a tree), shared by every entry.
-_MODES: dict[int, int] = {}
-
-
-def hash_bytes(data: bytes) -> str:
-    return blake3.blake3(data).hexdigest()
-
-
-def hash_path(path: Path, size: int | None = None) -> str:
-    """blake3 of a regular file's bytes; large files are mmapped and hashed on several threads.
-
-    Opened without blocking and without following a final link, then checked to be a regular
-    file: between the caller's lstat and this open, a command can swap in a FIFO (a plain open
-    blocked the engine thread for good, outside the sandbox) or a link to the person's files.
-    OSError for anything but a regular file; `size` is taken from the open file, not trusted."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        if st.st_size >= LARGE_FILE:
-            try:
-                with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
-                    h = blake3.blake3(max_threads=blake3.blake3.AUTO)
-                    h.update(mm)
-                    return h.hexdigest()
-            except ValueError:  # emptied since the fstat: read what is there
-                pass
-        h = blake3.blake3()
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-        return h.hexdigest()
-    finally:
-        os.close(fd)
-
-
-class Fingerprinter:
+class Fingerprinter(StatCache):
     """Stat-cached blake3 fingerprints of the files under `root`.
 
     Skips `ignore_dirs` by name at any depth and whatever .gitignore files (root and nested) say.
@@ -114,15 +69,7 @@ class Fingerprinter:
         hasher: Callable[[Path, int], str] = hash_path,
         watch: bool = False,
     ) -> None:
-        self.root = Path(os.path.realpath(root))
-        self._root_s = str(self.root)
-        self.ignore_dirs = frozenset(ignore_dirs)
-        self._clock = clock
-        self._hasher = hasher
-        self._cache: dict[str, _Entry] = {}
-        self._specs: dict[str, tuple[int, int, pathspec.GitIgnoreSpec | None]] = {}
-        self._lock = threading.RLock()
-        self.hash_count = 0  # files actually read and hashed; tests and benchmarks watch it
+        super().__init__(root, ignore_dirs, clock=clock, hasher=hasher)
         self.last: Snapshot | None = None
         self._journal = _Journal()
         self._dir_digests: dict[str, str] = {}  # the live fingerprint's folders (_live_scan)
@@ -136,10 +83,6 @@ class Fingerprinter:
         self._starter: threading.Thread | None = None
         self._pending: list[PendingScan] = []
         self._pending_lock = threading.Lock()
-        #: Every path stat'ed anew (_digest_for), oldest first, from number `_restated_base`:
-        #: what restated_since reads (a chmod moves no digest, so no snapshot diff shows it).
-        self._restated: list[str] = []
-        self._restated_base = 0
         self._live: Any = None  # live.LiveTree while the watch is exact
         self._watch: Any = None  # watch.TreeWatch
         self.method = "walk"
@@ -299,26 +242,6 @@ class Fingerprinter:
             self._finalizer.detach()
             watch.release(tw)
 
-    def restated_mark(self) -> int:
-        """A position in the record of paths stat'ed anew, for restated_since."""
-        with self._lock:
-            return self._restated_base + len(self._restated)
-
-    def restated_since(self, mark: int) -> set[str] | None:
-        """Paths stat'ed anew (their digest or mode may have moved) since `mark`; None when that
-        is no longer known (too many since). Read-only: a restore point's O(changed) path."""
-        with self._lock:
-            if mark < self._restated_base:
-                return None
-            return set(self._restated[mark - self._restated_base :])
-
-    def mode_of(self, rel: str) -> int | None:
-        """st_mode of a tracked file as the last scan saw it (None: not known). Read-only: a
-        restore point takes its modes here instead of one lstat per file (a chmod re-stats, and
-        re-reads, only that file: the walk compares the mode, the watch hears IN_ATTRIB)."""
-        e = self._cache.get(rel)
-        return e.mode if e is not None and e.mode else None
-
     def hash_file(self, rel_path: str) -> str | None:
         """Digest of one file (warm-cache aware); None if it is missing or not a file."""
         rel = rel_path.replace(os.sep, "/").lstrip("/")
@@ -389,125 +312,3 @@ class Fingerprinter:
             pending, self._pending = self._pending, []
         for p in pending:
             p.resolve()
-
-    # --- internals ------------------------------------------------------------------------------
-
-    def _digest_for(self, rel: str, st: os.stat_result) -> str | None:
-        cached = self._cache.get(rel)
-        if (
-            cached is not None
-            and cached.size == st.st_size
-            and cached.mtime_ns == st.st_mtime_ns
-            and cached.ino == st.st_ino
-            and cached.mode == st.st_mode
-            and cached.clean
-        ):
-            return cached.digest
-        now = self._clock()  # taken before reading: a write during the read counts as racy
-        path = Path(self._root_s, rel)
-        try:
-            if stat.S_ISLNK(st.st_mode):
-                digest = hash_bytes(b"symlink\0" + os.fsencode(os.readlink(path)))
-            else:
-                digest = self._hasher(path, st.st_size)
-        except (FileNotFoundError, NotADirectoryError):
-            self._cache.pop(rel, None)
-            return None
-        except OSError:
-            # Unreadable (permissions, a FIFO swapped in): fingerprint the metadata so a change is
-            # still seen, rather than failing the whole scan on one file.
-            digest = hash_bytes(f"unreadable\0{st.st_size}\0{st.st_mtime_ns}".encode())
-        self.hash_count += 1
-        clean = st.st_mtime_ns < now - RACY_WINDOW_NS
-        mode = _MODES.setdefault(st.st_mode, st.st_mode)
-        self._cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, digest, clean, mode)
-        self._restated.append(rel)
-        if len(self._restated) > RESTATED_KEEP:
-            cut = RESTATED_KEEP // 2
-            del self._restated[:cut]
-            self._restated_base += cut
-        return digest
-
-    def _spec_for(self, dir_abs: str, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
-        gi = os.path.join(dir_abs, ".gitignore")
-        try:
-            st = os.stat(gi)
-        except OSError:
-            self._specs.pop(rel_dir, None)
-            return None
-        cached = self._specs.get(rel_dir)
-        if cached is not None and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
-            return cached[2]
-        # Not a plain open(): a FIFO named .gitignore in any folder blocked the scan after every
-        # command, forever; a link to /dev/zero read without end. Regular files only, bounded,
-        # not through a link (git does not follow a linked .gitignore either).
-        try:
-            text = read_regular(gi, GITIGNORE_MAX, follow_links=False).decode("utf-8", "replace")
-            spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(
-                text.splitlines()
-            )
-        except OSError:
-            spec = None
-        self._specs[rel_dir] = (st.st_mtime_ns, st.st_size, spec)
-        return spec
-
-    def _cached_digest(self, rel: str, st: os.stat_result, fresh_before: int) -> str | None:
-        """The warm path: same size, mtime and inode, hashed safely after the last write, is the
-        cached digest; anything else is read and hashed (None: not a file to fingerprint)."""
-        c = self._cache.get(rel)
-        if (
-            c is not None
-            and c.mtime_ns == st.st_mtime_ns
-            and c.size == st.st_size
-            and c.ino == st.st_ino
-            and c.mode == st.st_mode
-            and c.clean
-            and st.st_mtime_ns < fresh_before
-        ):
-            return c.digest
-        return self._digest_for(rel, st)
-
-    def _walk(
-        self,
-        top: str = "",
-        specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = (),
-        on_dir: Callable[[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]], None] | None = None,
-    ) -> Iterator[tuple[str, os.stat_result]]:
-        """Every tracked file (regular or link) under `top` with its lstat; `on_dir` is told each
-        folder walked and the rules in force there (the live tree records them)."""
-        # Each level carries the .gitignore specs in force: (directory they live in, spec). A
-        # nested .gitignore's patterns are relative to its own directory, as git reads them.
-        stack: list[tuple[str, str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]]] = [
-            (os.path.join(self._root_s, top) if top else self._root_s, top, specs)
-        ]
-        while stack:
-            dir_abs, rel_dir, specs = stack.pop()
-            spec = self._spec_for(dir_abs, rel_dir)
-            if spec is not None:
-                specs = (*specs, (rel_dir, spec))
-            if on_dir is not None:
-                on_dir(rel_dir, specs)
-            try:
-                entries = list(os.scandir(dir_abs))
-            except OSError:
-                continue
-            for entry in entries:
-                name = entry.name
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir:
-                    if name in self.ignore_dirs or _ignored(specs, rel, True):
-                        continue
-                    stack.append((entry.path, rel, specs))
-                    continue
-                if specs and _ignored(specs, rel, False):
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                    yield rel, st

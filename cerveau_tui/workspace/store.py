@@ -31,7 +31,7 @@ from .beneath import (
     unlink_beneath,
     write_at,
 )
-from .fingerprint import hash_bytes
+from .digest import hash_bytes
 
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 BLOBS = ".cerveau/blobs"
