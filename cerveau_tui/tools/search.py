@@ -13,6 +13,7 @@ binary, a FIFO...) is named in the answer: "no matches" must mean the files were
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 import threading
@@ -81,6 +82,25 @@ def compile_pattern(pattern: str) -> re2._Regexp:
         if isinstance(why, bytes):
             why = why.decode("utf-8", "replace")
         raise ToolError(f"invalid regular expression {pattern!r}: {why}; {UNSUPPORTED}") from exc
+
+
+#: RE2's words for a pattern that is text with a stray bracket or operator (`def add(`, `x)`,
+#: `*.py`, `a\\`): searched as literal text. Anything else it refuses stays an error.
+LITERAL_SLIPS = (
+    "missing ): ",
+    "missing ]: ",
+    "unexpected ): ",
+    "no argument for repetition operator: ",
+    "trailing \\",
+)
+#: What a regular expression means as syntax in both RE2 and ripgrep's Rust engine (outside a
+#: class and without (?x)): escaped, the rest of a pattern is its own literal text.
+_META = frozenset("\\.+*?()|[]{}^$")
+
+
+def literal_pattern(text: str) -> str:
+    """A pattern that matches `text` as it is written, in both engines."""
+    return "".join("\\" + c if c in _META else c for c in text)
 
 
 @dataclass
@@ -154,6 +174,22 @@ class Search(Tool):
         return Declared(reads=[resolve_path(ctx.workspace, args.path or ".")])
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        try:
+            compile_pattern(args.pattern)
+        except ToolError as exc:
+            slip = next((w for w in LITERAL_SLIPS if f"{args.pattern!r}: {w}" in str(exc)), None)
+            if slip is None:
+                raise  # a construct RE2 lacks (\\1, lookaround) stays a clear error
+            # The schema takes any text, and small models write `def add(`: an action the schema
+            # allows is answered, as the literal text it most likely meant, and said so.
+            literal = args.model_copy(update={"pattern": literal_pattern(args.pattern)})
+            res = self._run(literal, ctx)
+            why = slip.rstrip(": ")
+            note = f"[not a regular expression ({why}): searched as literal text]"
+            return dataclasses.replace(res, output=f"{note}\n{res.output}")
+        return self._run(args, ctx)
+
+    def _run(self, args: Args, ctx: ToolContext) -> ToolResult:
         rx = compile_pattern(args.pattern)
         size = max(int(rx.programsize), 1)
         budget = _Budget(self.clock, ctx.cancel, self.clock() + DEADLINE_S)
