@@ -192,6 +192,21 @@ def _folders(fh: BinaryIO, n_folders: int) -> Iterator[_Folder]:
     fh.seek(pos - len(buf), os.SEEK_CUR)  # where the folders end: the stats follow
 
 
+def index_info(path: Path) -> dict[str, object]:
+    """What `doctor` says of the index at `path`: none, not ours (a seal this person's key does
+    not verify: never read), or sealed with its file count and size. Opens nothing for writing."""
+    try:
+        size = os.lstat(path).st_size
+    except OSError:
+        return {"state": "none"}
+    fh = _open(path)
+    if fh is None:
+        return {"state": "not ours (not read)", "bytes": size}
+    with fh:
+        n, _ = _HEAD.unpack(fh.read(_HEAD.size))
+    return {"state": "sealed", "files": n, "bytes": size}
+
+
 def read_index(path: Path) -> Iterator[FolderRecord]:
     """Every record (a rebuild reuses the unchanged ones); nothing for a missing or foreign file."""
     fh = _open(path)

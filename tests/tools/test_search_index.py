@@ -445,3 +445,25 @@ def test_an_index_this_person_did_not_seal_is_never_read(
     assert list(read_index(out)) == []
     with pytest.raises(OSError):
         LoadedIndex(out)
+
+
+@needs_rg
+def test_doctor_says_whether_the_index_is_this_persons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cerveau_tui.tools.search_index_file import index_info
+
+    monkeypatch.setenv("CERVEAU_CONFIG", str(tmp_path / "me" / "config.toml"))
+    ws = tmp_path / "ws"
+    (ws / "a").mkdir(parents=True)
+    (ws / "a" / "x.txt").write_text("alpha\n")
+    out = tmp_path / "index.bin"
+    assert index_info(out) == {"state": "none"}
+    assert RG is not None
+    folders = search_index_build.rg_folders(RG, ws)
+    assert folders is not None
+    search_index_build.build(ws, folders, None, out, racy_ns=0)
+    said = index_info(out)
+    assert said["state"] == "sealed" and said["files"] == 1
+    monkeypatch.setenv("CERVEAU_CONFIG", str(tmp_path / "other" / "config.toml"))
+    assert str(index_info(out)["state"]).startswith("not ours")
