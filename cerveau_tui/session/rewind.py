@@ -10,6 +10,9 @@ is never overwritten silently: OutsideChanges names it, unless forced (or kept);
 is itself a point, so `forward` undoes it. The log records it (a `rewind` record), so a resume
 continues from the rewound conversation (session/stored.py).
 
+Here: the points taken from the bus, what can be rewound to, the previews and the API; what a
+rewind then does to the files, the log and the live session is rewind_perform.py.
+
 /tmp-free contract with the TUI: see the README's Rewind paragraph; the names below are kept.
 """
 
@@ -26,10 +29,11 @@ from .. import protocol as P
 from ..history import Message
 from ..plan.persist import SessionLog
 from ..protocol import Event, EventType
-from ..workspace.checkpoints import Capture, CheckpointExpired, Manifest, differs, restore
+from ..workspace.checkpoints import Capture, Manifest, differs
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore
-from .rewind_points import REWIND, TARGETS, Point, Points, Rewound, read_points
+from .rewind_perform import perform
+from .rewind_points import TARGETS, Point, Points, read_points
 from .rewind_types import (  # noqa: F401 - the API's names, imported from here
     MODES,
     OutsideChanges,
@@ -256,7 +260,7 @@ class Rewinder:
 
         return read_session(self.workspace, self.log.session_id).transcript()
 
-    # -- the rewind -------------------------------------------------------------------------------
+    # -- the targets, and what a rewind to one would change ---------------------------------------
 
     def _target(self, turn: int, mode: str) -> int:
         if mode not in MODES:
@@ -328,76 +332,8 @@ class Rewinder:
     def _go(
         self, i: int, mode: RewindMode, turn: int, force: bool, keep: set[str], *, forward: bool
     ) -> RewindResult:
-        now = self.capture.take()
-        changes, outside = self._plan(i, mode, now)
-        named = [p for p in outside if p not in keep]
-        if named and not force:
-            raise OutsideChanges(named)
-        target = self.points.points[i]
-        # The rewind is itself a point: the state now, with the conversation now, is what
-        # forward() returns to (the person's own edits included: they are in the store now).
-        to = "" if forward or target.at == "turn" else f"before {target.task[:80]}"
-        what = "forward" if forward else f"rewind to {to or f'turn {turn}'}"
-        before = self.take("rewind", None, what)
-        done = None
-        if mode != "conversation":
-            try:
-                done = restore(self.store, self.points.manifest(i), now, keep & set(changes))
-            except CheckpointExpired as exc:
-                raise RewindError(f"that point has expired: {exc}") from None
-        cut = self._cut_turns(i) if mode != "code" and not forward else []
-        record: dict[str, Any] = {
-            "kind": REWIND,
-            "to": target.id,
-            "mode": mode,
-            "forward": forward,
-            "turn": turn,
-            "history": target.history,
-            "window": target.window,
-            "plan_seq": target.seq,
-            "writes": target.writes,
-            "grants": target.grants,
-            "cut_turns": cut,
-            "undo_cut": self._cut_turns(i) if mode != "conversation" and not forward else [],
-        }
-        dropped = self._hlen() - target.history if mode != "code" and not forward else 0
-        self._write([record])
-        self.points.rewound(Rewound(target.id, mode, forward, turn))
-        if self.engine is not None:
-            self._live(target, mode, forward, cut, done is not None)
-        elif mode != "code":
-            self._history_len = target.history if not forward else self._history_len
-        self.take("end")
-        restored = sorted(done.written) if done else []
-        removed = sorted(done.removed) if done else []
-        refused = sorted(done.refused) if done else []
-        result = RewindResult(
-            turn,
-            mode,
-            restored,
-            removed,
-            refused,
-            sorted(keep & set(changes)),
-            named if force else [],
-            self._hlen(),
-            before.id,
-            done.guarded if done else "",
-        )
-        # Said once the lock is let go (_announce): an emit takes the bus's lock, and the bus
-        # calls this object under it (a point at turn_started): never the two in both orders.
-        self._said = P.Rewound(
-            turn=turn,
-            to=to,
-            mode=mode,
-            forward=forward,
-            restored=restored,
-            removed=removed,
-            refused=refused,
-            outside=result.outside,
-            kept=result.kept,
-            history_len=result.history_len,
-            messages_dropped=max(0, dropped),
-        )
+        """Rewind (or forward) to point `i` (rewind_perform.py); said by _announce, unlocked."""
+        result, self._said = perform(self, i, mode, turn, force, keep, forward=forward)
         return result
 
     def _announce(self) -> None:
@@ -407,26 +343,6 @@ class Rewinder:
         self.bus.emit(said)
         if self.plan is not None:
             self.plan.publish(self.bus)
-
-    def _cut_turns(self, i: int) -> list[str]:
-        return [p.turn_id for p in self.points.points[i:] if p.at == "turn" and p.turn_id]
-
-    def _live(self, target: Point, mode: str, forward: bool, cut: list[str], code: bool) -> None:
-        from .rewind_live import apply_conversation, forward_conversation, keep_before, tell_model
-
-        eng = self.engine
-        if forward:
-            forward_conversation(self)  # whatever the mode: the conversation before the rewind
-        else:
-            keep_before(self)
-            if mode != "code":
-                apply_conversation(self, target, cut)
-        if code:
-            eng.loop_state.tools.record_write(self.workspace)  # the verification seal is stale
-            if eng.undo_log is not None and not forward:
-                eng.undo_log.drop_turns(self._cut_turns(self.points.index(target.id)))
-        if not forward:
-            tell_model(self, target, mode)
 
     # -- parts ------------------------------------------------------------------------------------
 
