@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -48,14 +49,14 @@ class Collected:
     left: StoreSize
 
 
-def blob_sizes(workspace: Path) -> dict[str, tuple[int, float]]:
-    """digest -> (size, mtime) of every blob, read beneath the store's folder fd (never made
-    here: doctor reads, and a workspace with no store has none)."""
-    out: dict[str, tuple[int, float]] = {}
+def _blobs(workspace: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """(digest, status) of every regular blob, read one folder at a time beneath the store's
+    folder fd (never made here: doctor reads, and a workspace with no store has none); a blob
+    gone meanwhile (another session's collector) is skipped."""
     try:
         fd = open_dir_beneath(*locate(workspace, "blobs"))
     except OSError:
-        return out
+        return
     try:
         for sub in os.listdir(fd):
             if len(sub) != 2:
@@ -66,14 +67,21 @@ def blob_sizes(workspace: Path) -> dict[str, tuple[int, float]]:
                 continue
             try:
                 for name in os.listdir(sfd):
-                    st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
+                    try:
+                        st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
+                    except OSError:
+                        continue
                     if stat.S_ISREG(st.st_mode):
-                        out[sub + name] = (st.st_size, st.st_mtime)
+                        yield sub + name, st
             finally:
                 os.close(sfd)
     finally:
         os.close(fd)
-    return out
+
+
+def blob_sizes(workspace: Path) -> dict[str, tuple[int, float]]:
+    """digest -> (size, mtime) of every blob."""
+    return {d: (st.st_size, st.st_mtime) for d, st in _blobs(workspace)}
 
 
 def store_size(workspace: Path) -> StoreSize:
@@ -186,34 +194,13 @@ def _sweep_list(
     the grace]), read one folder at a time beneath the store's fd."""
     used = count = total = 0
     orphans: list[tuple[str, int]] = []
-    try:
-        fd = open_dir_beneath(*locate(workspace, "blobs"))
-    except OSError:
-        return used, count, total, orphans
-    try:
-        for sub in os.listdir(fd):
-            if len(sub) != 2:
-                continue
-            try:
-                sfd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError:
-                continue
-            try:
-                for name in os.listdir(sfd):
-                    st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
-                    if not stat.S_ISREG(st.st_mode):
-                        continue
-                    count += 1
-                    total += st.st_size
-                    digest = sub + name
-                    if digest in refs:
-                        used += st.st_size
-                    elif now - st.st_mtime >= GRACE_S:
-                        orphans.append((digest, st.st_size))
-            finally:
-                os.close(sfd)
-    finally:
-        os.close(fd)
+    for digest, st in _blobs(workspace):
+        count += 1
+        total += st.st_size
+        if digest in refs:
+            used += st.st_size
+        elif now - st.st_mtime >= GRACE_S:
+            orphans.append((digest, st.st_size))
     return used, count, total, orphans
 
 
