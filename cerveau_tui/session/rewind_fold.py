@@ -1,6 +1,6 @@
 """A stored session's `rewind` records folded: what `cerveau run --resume` continues from.
 
-session/stored.py's Reader calls `fold` for each `rewind` record (written by session/rewind.py,
+session/stored.py's Reader calls `fold` for each `rewind` record (built by session/rewind_perform.py,
 live or by `cerveau rewind`). A rewind of the conversation cuts what the log rebuilt so far back
 to the point it names: the history to that length, the compacted window as it was then, the plan
 events after the point and the turns cut away, the writes as they were, the session grants to
