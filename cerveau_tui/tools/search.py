@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 import threading
 import time
@@ -93,6 +94,8 @@ LITERAL_SLIPS = (
     "no argument for repetition operator: ",
     "trailing \\",
 )
+#: Text, not a broken regex, holds a word (`def add(`, `*.py`); `(` alone does not.
+_WORDY = re.compile(r"\w{2,}")
 #: What a regular expression means as syntax in both RE2 and ripgrep's Rust engine (outside a
 #: class and without (?x)): escaped, the rest of a pattern is its own literal text.
 _META = frozenset("\\.+*?()|[]{}^$")
@@ -178,8 +181,10 @@ class Search(Tool):
             compile_pattern(args.pattern)
         except ToolError as exc:
             slip = next((w for w in LITERAL_SLIPS if f"{args.pattern!r}: {w}" in str(exc)), None)
-            if slip is None:
-                raise  # a construct RE2 lacks (\\1, lookaround) stays a clear error
+            if slip is None or not _WORDY.search(args.pattern):
+                # A construct RE2 lacks (\\1, lookaround), or a pattern of syntax alone (`(`,
+                # `*`): a broken regex, not text, and a clear error says why.
+                raise
             # The schema takes any text, and small models write `def add(`: an action the schema
             # allows is answered, as the literal text it most likely meant, and said so.
             literal = args.model_copy(update={"pattern": literal_pattern(args.pattern)})

@@ -21,7 +21,7 @@ def tool_context(ws: Path) -> ToolContext:
     [
         ("def add(", "def add(a, b):"),
         ("print(x))", "    print(x))"),
-        ("a[1", "v = a[1"),
+        ("arr[1", "v = arr[1"),
         ("*.py", "glob *.py here"),
         ("end\\", "the end\\"),
     ],
@@ -49,5 +49,12 @@ def test_literal_pattern_matches_only_itself() -> None:
 @pytest.mark.parametrize("pattern", [r"(a)\1", "foo(?=bar)", "a++"])
 def test_what_re2_lacks_is_still_an_error(tmp_path: Path, pattern: str) -> None:
     (tmp_path / "a.txt").write_text("aa\n")
+    with pytest.raises(ToolError, match="invalid regular expression"):
+        Search().run(Search.Args(pattern=pattern), tool_context(tmp_path))
+
+
+@pytest.mark.parametrize("pattern", ["(", "*", "[", ")", "\\"])
+def test_a_pattern_of_syntax_alone_is_still_an_error(tmp_path: Path, pattern: str) -> None:
+    (tmp_path / "a.txt").write_text("(*[)\\\n")
     with pytest.raises(ToolError, match="invalid regular expression"):
         Search().run(Search.Args(pattern=pattern), tool_context(tmp_path))
