@@ -103,14 +103,7 @@ class StatCache:
 
     def _digest_for(self, rel: str, st: os.stat_result) -> str | None:
         cached = self._cache.get(rel)
-        if (
-            cached is not None
-            and cached.size == st.st_size
-            and cached.mtime_ns == st.st_mtime_ns
-            and cached.ino == st.st_ino
-            and cached.mode == st.st_mode
-            and cached.clean
-        ):
+        if cached is not None and _unchanged(cached, st):
             return cached.digest
         now = self._clock()  # taken before reading: a write during the read counts as racy
         path = Path(self._root_s, rel)
@@ -141,15 +134,7 @@ class StatCache:
         """The warm path: same size, mtime and inode, hashed safely after the last write, is the
         cached digest; anything else is read and hashed (None: not a file to fingerprint)."""
         c = self._cache.get(rel)
-        if (
-            c is not None
-            and c.mtime_ns == st.st_mtime_ns
-            and c.size == st.st_size
-            and c.ino == st.st_ino
-            and c.mode == st.st_mode
-            and c.clean
-            and st.st_mtime_ns < fresh_before
-        ):
+        if c is not None and _unchanged(c, st) and st.st_mtime_ns < fresh_before:
             return c.digest
         return self._digest_for(rel, st)
 
@@ -222,3 +207,15 @@ class StatCache:
                     continue
                 if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                     yield rel, st
+
+
+def _unchanged(c: _Entry, st: os.stat_result) -> bool:
+    """The cached digest still stands: same size, mtime, inode and mode, hashed safely after the
+    file's last write."""
+    return (
+        c.size == st.st_size
+        and c.mtime_ns == st.st_mtime_ns
+        and c.ino == st.st_ino
+        and c.mode == st.st_mode
+        and c.clean
+    )
