@@ -18,6 +18,10 @@ class Grant:
 
     extra_writable: tuple[Path, ...] = ()
     network: bool = False
+    #: With `network`: the only hosts (`host` or `host:port`, lower case) the harness's proxy lets
+    #: the command reach; empty means any host, a grant the person gives spelled out as such. The
+    #: proxy decides, never a parse of the command's options (Boundary IV).
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass
