@@ -86,8 +86,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         settings.done.gate = "auto"
     if args.cmd in (None, "run"):  # where the model would work: refused before anything starts
         from .sandbox.view import refuse_workspace
+        from .workspace.private import refuse_shared
 
-        reason = refuse_workspace(settings.workspace)
+        # By name (/, the system, a home), then by property (shared, foreign: private.py).
+        reason = refuse_workspace(settings.workspace) or refuse_shared(settings.workspace)
         if reason is not None:
             raise ConfigError(reason)
     if args.cmd is not None:  # the TUI says them in its chat (the alternate screen hides stderr)

@@ -27,6 +27,10 @@ def collect(settings: Settings) -> dict[str, Any]:
             "action_mode": settings.action_mode,
         },
     }
+    from .workspace.private import refuse_shared
+
+    # Said, not refused: doctor is where a person asks why a session would not start here.
+    info["workspace_refused"] = refuse_shared(settings.workspace)
     server: dict[str, Any] = {"url": settings.server_url, "reachable": False}
     if settings.server_url:
         from .provider.llama import LlamaProvider
@@ -177,6 +181,8 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
 
     s, sb = info["server"], info["sandbox"]
     say(f"cerveau {info['version']}  workspace {info['workspace']}")
+    if info["workspace_refused"]:
+        say(f"  - {info['workspace_refused']}")
     if s.get("url"):
         say(f"server:    {s['url']}  reachable={s.get('reachable')}")
     else:

@@ -251,6 +251,10 @@ def build_session(
 ) -> Session:
     """`resume`: None starts fresh; an id (or "" / "last": the latest) resumes that stored session
     in place: same id, its log appended to, its history, plan, grants and undo back (resume.py)."""
+    # Never bound writable into a sandbox, nor its .cerveau made: a folder other users share.
+    from ..workspace.private import require_private
+
+    require_private(settings.workspace)
     # First: a read-only workspace failed after the server had loaded, on a raw OSError.
     require_writable_state_dir(settings.workspace)
     bus = bus or Emitter()
