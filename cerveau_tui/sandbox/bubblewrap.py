@@ -289,16 +289,10 @@ def _opener(fds: list[int]) -> Callable[[Path], int]:
 
 
 def bwrap_version(bwrap: str) -> str:
-    import subprocess
+    from .. import host_process
 
     try:
-        out = subprocess.run(
-            [bwrap, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
+        out = host_process.run([bwrap, "--version"], text=True, timeout=5)
         return out.stdout.strip() or out.stderr.strip()
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, host_process.SubprocessError):
         return "unknown"

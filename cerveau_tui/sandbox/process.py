@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import select
 import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
 
+from .. import host_process
 from ..text_cut import cut_marker
 from . import reaper
 from .command import CommandResult
@@ -130,15 +130,15 @@ def run_process(
     started = time.monotonic()
     r, w = os.pipe()
     try:
-        proc = subprocess.Popen(
+        # cwd: the command runs in the workspace (the sandbox launcher takes it in, and a
+        # full-access command runs there by the person's choice); env: built by the backend.
+        proc = host_process.spawn(
             argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
             stdout=w,
             stderr=w,
             start_new_session=True,
-            close_fds=True,
             pass_fds=pass_fds,
         )
     except BaseException:
@@ -158,7 +158,7 @@ def run_process(
             if eof:
                 try:
                     proc.wait(timeout=_POLL_S)
-                except subprocess.TimeoutExpired:
+                except host_process.TimeoutExpired:
                     pass
             else:
                 ready, _, _ = select.select([r], [], [], _POLL_S)

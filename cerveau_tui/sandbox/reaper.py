@@ -20,9 +20,10 @@ Landlock its cgroup still holds it until kill_background, under no sandbox nothi
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import threading
+
+from .. import host_process
 
 #: The reaper's whole program (stdlib only, run with -I -S so nothing in the workspace is
 #: imported). It reads "+N START" / "-N" lines until end of file, then kills the groups it holds.
@@ -87,7 +88,7 @@ class Reaper:
     def __init__(self, python: str = sys.executable) -> None:
         self.python = python
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: host_process.Popen[bytes] | None = None
         self._groups: dict[int, str] = {}  # pgid -> its leader's start time ("-": gone)
 
     def track(self, pgid: int) -> None:
@@ -121,12 +122,9 @@ class Reaper:
 
     def _start(self) -> bool:
         try:
-            self._proc = subprocess.Popen(
+            self._proc = host_process.spawn(
                 [self.python, "-I", "-S", "-c", REAPER_SCRIPT],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                close_fds=True,
+                stdin=host_process.PIPE,
                 start_new_session=True,  # a Ctrl+C or a closed terminal must not end it first
             )
         except OSError:

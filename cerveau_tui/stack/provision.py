@@ -18,7 +18,6 @@ import fcntl
 import json
 import os
 import shutil
-import subprocess
 import tarfile
 import time
 import zipfile
@@ -27,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cerveau_tui import host_process
 from cerveau_tui.stack import build as b
 from cerveau_tui.stack.paths import ENV_LLAMA_SERVER, StackPaths, stack_paths
 
@@ -36,6 +36,8 @@ Progress = Callable[[str, "float | None", str], None]
 StreamCommand = Callable[[Sequence[str], "Path | None", Callable[[str], None]], int]
 Which = Callable[[str], "str | None"]
 
+#: What `llama-server --version` needs of our environment to load at all (its GPU libraries).
+SERVER_RUNTIME_ENV = ("LD_LIBRARY_PATH", "CUDA_*", "GGML_*")
 SIGILL_CODES = (-4, 132)  # killed by SIGILL as seen by Popen, or as a shell reports it
 
 
@@ -51,10 +53,23 @@ def no_progress(stage: str, fraction: float | None, line: str) -> None:
     return None
 
 
+#: Our environment as a build step (cmake, the compiler, pip) sees it: its tools, flags, proxies
+#: and caches (`X_*` is a prefix, host_process.host_env), PATH without relative entries.
+BUILD_ENV = (
+    "HOME", "TMPDIR", "USER", "LOGNAME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "LD_LIBRARY_PATH",
+    "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "CMAKE_*", "CUDA_*",
+    "GGML_*", "PIP_*", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy",
+    "https_proxy", "no_proxy", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+)  # fmt: skip
+
+
 def run_streaming(argv: Sequence[str], cwd: Path | None, on_line: Callable[[str], None]) -> int:
-    proc = subprocess.Popen(
-        list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1,
+    # cwd "/" when none: `python -m pip` from our cwd (the workspace) imported its modules.
+    proc = host_process.spawn(
+        list(argv), cwd=cwd or "/", stdout=host_process.PIPE, stderr=host_process.STDOUT,
+        text=True, errors="replace", bufsize=1, inherit=BUILD_ENV,
+        env={"PATH": host_process.person_path()},
     )  # fmt: skip
     assert proc.stdout is not None
     for line in proc.stdout:  # text mode: "\r" progress redraws arrive as separate lines too
@@ -99,7 +114,7 @@ def locate(
     paths: StackPaths,
     model_path: str | Path | None = None,
     environ: dict[str, str] | None = None,
-    which: Which = shutil.which,
+    which: Which = host_process.which,
 ) -> StackLocation:
     env = os.environ if environ is None else environ
     binary: Path | None = None
@@ -141,7 +156,7 @@ def plan(
     prebuilt_from: Path | None = None,
     downloads_from: Sequence[Path] = (),
     environ: dict[str, str] | None = None,
-    which: Which = shutil.which,
+    which: Which = host_process.which,
 ) -> list[Step]:
     """What `provision` would do now, in order; empty when the stack is ready. `--dry-run` prints
     it, and provision executes exactly these steps, so the printed commands are the real ones."""
@@ -263,11 +278,10 @@ def _extract_source(sdist: Path, root: Path) -> None:
 def version_text(binary: Path, timeout: float = 30.0) -> str:
     """`llama-server --version` output; also the proof that the binary runs on this CPU."""
     try:
-        proc = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = host_process.run(
+            [str(binary), "--version"], text=True, timeout=timeout, inherit=SERVER_RUNTIME_ENV
+        )
+    except (OSError, host_process.TimeoutExpired) as exc:
         raise ProvisionError(f"{binary} --version failed: {exc}") from exc
     if proc.returncode in SIGILL_CODES:
         raise ProvisionError(
@@ -332,7 +346,7 @@ def provision(
     prebuilt_from: Path | None = None,
     downloads_from: Sequence[Path] = (),
     environ: dict[str, str] | None = None,
-    which: Which = shutil.which,
+    which: Which = host_process.which,
 ) -> StackLocation:
     """Idempotent: returns at once when everything is in place; safe to run concurrently."""
     paths = stack_paths(cache_dir)

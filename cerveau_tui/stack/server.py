@@ -11,7 +11,6 @@ from __future__ import annotations
 import atexit
 import os
 import socket
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from cerveau_tui import host_process
 from cerveau_tui.stack.paths import StackPaths, stack_paths
 from cerveau_tui.stack.provision import SIGILL_CODES, Progress, StackError, no_progress, provision
 from cerveau_tui.stack.state import (
@@ -34,6 +34,15 @@ from cerveau_tui.stack.watchdog import watch
 
 if TYPE_CHECKING:
     from cerveau_tui.config import Settings
+
+
+#: Our environment as llama-server sees it (host_process.host_env: `X_*` is a prefix). Its model
+#: cache and -hf downloads (HOME, XDG_CACHE_HOME, HF_*), its GPU runtimes (CUDA_*, HIP_*, ROCR_*,
+#: HSA_*, GGML_*, and LD_LIBRARY_PATH where the person's CUDA libraries are), its threads (OMP_*).
+SERVER_ENV = (
+    "HOME", "TMPDIR", "XDG_CACHE_HOME", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "LLAMA_*", "GGML_*", "HF_*", "CUDA_*", "HIP_*", "ROCR_*", "HSA_*", "OMP_*",
+)  # fmt: skip
 
 
 class ServerStartError(StackError):
@@ -154,7 +163,9 @@ class ManagedServer:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.binary, self.model, self.n_ctx = Path(binary), Path(model), n_ctx
+        # Absolute now: the server runs from "/", a relative path meant our working directory.
+        self.binary = Path(binary) if os.sep not in str(binary) else Path(binary).absolute()
+        self.model, self.n_ctx = Path(model).absolute(), n_ctx
         self.host, self.port = host, port or bindable(prefer_port, host) or free_port(host)
         self._auto_port = port is None
         self.log_path = log_path or Path(f"/tmp/llama-server-{self.port}.log")
@@ -162,8 +173,8 @@ class ManagedServer:
         self.slot_dir = slot_dir  # --slot-save-path: where a session's slot is saved and restored
         self.port_file = port_file  # where the port is kept for the next start to prefer
         self._clock, self._sleep = clock, sleep
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._watchdog: subprocess.Popen[bytes] | None = None
+        self.proc: host_process.Popen[bytes] | None = None
+        self._watchdog: host_process.Popen[bytes] | None = None
         self.props: dict[str, Any] = {}
 
     @property
@@ -212,9 +223,12 @@ class ManagedServer:
         with open(self.log_path, "ab") as log:
             # Own session: stop() signals the whole group, and the terminal's Ctrl-C (meant for
             # the TUI) does not kill the model mid-turn.
-            self.proc = subprocess.Popen(
-                self.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True,
+            # cwd "/": a ggml built with loadable backends also looks for libggml-*.so in its
+            # working directory, which was the workspace. The environment: what llama.cpp and
+            # its GPU runtimes read (LLAMA_ARG_* sets any option), nothing else of ours.
+            self.proc = host_process.spawn(
+                self.argv(), stdout=log, stderr=host_process.STDOUT, start_new_session=True,
+                inherit=SERVER_ENV,
             )  # fmt: skip
         if not self.detached:
             atexit.register(self.stop)
@@ -280,7 +294,7 @@ class ManagedServer:
             terminate_group(proc.pid, grace_s, alive=lambda _pid: proc.poll() is None)
         try:
             proc.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
+        except host_process.TimeoutExpired:
             pass
         dog, self._watchdog = self._watchdog, None
         if dog is not None:  # the server is gone: its EOF finds nothing to stop
@@ -288,7 +302,7 @@ class ManagedServer:
                 dog.stdin.close()
             try:
                 dog.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
+            except host_process.TimeoutExpired:
                 dog.kill()
 
     def __enter__(self) -> ManagedServer:

@@ -14,20 +14,21 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 
+from cerveau_tui import host_process
 from cerveau_tui.stack.state import start_time, terminate_group
 
 
-def watch(server_pid: int) -> subprocess.Popen[bytes]:
+def watch(server_pid: int) -> host_process.Popen[bytes]:
     """Start the watchdog for `server_pid`; returns it with the pipe's write end as its stdin (the
     app keeps it open until it stops the server itself)."""
     started = start_time(server_pid) or "0"
-    return subprocess.Popen(
-        [sys.executable, "-m", "cerveau_tui.stack.watchdog", str(server_pid), started],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
+    # python_argv, not `python -m` from our cwd: started from the workspace, `-m` imported the
+    # workspace's `signal.py` (any module not yet loaded) and ran it on the host.
+    return host_process.spawn(
+        host_process.python_argv("cerveau_tui.stack.watchdog", str(server_pid), started),
+        stdin=host_process.PIPE, start_new_session=True,
     )  # fmt: skip
 
 

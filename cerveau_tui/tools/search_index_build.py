@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import blake3
 
+from .. import host_process
 from ..sandbox.process import minimal_env
 from ..workspace.openat import open_dir_beneath
 from . import ripgrep
@@ -60,7 +60,8 @@ def _read(dir_fd: int, name: str) -> bytes:
 def rg_folders(rg: str, ws: Path) -> set[str] | None:
     """The folders holding a file rg would search (and their parents), relative; None on failure."""
     argv = [*ripgrep.common(rg, ws), "--files", "--", str(ws)]
-    res = subprocess.run(argv, cwd=ws, env=minimal_env(ws), capture_output=True, timeout=600)
+    # cwd: the workspace's .gitignore patterns are relative to rg's working directory.
+    res = host_process.run(argv, cwd=ws, env=minimal_env(ws), timeout=600)
     if res.returncode not in (0, 1):
         return None
     prefix = os.fsencode(str(ws)) + b"/"

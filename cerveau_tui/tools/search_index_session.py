@@ -10,13 +10,12 @@ from __future__ import annotations
 import atexit
 import os
 import struct
-import subprocess
-import sys
 import threading
 import weakref
 from pathlib import Path
 from typing import Any
 
+from .. import host_process
 from ..state_home import state_path
 from ..workspace.snapshot import diff_snapshots
 from . import ripgrep, search_index_build
@@ -55,7 +54,7 @@ class SearchIndex:
         self.fp = fingerprinter
         self._lock = threading.Lock()  # one search at a time refreshes `loaded`
         self._building: threading.Thread | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: host_process.Popen[bytes] | None = None
         self.loaded: LoadedIndex | None = None
         self._loaded_id: tuple[int, int] | None = None
         self.builds = 0
@@ -143,17 +142,12 @@ class SearchIndex:
                     return  # usable as it is: no process, no rewrite (a search asks if stale)
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            argv = [
-                sys.executable,
-                "-m",
-                search_index_build.__name__,
-                str(self.workspace),
-                str(self.file),
-            ]
-            argv += list(self.deny)
-            with subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_child_env()
-            ) as p:
+            # python_argv from "/", not `python -m` from our cwd: started from the workspace,
+            # `-m` imported a `subprocess.py` the model wrote there and ran it on the host.
+            argv = host_process.python_argv(
+                search_index_build.__name__, str(self.workspace), str(self.file), *self.deny
+            )
+            with host_process.spawn(argv, stderr=host_process.PIPE, inherit=_CHILD_ENV) as p:
                 self._proc = p
                 if self.closed:
                     p.kill()
@@ -163,16 +157,13 @@ class SearchIndex:
             if fp is not None and fp.method == "inotify" and not self.closed:
                 if self._wants_new(self.loaded):  # else the one held stays: it is exact
                     self.current(fp.scan(), load=True)  # loaded and checked here, not in a search
-        except (OSError, subprocess.SubprocessError) as exc:
+        except (OSError, host_process.SubprocessError) as exc:
             self.last_error = str(exc)
 
 
-def _child_env() -> dict[str, str]:
-    # The person's config location too: the child seals the index with the person's key.
-    keep = ("PATH", "LANG", "PYTHONPATH", "HOME", "CERVEAU_CONFIG", "XDG_CONFIG_HOME")
-    env = {k: v for k, v in os.environ.items() if k in keep}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
+#: The person's config location: the child seals the index with the person's key. (PYTHONPATH
+#: is no longer passed: python_argv finds the package where we did, and `-I` would ignore it.)
+_CHILD_ENV = ("HOME", "CERVEAU_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 
 _SESSIONS: weakref.WeakKeyDictionary[Any, SearchIndex] = weakref.WeakKeyDictionary()

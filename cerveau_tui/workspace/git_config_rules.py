@@ -21,8 +21,9 @@ it from reading anything else. A file git cannot parse is reported as such, neve
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
+
+from .. import host_process
 
 ConfigItems = frozenset[tuple[str, str]]
 # bytes -> the (key, value) pairs, or None when git could not parse them (or could not be run).
@@ -194,7 +195,7 @@ class GitConfigParser:
     def __init__(
         self,
         git: str | None = None,
-        run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
+        run: Callable[..., host_process.CompletedProcess[bytes]] = host_process.run,
     ) -> None:
         self.git = git if git is not None else find_git()
         self._run = run
@@ -222,7 +223,7 @@ class GitConfigParser:
                 [self.git, "config", "--no-includes", "--file", "-", "--list", "--null"],
                 input=data, capture_output=True, env=_GIT_ENV, cwd="/", timeout=10,
             )  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, host_process.SubprocessError):
             return None
         if out.returncode != 0:
             return None

@@ -29,10 +29,10 @@ config are read (they are in effect for the person's git), identically before an
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from .. import host_process
 from .git_config_rules import ConfigItems, ParseConfig, danger, find_git, split_key
 from .git_hooks import Hook, hook_scripts, hooks_in
 from .git_hooks import hook as read_hook
@@ -83,8 +83,13 @@ class Difference:
     detail: str
 
 
+#: What of our environment tells git where the person's own config is (their global config is in
+#: effect for their git, identically before and after a command); nothing else of it reaches git.
+_PERSON_ENV = ("HOME", "XDG_CONFIG_HOME", *_KEEP_ENV)
+
+
 def git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
+    env = host_process.host_env(inherit=_PERSON_ENV)
     env.update(PATH="/usr/bin:/bin", LC_ALL="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     return env
 
@@ -94,11 +99,9 @@ def run_git(args: list[str], cwd: str) -> tuple[int, bytes, bytes]:
     if git is None:
         return 127, b"", b"git not found"
     try:
-        out = subprocess.run(
-            [git, *_FLAGS, *args], cwd=cwd, env=git_env(), capture_output=True,
-            stdin=subprocess.DEVNULL, timeout=10,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError) as exc:
+        # cwd: git's upward search starts from the folder asked about (that is the question).
+        out = host_process.run([git, *_FLAGS, *args], cwd=cwd, env=git_env(), timeout=10)
+    except (OSError, host_process.SubprocessError) as exc:
         return 127, b"", str(exc).encode()
     return out.returncode, out.stdout, out.stderr
 
