@@ -14,6 +14,7 @@ from .command import CommandResult, Grant
 from .limits import ProcessCap
 from .none import NoSandbox
 from .protect import StateDirRefused, default_denied, ensure_state_dir
+from .setid import setid_note, sweep_all
 
 __all__ = ["CommandResult", "EnforcingRunner", "Grant", "Runner"]
 
@@ -86,7 +87,9 @@ class EnforcingRunner:
             ensure_state_dir(ws)
         except (StateDirRefused, OSError) as exc:
             return CommandResult(exit_code=126, output=f"cerveau: {exc}\n", notes=[str(exc)])
-        return self._run_enforced(command, ws, mode, timeout, output_cap, grant, cancel, env)
+        result = self._run_enforced(command, ws, mode, timeout, output_cap, grant, cancel, env)
+        _sweep_setid(result, ws, mode, grant)
+        return result
 
     def _run_enforced(
         self,
@@ -100,3 +103,15 @@ class EnforcingRunner:
         env: dict[str, str] | None,
     ) -> CommandResult:
         raise NotImplementedError
+
+
+def _sweep_setid(result: CommandResult, ws: Path, mode: str, grant: Grant | None) -> None:
+    """No set-id bit leaves the sandbox (setid.py): what the command could write is swept once it
+    has ended (nothing of it outlives its command on either backend), and the model is told."""
+    roots = [ws] if mode != "read-only" else []
+    roots += [Path(p) for p in (grant.extra_writable if grant else ())]
+    found = sweep_all(roots)
+    if found:
+        note = setid_note(found)
+        result.notes.append(note)
+        result.output = f"{result.output.rstrip()}\n{note}" if result.output.strip() else note
