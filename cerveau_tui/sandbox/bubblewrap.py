@@ -1,5 +1,11 @@
-"""bubblewrap: the enforcing backend. A fresh user, PID, IPC, UTS, cgroup (and, unless granted,
-network) namespace; / read-only; the workspace the only writable place; a seccomp filter on top.
+"""bubblewrap: the enforcing backend. A fresh user, PID, IPC, UTS, cgroup and network namespace;
+/ read-only; the workspace the only writable place; a seccomp filter on top.
+
+The network namespace is never shared, granted or not: a grant gave the command the host's whole
+namespace (every host, the host's loopback services), so a grant "to github.com" was only as good
+as a parser of curl's options. A granted command now starts behind a bridge (netbridge.py) that
+hands the harness a listener inside the command's namespace; the proxy serving it (netproxy.py)
+connects only to the granted hosts, and a program that ignores the proxy variables has no route.
 
 Hardened for root on purpose: run as root, a bare bwrap contains nothing (the command could
 `mount -o remount,rw /`), so the user namespace and `--cap-drop ALL` are not optional. The argv is
@@ -20,13 +26,16 @@ command runs in its own pids cgroup (see limits.py; a fork bomb was stopped only
 from __future__ import annotations
 
 import os
+import socket
 import stat
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .base import CommandResult, EnforcingRunner, Grant
 from .grantable import grant_refusal
+from .netproxy import NO_PROXY_KEYS, NetProxy, proxy_env, tell_refusals
 from .process import minimal_env, run_process
 from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
@@ -37,6 +46,10 @@ SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~
 # `.cerveau` whole (see protect.py); its config.toml again so that a grant of `.cerveau` itself
 # does not open the config with it.
 PROTECTED_REL = (".git/hooks", ".git/config", STATE_DIR, f"{STATE_DIR}/config.toml")
+#: The proxy's port inside a granted command's own network namespace (nothing else is bound
+#: there when the command starts), and the bridge that opens it.
+PROXY_PORT = 3128
+BRIDGE = Path(__file__).with_name("netbridge.py")
 
 
 def find_bwrap(exclude_under: Path | None = None) -> str | None:
@@ -74,6 +87,7 @@ class BubblewrapRunner(EnforcingRunner):
         tmp_mb: int = 512,
         max_procs: int = 512,
         read_allow: Sequence[Path] = (),
+        proxy: NetProxy | None = None,
     ) -> None:
         found = bwrap or find_bwrap()
         if found is None:
@@ -81,6 +95,7 @@ class BubblewrapRunner(EnforcingRunner):
         self.bwrap = found
         self.read_allow = tuple(read_allow)
         self._view: MachineView | None = None
+        self.proxy = proxy or NetProxy()
         super().__init__(env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs)
         self.gaps: list[str] = [
             "no memory limit beyond the /tmp and /dev/shm caps",
@@ -105,9 +120,11 @@ class BubblewrapRunner(EnforcingRunner):
         env: dict[str, str] | None = None,
         seccomp_fd: int | None = None,
         file_fds: list[int] | None = None,
+        bridge_fd: int | None = None,
     ) -> list[str]:
         """`file_fds`: where the descriptors of the /etc files copied in are put (the caller
-        passes them to bwrap and closes them); None, when the argv is only shown, binds them."""
+        passes them to bwrap and closes them); None, when the argv is only shown, binds them.
+        `bridge_fd`: with a network grant, the socket the bridge hands its listener over."""
         ws = Path(os.path.realpath(workspace))
         grant = grant or Grant()
         a = [
@@ -117,10 +134,7 @@ class BubblewrapRunner(EnforcingRunner):
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
-        ]
-        if not grant.network:
-            a.append("--unshare-net")
-        a += [
+            "--unshare-net",  # granted or not: a grant is served by the proxy (module docstring)
             "--disable-userns",
             "--cap-drop",
             "ALL",
@@ -128,7 +142,12 @@ class BubblewrapRunner(EnforcingRunner):
             "--new-session",
             "--clearenv",
         ]
-        for key, value in sorted(self.command_env(ws, env).items()):
+        cmd_env = self.command_env(ws, env)
+        if grant.network:
+            for key in NO_PROXY_KEYS:
+                cmd_env.pop(key, None)
+            cmd_env.update(proxy_env(PROXY_PORT))
+        for key, value in sorted(cmd_env.items()):
             a += ["--setenv", key, value]
         size = str(self.tmp_mb * 1024 * 1024)
         view = self.view()
@@ -187,7 +206,12 @@ class BubblewrapRunner(EnforcingRunner):
         a += ["--remount-ro", "/", "--chdir", str(ws)]
         if seccomp_fd is not None:
             a += ["--seccomp", str(seccomp_fd)]
-        a += ["--", "/bin/sh", "-c", command]
+        a.append("--")
+        if grant.network:
+            fd = str(-1 if bridge_fd is None else bridge_fd)
+            a += [sys.executable, "-I", "-S", str(BRIDGE), "--fd", fd, "--port", str(PROXY_PORT)]
+            a.append("--")
+        a += ["/bin/sh", "-c", command]
         return a
 
     def view(self) -> MachineView:
@@ -238,6 +262,12 @@ class BubblewrapRunner(EnforcingRunner):
             return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
         fd = bpf_fd()
         files: list[int] = []
+        session = None
+        if grant is not None and grant.network:
+            # The bridge's end first in `files` (passed to bwrap, closed below with the rest).
+            ours, theirs = socket.socketpair()
+            session = self.proxy.session(grant.hosts).serve(handoff=ours)
+            files.append(theirs.detach())
         try:
             argv = self.argv(
                 command,
@@ -247,8 +277,9 @@ class BubblewrapRunner(EnforcingRunner):
                 env=env,
                 seccomp_fd=fd,
                 file_fds=files,
+                bridge_fd=files[0] if session is not None else None,
             )
-            return run_process(
+            result = run_process(
                 [*group.wrapper, *argv],
                 cwd=ws,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
@@ -257,10 +288,15 @@ class BubblewrapRunner(EnforcingRunner):
                 cancel=cancel,
                 pass_fds=(fd, *files),
             )
+            if session is not None:
+                tell_refusals(result, session.close())
+            return result
         finally:
             os.close(fd)
             for f in files:
                 os.close(f)
+            if session is not None:
+                session.close()
             # Nothing outlives a bwrap command (PID namespace); kill is for the moment between
             # its init exiting and the kernel reaping the rest.
             group.remove(kill=True)
@@ -268,6 +304,7 @@ class BubblewrapRunner(EnforcingRunner):
     def kill_background(self) -> None:
         # Nothing survives a bwrap command; only full-access commands can leave groups behind.
         self._plain.kill_background()
+        self.proxy.close()
 
     def version(self) -> str:
         return bwrap_version(self.bwrap)

@@ -5,14 +5,21 @@ Landlock rules only add access, so a path inside the writable workspace cannot b
 again (no read-only `.git` or `.cerveau`); there is no PID namespace, so a background process can
 outlive its command; there is no private /tmp (each command gets its own temp dir instead). What
 it does hold: writes only in the workspace, the deny-read list (read is granted around each
-denied path, see landlock_exec.read_everything_but), TCP, and the process cap (the same pids
-cgroup as bubblewrap).
+denied path, see landlock_exec.read_everything_but), the network, and the process cap (the same
+pids cgroup as bubblewrap).
+
+The network: without a grant, no IPv4/IPv6 socket at all (seccomp). With one, the harness's proxy
+(netproxy.py) listens on a fresh loopback port for that command alone, Landlock lets the command
+connect by TCP to that port and nowhere else (no bind), and a second seccomp filter refuses every
+inet socket that is not TCP (inet_stream.py: a UDP datagram left the machine under a grant). The
+proxy connects only to the granted hosts; a program that ignores the proxy variables fails.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -21,7 +28,9 @@ from pathlib import Path
 
 from .base import CommandResult, EnforcingRunner, Grant
 from .grantable import grant_refusal
+from .inet_stream import stream_only_fd
 from .limits import CommandGroup
+from .netproxy import NO_PROXY_KEYS, NetProxy, proxy_env, tell_refusals
 from .process import kill_group, minimal_env, run_process
 from .protect import maskable, runtime_dirs
 from .seccomp_filter import bpf_fd
@@ -55,7 +64,15 @@ def landlock_gaps(abi: int) -> list[str]:
         "(contents do not); paths inside the workspace cannot be masked",
     ]
     if abi < 4:
-        gaps.append("network not restricted (Landlock ABI < 4)")
+        gaps.append(
+            "a network grant opens every TCP destination, not only the proxy (Landlock ABI < 4 "
+            "has no network rules; without a grant the seccomp filter still refuses all of it)"
+        )
+    else:
+        gaps.append(
+            "with a network grant, a command may also open TCP to the proxy's port on another "
+            "address (Landlock's network rules name ports, not addresses)"
+        )
 
     if abi < 6:
         gaps.append("signals and abstract sockets not scoped (Landlock ABI < 6)")
@@ -75,8 +92,10 @@ class LandlockRunner(EnforcingRunner):
         tmp_mb: int = 512,
         max_procs: int = 512,
         read_allow: Sequence[Path] = (),
+        proxy: NetProxy | None = None,
     ) -> None:
         self.abi = landlock_abi()
+        self.proxy = proxy or NetProxy()
         self.read_allow = tuple(read_allow)
         self._view: MachineView | None = None
         if self.abi < 1:
@@ -100,13 +119,18 @@ class LandlockRunner(EnforcingRunner):
         grant: Grant | None,
         tmp: Path,
         seccomp_fd: int | None = None,
+        proxy_port: int | None = None,
+        stream_fd: int | None = None,
     ) -> list[str]:
+        """`proxy_port`, `stream_fd`: with a network grant, the proxy's loopback port (the one
+        TCP destination) and the TCP-only filter (inet_stream.py)."""
         grant = grant or Grant()
         # -I -S: isolated, no site: the helper is stdlib-only and starts on every command.
         a = [self.python, "-I", "-S", str(HELPER), "--workspace", str(workspace), "--mode", mode]
         a += ["--parent-pid", str(os.getpid())]  # it dies with us (PR_SET_PDEATHSIG)
-        if seccomp_fd is not None:
-            a += ["--seccomp-fd", str(seccomp_fd)]
+        for f in (seccomp_fd, stream_fd):
+            if f is not None:
+                a += ["--seccomp-fd", str(f)]
         # Never writable, whatever was granted: a kernel interface, the harness's own files.
         granted = [p for p in grant.extra_writable if grant_refusal(Path(p)) is None]
         for p in (*granted, tmp):
@@ -117,8 +141,8 @@ class LandlockRunner(EnforcingRunner):
         # kernel's own files and the command's temp folder.
         for p in [*self.view().readable_roots(), *LANDLOCK_READ, tmp]:
             a += ["--read", str(p)]
-        if grant.network:
-            a.append("--network")
+        if grant.network and proxy_port is not None:
+            a += ["--tcp-connect", str(proxy_port)]
         return [*a, "--", "/bin/sh", "-c", command]
 
     def view(self) -> MachineView:
@@ -143,18 +167,39 @@ class LandlockRunner(EnforcingRunner):
             msg = f"cerveau: could not create the command's process-count cgroup: {exc}"
             return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
         tmp = Path(tempfile.mkdtemp(prefix="cerveau-cmd-"))
+        granted = grant is not None and grant.network
         # No network namespace here: without a grant, no IPv4/IPv6 socket at all (Landlock
-        # restricts only TCP; UDP, SCTP and MPTCP would leave).
-        fd = bpf_fd(inet=bool(grant and grant.network))
+        # restricts only TCP; UDP, SCTP and MPTCP would leave); with one, TCP only.
+        fd = bpf_fd(inet=granted)
+        fds = [fd]
+        session = None
+        port: int | None = None
+        if granted:
+            assert grant is not None
+            fds.append(stream_only_fd())
+            # A listener per command: its port is the one Landlock lets this command reach, and
+            # what the proxy refuses is this command's to be told.
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(128)
+            port = listener.getsockname()[1]
+            session = self.proxy.session(grant.hosts).serve(listener=listener)
         try:
             cmd_env = minimal_env(ws, self.env_allow, env)
+            if port is not None:
+                for key in NO_PROXY_KEYS:
+                    cmd_env.pop(key, None)
+                cmd_env.update(proxy_env(port))
             cmd_env["TMPDIR"] = str(tmp)
             home = tmp / "home"  # an empty private home, gone with the command
             home.mkdir()
             cmd_env["HOME"] = str(home)
             for key, value in self.view().env:
                 cmd_env.setdefault(key, value)
-            argv = self.argv(command, workspace=ws, mode=mode, grant=grant, tmp=tmp, seccomp_fd=fd)
+            argv = self.argv(
+                command, workspace=ws, mode=mode, grant=grant, tmp=tmp, seccomp_fd=fd,
+                proxy_port=port, stream_fd=fds[1] if granted else None,
+            )  # fmt: skip
             result = run_process(
                 [*group.wrapper, *argv],
                 cwd=ws,
@@ -162,11 +207,13 @@ class LandlockRunner(EnforcingRunner):
                 timeout=timeout,
                 output_cap=output_cap,
                 cancel=cancel,
-                pass_fds=(fd,),
+                pass_fds=tuple(fds),
             )
         finally:
-            os.close(fd)
+            for f in fds:
+                os.close(f)
             shutil.rmtree(tmp, ignore_errors=True)
+            refused = session.close() if session is not None else []
         # Nothing outlives its command, as under bubblewrap's PID namespace: a process left running
         # changed git settings after the guard's after-check, and the next command's "before"
         # already held the change. The process group first, then the cgroup (a `setsid` process
@@ -176,6 +223,7 @@ class LandlockRunner(EnforcingRunner):
         if not group.remove(kill=True):
             with self._lock:
                 self._cgroups.append(group)
+        tell_refusals(result, refused)
         return result
 
     def kill_background(self) -> None:
@@ -187,3 +235,4 @@ class LandlockRunner(EnforcingRunner):
         for group in cgroups:
             group.remove(kill=True)
         self._plain.kill_background()
+        self.proxy.close()

@@ -1,7 +1,7 @@
 """The Landlock helper, exec'd (never a preexec_fn: that is unsafe in a threaded parent).
 
-    python -I -S landlock_exec.py --workspace WS --mode MODE [--writable P]... [--network]
-           --seccomp-fd N -- /bin/sh -c CMD
+    python -I -S landlock_exec.py --workspace WS --mode MODE [--writable P]...
+           [--tcp-connect PORT]... --seccomp-fd N [--seccomp-fd M] -- /bin/sh -c CMD
 
 Standalone on purpose (stdlib + ctypes only, run with -I -S): it starts once per command, and
 importing the package, landlockpy and pyseccomp cost ~80 ms on every command.
@@ -10,8 +10,9 @@ In this order, because each step needs the previous one: the parent-death signal
 dies with the session, even a kill -9'd one; see reaper.py for its children), a new session (no controlling terminal),
 drop every capability including the bounding set (root regains capabilities on execve from the
 bounding set), no_new_privs, a Landlock domain (read+exec on /, full access to the workspace and
-the granted paths, TCP denied unless granted, signals and abstract sockets scoped), the seccomp
-filter the parent built (classic BPF read from an fd), then execve. Exit 126 with a message on
+the granted paths, TCP bind denied and TCP connect only to the `--tcp-connect` ports (a network
+grant's proxy, see netproxy.py), signals and abstract sockets scoped), the seccomp filters the
+parent built (classic BPF read from fds, stacked), then execve. Exit 126 with a message on
 stderr if any step fails: a helper that could not confine never runs the command anyway.
 """
 
@@ -29,6 +30,8 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_RULE_NET_PORT = 2
+CONNECT_TCP = 2  # LANDLOCK_ACCESS_NET_CONNECT_TCP
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
 PR_SET_SECCOMP = 22
@@ -57,6 +60,11 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneath(ctypes.Structure):
     _pack_ = 1
     _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class _NetPort(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("port", ctypes.c_uint64)]
 
 
 class _CapHeader(ctypes.Structure):
@@ -207,10 +215,12 @@ def apply_landlock(
     workspace: str,
     mode: str,
     writable: list[str],
-    network: bool,
+    connect_ports: list[int],
     deny: list[str] | None = None,
     reads: list[str] | None = None,
 ) -> None:
+    """`connect_ports`: the only TCP ports the command may connect to (on any address: Landlock
+    rules name ports, not addresses); none means no TCP at all. Never any TCP bind."""
     abi = abi_version()
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
@@ -218,7 +228,11 @@ def apply_landlock(
     # A rule on a file (not a directory) may only carry file rights, or the kernel says EINVAL.
     file_rights = everything & (WRITE_FILE | READ_FILE | EXECUTE | TRUNCATE | IOCTL_DEV)
     deny = deny or []
-    attr = _RulesetAttr(everything, 0 if network else net_rights(abi), 3 if abi >= 6 else 0)
+    net = net_rights(abi)
+    if connect_ports and not net & CONNECT_TCP:
+        # Said in the runner's gaps; here only so that a grant never narrows to nothing.
+        connect_ports = []
+    attr = _RulesetAttr(everything, net, 3 if abi >= 6 else 0)
     size = 8 if abi < 4 else 16 if abi < 6 else 24  # older kernels reject fields they do not know
     ruleset = _check(
         _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0),
@@ -236,6 +250,14 @@ def apply_landlock(
         for p in ([workspace] if mode != "read-only" else []) + writable:
             if os.path.exists(p):
                 _allow(ruleset, p, everything if os.path.isdir(p) else file_rights)
+        for port in connect_ports:
+            rule = _NetPort(CONNECT_TCP, port)
+            _check(
+                _libc.syscall(
+                    SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_NET_PORT, ctypes.byref(rule), 0
+                ),
+                f"landlock_add_rule tcp port {port}",
+            )
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         _check(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
     finally:
@@ -268,10 +290,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workspace", required=True)
     parser.add_argument("--mode", default="workspace-write")
     parser.add_argument("--writable", action="append", default=[])
-    parser.add_argument("--network", action="store_true")
+    parser.add_argument("--tcp-connect", type=int, action="append", default=[])
     parser.add_argument("--deny", action="append", default=[])
     parser.add_argument("--read", action="append", default=None)
-    parser.add_argument("--seccomp-fd", type=int, default=-1)
+    parser.add_argument("--seccomp-fd", type=int, action="append", default=[])
     parser.add_argument("--parent-pid", type=int, default=0)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -290,13 +312,14 @@ def main(argv: list[str] | None = None) -> None:
             os.path.realpath(args.workspace),
             args.mode,
             [os.path.realpath(p) for p in args.writable],
-            args.network,
+            args.tcp_connect,
             [os.path.realpath(p) for p in args.deny],
             None if args.read is None else [os.path.realpath(p) for p in args.read],
         )
-        if args.seccomp_fd < 0:
+        if not args.seccomp_fd:
             raise OSError("no seccomp filter was passed")
-        load_seccomp(args.seccomp_fd)
+        for fd in args.seccomp_fd:
+            load_seccomp(fd)
     except Exception as exc:  # noqa: BLE001 - any failure means: do not run unconfined
         sys.stderr.write(f"cerveau landlock helper: could not confine the command: {exc}\n")
         sys.stderr.flush()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.sandbox.base import Grant
-from cerveau_tui.sandbox.bubblewrap import BWRAP_PATHS, BubblewrapRunner
+from cerveau_tui.sandbox.bubblewrap import BRIDGE, BWRAP_PATHS, BubblewrapRunner
 
 from .conftest import Box
 
@@ -48,8 +48,10 @@ def test_the_command_is_one_argument_never_spliced(runner: BubblewrapRunner, box
     assert argv[-1] == cmd and argv.count("--bind") == 1
 
 
-def test_network_is_unshared_unless_granted(runner: BubblewrapRunner, box: Box) -> None:
-    assert "--unshare-net" not in runner.argv("true", workspace=box.ws, grant=Grant(network=True))
+def test_network_is_unshared_even_when_granted(runner: BubblewrapRunner, box: Box) -> None:
+    # A grant is served by the proxy through the bridge, never by the host's namespace.
+    argv = runner.argv("true", workspace=box.ws, grant=Grant(network=True))
+    assert "--unshare-net" in argv and str(BRIDGE) in argv
 
 
 def test_workspace_is_writable_in_workspace_write_and_not_in_read_only(
