@@ -31,7 +31,14 @@ def collect(settings: Settings) -> dict[str, Any]:
 
     # Said, not refused: doctor is where a person asks why a session would not start here.
     info["workspace_refused"] = refuse_shared(settings.workspace)
-    server: dict[str, Any] = {"url": settings.server_url, "reachable": False}
+    # The person's own screen (and whatever a script pastes it into): whose credential, not its
+    # value. And a variable the person lets into the sandbox that holds a credential is the
+    # model's to read (`echo $GITHUB_TOKEN`): their explicit choice stands, doctor says it.
+    from .redact import redact_url, secret_env_names
+
+    shown = redact_url(settings.server_url, person=True) if settings.server_url else None
+    server: dict[str, Any] = {"url": shown, "reachable": False}
+    info["env_allow_secrets"] = secret_env_names(settings.env_allow)
     if settings.server_url:
         from .provider.llama import LlamaProvider
 
@@ -183,6 +190,11 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     say(f"cerveau {info['version']}  workspace {info['workspace']}")
     if info["workspace_refused"]:
         say(f"  - {info['workspace_refused']}")
+    if info["env_allow_secrets"]:
+        say(
+            "  - env_allow lets credential-like variables into every command, where the model "
+            f"can read them: {', '.join(info['env_allow_secrets'])}"
+        )
     if s.get("url"):
         say(f"server:    {s['url']}  reachable={s.get('reachable')}")
     else:
@@ -238,5 +250,5 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     say(f"gate:      {g['stack']} stack, {detected} detected; in use: {in_force} ({g['why']})")
     say(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
     if code:
-        print(f"cerveau doctor: nothing answers at {settings.server_url}", file=sys.stderr)
+        print(f"cerveau doctor: nothing answers at {s['url']}", file=sys.stderr)
     return code

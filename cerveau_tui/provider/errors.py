@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import urlsplit, urlunsplit
 
+from ..redact import redact_url
 from .types import ErrorClass
 
 
 def public_url(url: str) -> str:
-    """The server's URL as an error may say it: without `user:password@`, since every error
-    reaches the chat and the session log."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    """The server's URL as an error may say it: without `user:password@` nor a `?token=`, since
+    every error reaches the chat and the session log (which the model can read): redact.py."""
+    return redact_url(url)
 
 
 # A cut-off call replayed in history: nlohmann::json reports the string or the document ending early.

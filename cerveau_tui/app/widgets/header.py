@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ...config import Settings
-from ...provider.errors import public_url
+from ...redact import redact_url
 from .fit import Part, fit_lines
 
 #: The backends' names as a narrow header spells them.
@@ -50,7 +50,8 @@ class HeaderFacts:
 def facts_of(settings: Settings, status: dict[str, Any] | None) -> HeaderFacts:
     f = HeaderFacts(sandbox=settings.sandbox, approval=settings.approval, discuss=settings.discuss)
     if status is None:
-        f.waiting_for = public_url(settings.server_url or "") or "the local model"
+        # The person's own screen: whose credential is configured, never its value.
+        f.waiting_for = redact_url(settings.server_url or "", person=True) or "the local model"
         return f
     f.backend = str(status.get("sandbox_backend") or "")
     enforced = status.get("sandbox_enforced")

@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from ...redact import redact_url
+
 # Programs that only talk TO a port (or inspect one): `curl localhost:8080` is not serving on it,
 # and `lsof -i :8080` is exactly the check we ask for.
 _CLIENTS = {
@@ -172,7 +174,9 @@ def live_stack_section(services: list[tuple[str, str]]) -> str:
     on the configured/started services, never on time or order of discovery."""
     if not services:
         return ""
-    listed = ", ".join(f"{name} on {url}" for name, url in services)
+    # Where a service runs, never how to log in to it: a configured URL's password or token
+    # was in the system prompt (issue 32). redact.py drops the userinfo, masks token params.
+    listed = ", ".join(f"{name} on {redact_url(url)}" for name, url in services)
     a, b, c = (_free_suggestions(reserved_ports(services)) + ["8000", "3000", "8888"])[:3]
     return (
         "Local stack ALREADY RUNNING on this machine (never serve anything on these ports): "
