@@ -72,11 +72,23 @@ def host_env(env: Mapping[str, str] | None = None, inherit: Iterable[str] = ()) 
 
 
 def person_path() -> str:
-    """Our PATH without its relative entries (`.`, ``, `bin`): those name our working directory,
-    which may be the workspace. For a child that must find the person's own tools (a build's
-    compiler); a helper of ours gets SYSTEM_PATH."""
-    search = os.environ.get("PATH", SYSTEM_PATH).split(os.pathsep)
-    return os.pathsep.join(p for p in search if os.path.isabs(p)) or SYSTEM_PATH
+    """Our PATH without the entries that name our working directory: relative ones (`.`, ``,
+    `bin`) and, when we were started in a folder that may be a workspace, the ones at or beneath
+    it (`PATH=$PWD/bin:$PATH`, a direnv habit). For a child that must find the person's own tools
+    (a build's compiler); a helper of ours gets SYSTEM_PATH. A home folder is never a workspace
+    (view.py refuses it), so from there (or above it) `~/.local/bin` stays."""
+    here = os.path.realpath(os.getcwd())
+    home = os.path.realpath(os.path.expanduser("~"))
+    guard = here != home and not home.startswith(here.rstrip("/") + "/")
+
+    def ours(p: str) -> bool:
+        if not os.path.isabs(p):
+            return True
+        real = os.path.realpath(p)
+        return guard and (real == here or real.startswith(here + "/"))
+
+    kept = [p for p in os.environ.get("PATH", SYSTEM_PATH).split(os.pathsep) if not ours(p)]
+    return os.pathsep.join(kept) or SYSTEM_PATH
 
 
 def spawn(
@@ -145,17 +157,22 @@ def run(
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
-# `-c` rather than `-m`: `-I -m` would do, but the package must be the one the harness runs (a
-# source checkout on our PYTHONPATH, which `-I` ignores), found after the standard library
-# (appended, so nothing beside the package shadows a standard module).
+# `-c` rather than `-m`: the package and its dependencies must be the ones the harness runs (a
+# source checkout or packages on our PYTHONPATH, which `-I` ignores), found AFTER the child's own
+# standard library and site (appended: nothing beside them shadows a standard module). Our working
+# directory and relative entries are never passed on: they are what `-m` got wrong.
 _BOOT = (
-    "import sys, runpy; sys.path.append(sys.argv[1]); mod = sys.argv[2]; "
-    "sys.argv = sys.argv[2:]; runpy.run_module(mod, run_name='__main__', alter_sys=True)"
+    "import sys, runpy; sys.path += [p for p in sys.argv[1].split(':') if p not in sys.path]; "
+    "mod = sys.argv[2]; sys.argv = sys.argv[2:]; "
+    "runpy.run_module(mod, run_name='__main__', alter_sys=True)"
 )
 
 
-def _package_root() -> str:
-    return str(Path(__file__).resolve().parent.parent)
+def _import_path() -> str:
+    here = os.getcwd()
+    keep = [str(Path(__file__).resolve().parent.parent)]
+    keep += [p for p in sys.path if os.path.isabs(p) and p != here and ":" not in p]
+    return ":".join(dict.fromkeys(keep))
 
 
 def python_argv(
@@ -168,7 +185,7 @@ def python_argv(
     flags = ["-I", "-B"] if site else ["-I", "-S", "-B"]
     if isinstance(target, Path):
         return [exe, *flags, str(target), *args]
-    return [exe, *flags, "-c", _BOOT, _package_root(), target, *args]
+    return [exe, *flags, "-c", _BOOT, _import_path(), target, *args]
 
 
 def which(name: str) -> str | None:
