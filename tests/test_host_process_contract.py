@@ -21,6 +21,7 @@ ALLOWED: dict[str, str] = {
     # applied, inside a process host_process.spawn started isolated.
     "sandbox/landlock_exec.py": "execs the command after Landlock and seccomp are applied",
     "sandbox/die_exec.py": "execs the command after asking for the parent-death signal",
+    "sandbox/netbridge.py": "inside bubblewrap: execs the command after handing the listener out",
     # Test helpers that play the person (their environment and terminal are the point).
     "testing/cli.py": "runs `cerveau run` as the person would, with the person's environment",
     "testing/first_task.py": "builds a venv and runs the CLI as the person would",
