@@ -205,6 +205,8 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
             state += " (`cerveau stack provision` gets llama-server and the model)"
         say(f"server:    embedded (managed llama-server): {state}")
     for key in (
+        "source",  # wheel, build or path: where the embedded server comes from
+        "llama_cpp_build",  # from the wheel's version when build_info says b0-unknown
         "model",
         "n_ctx",
         "build_info",

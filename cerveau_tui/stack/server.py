@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from cerveau_tui import host_process
+from cerveau_tui.stack import keys, wheel
+from cerveau_tui.stack.capabilities import Capabilities, check
 from cerveau_tui.stack.paths import StackPaths, stack_paths
 from cerveau_tui.stack.provision import SIGILL_CODES, Progress, StackError, no_progress, provision
 from cerveau_tui.stack.state import (
@@ -81,8 +83,8 @@ def http_get(url: str, timeout_s: float) -> httpx.Response:
     # one), httpx would otherwise send our /health polls to the proxy, which cannot reach them.
     host = httpx.URL(url).host
     local = host in ("127.0.0.1", "localhost", "::1")
-    with httpx.Client(trust_env=not local, timeout=timeout_s) as client:
-        return client.get(url)
+    with httpx.Client(trust_env=not local, timeout=timeout_s, headers=keys.headers_for(url)) as c:
+        return c.get(url)
 
 
 def probe(url: str, timeout_s: float = 2.0) -> bool:
@@ -160,6 +162,8 @@ class ManagedServer:
         extra_args: Sequence[str] = (),
         slot_dir: Path | None = None,
         detached: bool = False,
+        api_key: bool = True,
+        check_capabilities: bool = True,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -176,6 +180,10 @@ class ManagedServer:
         self.proc: host_process.Popen[bytes] | None = None
         self._watchdog: host_process.Popen[bytes] | None = None
         self.props: dict[str, Any] = {}
+        # A new key each start (keys.py); False only for a test server that reads no stdin.
+        self._use_key, self.api_key = api_key, ""
+        self.check_capabilities = check_capabilities
+        self.capabilities: Capabilities | None = None
 
     @property
     def url(self) -> str:
@@ -189,10 +197,19 @@ class ManagedServer:
         # One slot: a slot gets n_ctx / np, and the harness sends one request at a time; more
         # slots would silently shrink the window the model actually has.
         slots = ["--slot-save-path", str(self.slot_dir)] if self.slot_dir is not None else []
+        # The key on stdin, read as a file by llama-server and by the wheel's runner alike.
+        key = ["--api-key-file", "/dev/stdin"] if self._use_key else []
         return [
-            str(self.binary), "-m", str(self.model), "--host", self.host, "--port", str(self.port),
-            "-c", str(self.n_ctx), "--jinja", "-np", "1", *slots, *self.extra_args,
+            *self.launcher(), "-m", str(self.model), "--host", self.host, "--port", str(self.port),
+            "-c", str(self.n_ctx), "--jinja", "-np", "1", *slots, *key, *self.extra_args,
         ]  # fmt: skip
+
+    def launcher(self) -> list[str]:
+        """The program part of argv: the binary, or for the wheel's extension our runner in an
+        isolated interpreter (the same one that imports the wheel)."""
+        if wheel.is_extension(self.binary):
+            return host_process.python_argv(wheel.RUNNER_MODULE)
+        return [str(self.binary)]
 
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -213,13 +230,21 @@ class ManagedServer:
                 self.port = free_port(self.host)
         if self.run_dir is not None:
             write_record(self.run_dir, self.record())
+            if self.api_key and self.proc is not None:
+                keys.write_key(self.run_dir, self.proc.pid, self.api_key)
         if self.port_file is not None:
             self.port_file.write_text(str(self.port))
         progress("ready", None, f"llama-server ready at {self.url}")
         return self.url
 
     def _spawn_and_wait(self, timeout_s: float, progress: Progress) -> None:
-        progress("start", None, " ".join(self.argv()))
+        argv = self.argv()
+        # argv[0] and the flags, not the runner's bootstrap code: a line a person can read.
+        shown = argv
+        if wheel.is_extension(self.binary):
+            shown = ["(wheel)", *argv[argv.index("-m") :]]
+        progress("start", None, " ".join(shown))
+        self.api_key = keys.new_key() if self._use_key else ""
         with open(self.log_path, "ab") as log:
             # Own session: stop() signals the whole group, and the terminal's Ctrl-C (meant for
             # the TUI) does not kill the model mid-turn.
@@ -227,18 +252,33 @@ class ManagedServer:
             # working directory, which was the workspace. The environment: what llama.cpp and
             # its GPU runtimes read (LLAMA_ARG_* sets any option), nothing else of ours.
             self.proc = host_process.spawn(
-                self.argv(), stdout=log, stderr=host_process.STDOUT, start_new_session=True,
-                inherit=SERVER_ENV,
+                argv, stdout=log, stderr=host_process.STDOUT, start_new_session=True,
+                inherit=SERVER_ENV, stdin=host_process.PIPE if self._use_key else host_process.DEVNULL,
             )  # fmt: skip
+        if self._use_key:
+            self._send_key()
         if not self.detached:
             atexit.register(self.stop)
             self._watchdog = watch(self.proc.pid)
         try:
             self._wait_healthy(timeout_s, progress)
+            if self.api_key:
+                keys.remember(self.url, self.api_key)
             self.props = http_get(self.url + "/props", 10.0).json()
+            if self.check_capabilities:
+                self.capabilities = check(self.url, keys.headers_for(self.url), self.slot_dir)
+                progress("check", None, self.capabilities.summary())
         except BaseException:
             self.stop()
             raise
+
+    def _send_key(self) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(self.api_key.encode() + b"\n")
+            self.proc.stdin.close()  # EOF: the server's file read ends
+        except BrokenPipeError:
+            pass  # it died before reading; _wait_healthy reports why from its log
 
     def _wait_healthy(self, timeout_s: float, progress: Progress) -> None:
         assert self.proc is not None
@@ -288,6 +328,7 @@ class ManagedServer:
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        keys.forget(self.url)
         if self.run_dir is not None:
             remove_record(self.run_dir, proc.pid)
         if proc.poll() is None:
@@ -374,6 +415,7 @@ def ensure_server(
     for rec in live_records(paths.run_dir):
         # Only a `stack up` server is shared: an app's own server dies with that app.
         if rec.detached and rec.model == str(loc.model) and rec.n_ctx == settings.n_ctx:
+            keys.adopt(paths.run_dir, rec.pid, rec.url)
             if probe(rec.url):
                 progress("ready", None, f"using the running server at {rec.url}")
                 return rec.url, None

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from cerveau_tui.stack.build import BINARY_NAME
+from cerveau_tui.stack.wheel import RUNNER_MODULE
 
 
 class ServerRecord(BaseModel):
@@ -102,6 +103,8 @@ def write_record(run_dir: Path, rec: ServerRecord) -> Path:
 
 def remove_record(run_dir: Path, pid: int) -> None:
     record_path(run_dir, pid).unlink(missing_ok=True)
+    # Its API key (keys.py) goes with it: a key file outliving its server names nothing.
+    (run_dir / f"server-{pid}.key").unlink(missing_ok=True)
 
 
 def pid_runs_llama_server(pid: int) -> bool:
@@ -109,8 +112,11 @@ def pid_runs_llama_server(pid: int) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-    argv0 = cmdline.split(b"\0", 1)[0].decode(errors="replace")
-    if not os.path.basename(argv0).startswith(BINARY_NAME):
+    args = cmdline.split(b"\0")
+    argv0 = args[0].decode(errors="replace")
+    # The wheel's server is a Python process running our runner module (wheel.py).
+    runner = RUNNER_MODULE.encode() in args
+    if not (os.path.basename(argv0).startswith(BINARY_NAME) or runner):
         return False
     try:  # a zombie still has /proc/<pid> but is not serving anything
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -144,7 +150,7 @@ def scan_records(run_dir: Path) -> RecordScan:
         elif not verified(rec) and pid_runs_llama_server(rec.pid):
             scan.unverified.append(rec)
         else:
-            path.unlink(missing_ok=True)
+            remove_record(run_dir, rec.pid)
     # The `stack up` server first: it is the one a user means by "the running server".
     scan.live.sort(key=lambda r: (not r.detached, r.started_at))
     return scan

@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from ..loop.summarise import ANSWER_ONLY
+from ..stack.keys import headers_for as server_headers
 from . import wire
 
 TIMEOUT_S = 600.0
@@ -137,7 +138,9 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, real_url: str, scripted_url: str) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.real = httpx.Client(base_url=real_url, timeout=TIMEOUT_S)
+        self.real = httpx.Client(
+            base_url=real_url, timeout=TIMEOUT_S, headers=server_headers(real_url)
+        )
         self.scripted = httpx.Client(base_url=scripted_url, timeout=TIMEOUT_S)
         self.records: list[ProbeRecord] = []
         self._lock = threading.Lock()

@@ -17,8 +17,13 @@ def downloads(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def no_system_server(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], str | None]:
-    """No $CERVEAU_LLAMA_SERVER and nothing on PATH: the cache decides."""
+    """No $CERVEAU_LLAMA_SERVER, nothing on PATH and no server wheel: the cache decides (the
+    source build; tests of the wheel's path say so with `wheel_installable`)."""
+    from cerveau_tui.stack import wheel
+
     monkeypatch.delenv("CERVEAU_LLAMA_SERVER", raising=False)
+    monkeypatch.setattr(wheel, "extension_path", lambda: None)
+    monkeypatch.setattr(wheel, "unsupported_reason", lambda: "no wheel in this test")
     return lambda name: None
 
 

@@ -33,7 +33,8 @@ def _stack(tmp_path: Path, *args: str, extra_env: dict[str, str] | None = None) 
 
 
 def test_dry_run_on_a_cold_cache_lists_every_step_with_the_real_commands(tmp_path: Path) -> None:
-    steps = _stack(tmp_path, "provision", "--dry-run", "--jobs", "2")["steps"]
+    # The source build, asked for: the default takes the prebuilt wheel (test_wheel_provision.py).
+    steps = _stack(tmp_path, "provision", "--dry-run", "--jobs", "2", "--source-build")["steps"]
     assert [s["stage"] for s in steps] == [
         "download-model", "extract-model", "download-source", "extract-source",
         "configure", "build", "install",

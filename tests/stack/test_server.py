@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from cerveau_tui.config import Settings
+from cerveau_tui.stack.keys import headers_for
 from cerveau_tui.stack.server import (
     ManagedServer,
     PortTakenError,
@@ -156,7 +157,7 @@ def test_real_server_starts_answers_and_stops_without_leftovers(
     pid = server.pid
     try:
         assert httpx.get(server.url + "/health").json() == {"status": "ok"}
-        props = httpx.get(server.url + "/props").json()
+        props = httpx.get(server.url + "/props", headers=headers_for(server.url)).json()
         assert props["default_generation_settings"]["n_ctx"] == 2048
         assert (tmp_path / "run" / f"server-{pid}.json").is_file()
     finally:
@@ -167,7 +168,7 @@ def test_real_server_starts_answers_and_stops_without_leftovers(
 
 @pytest.mark.e2e
 def test_real_stack_fixture_serves_the_default_model(real_stack: str) -> None:
-    props = httpx.get(real_stack + "/props").json()
+    props = httpx.get(real_stack + "/props", headers=headers_for(real_stack)).json()
     assert props["model_path"].endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
     assert props["default_generation_settings"]["n_ctx"] == 8192
 

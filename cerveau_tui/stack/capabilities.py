@@ -1,0 +1,157 @@
+"""What the harness relies on, checked once when it starts its own server, with a line for each
+thing missing.
+
+Switching the embedded server from a source build to a wheel (issue 34) changed who compiled it
+and with which options; a feature the harness uses silently gone would show as a slow resume
+(no slot restore), a status line stuck on "processing" (no prompt progress) or token counts off
+(no /tokenize) long after the start. Each check is one cheap request on a fresh server; the whole
+set takes well under a second with the small model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+#: The filename a check saves slot 0 under; removed again at once.
+PROBE_SLOT_FILE = "cerveau-capability-probe.bin"
+
+
+@dataclass
+class Capabilities:
+    n_ctx: int | None = None
+    native_tools: bool = False
+    have: list[str] = field(default_factory=list)
+    #: One line per missing capability: what is missing and what the person will notice.
+    missing: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if self.missing:
+            return "missing: " + "; ".join(self.missing)
+        return "capabilities: " + ", ".join(self.have)
+
+
+def _constrained_body() -> dict[str, Any]:
+    # How the harness gets tool calls from a template without tool support (llama-server.md:
+    # json_schema constrained every reply); one token is enough to see it accepted.
+    schema = {"type": "object", "properties": {"tool": {"const": "bash"}}, "required": ["tool"]}
+    return {
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": 1,
+        "stream": True,
+        "return_progress": True,
+        "response_format": {"type": "json_schema", "json_schema": {"schema": schema}},
+    }
+
+
+def check(
+    url: str,
+    headers: dict[str, str],
+    slot_dir: Path | None,
+    client_factory: Callable[[], httpx.Client] | None = None,
+) -> Capabilities:
+    caps = Capabilities()
+    client = (client_factory or (lambda: httpx.Client(trust_env=False, timeout=30.0)))()
+    with client:
+        _props(client, url, headers, caps)
+        _tokenize(client, url, headers, caps)
+        _stream(client, url, headers, caps)
+        _slots(client, url, headers, caps, slot_dir)
+        _control(client, url, headers, caps)
+    return caps
+
+
+def _props(c: httpx.Client, url: str, h: dict[str, str], caps: Capabilities) -> None:
+    try:
+        props = c.get(url + "/props", headers=h).json()
+        n_ctx = props.get("default_generation_settings", {}).get("n_ctx")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        props, n_ctx = {}, None
+    if isinstance(n_ctx, int) and n_ctx > 0:
+        caps.n_ctx = n_ctx
+        caps.have.append(f"n_ctx {n_ctx}")
+    else:
+        caps.missing.append("/props n_ctx (the context budget falls back to the configured n_ctx)")
+    tmpl = props.get("chat_template_caps") if isinstance(props, dict) else None
+    caps.native_tools = bool(isinstance(tmpl, dict) and tmpl.get("supports_tools"))
+
+
+def _tokenize(c: httpx.Client, url: str, h: dict[str, str], caps: Capabilities) -> None:
+    try:
+        tokens = c.post(url + "/tokenize", json={"content": "hello"}, headers=h).json()["tokens"]
+        ok = isinstance(tokens, list) and len(tokens) > 0
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        ok = False
+    if ok:
+        caps.have.append("tokenize")
+    else:
+        caps.missing.append("/tokenize (token counts are estimated, not exact)")
+
+
+def _stream(c: httpx.Client, url: str, h: dict[str, str], caps: Capabilities) -> None:
+    status, progress = 0, False
+    try:
+        with c.stream(
+            "POST", url + "/v1/chat/completions", json=_constrained_body(), headers=h
+        ) as r:
+            status = r.status_code
+            for line in r.iter_lines():
+                progress = progress or '"prompt_progress"' in line
+    except httpx.HTTPError:
+        pass
+    mode = "native" if caps.native_tools else "constrained"
+    if status == 200:
+        caps.have.append(f"tool calls ({mode})")
+    else:
+        caps.missing.append(f"tool calls: a json_schema reply was refused (HTTP {status})")
+    if progress:
+        caps.have.append("prompt progress")
+    elif status == 200:
+        caps.missing.append("prompt progress (the status line says only 'processing')")
+
+
+def _slots(
+    c: httpx.Client, url: str, h: dict[str, str], caps: Capabilities, slot_dir: Path | None
+) -> None:
+    if slot_dir is None:
+        return
+    ok = False
+    try:
+        for action in ("save", "restore"):
+            r = c.post(
+                url + "/slots/0", params={"action": action}, json={"filename": PROBE_SLOT_FILE},
+                headers=h,
+            )  # fmt: skip
+            if r.status_code != 200:
+                break
+        else:
+            # The file must land IN the folder: the wheel's server joined the path without a
+            # separator and wrote beside it (wheel_server.slot_dir adds it).
+            ok = (slot_dir / PROBE_SLOT_FILE).is_file()
+    except httpx.HTTPError:
+        pass
+    finally:
+        (slot_dir / PROBE_SLOT_FILE).unlink(missing_ok=True)
+    if ok:
+        caps.have.append("slot save/restore")
+    else:
+        caps.missing.append("slot save/restore (a resumed session reads its whole history again)")
+
+
+def _control(c: httpx.Client, url: str, h: dict[str, str], caps: Capabilities) -> None:
+    try:
+        r = c.post(
+            url + "/v1/chat/completions/control",
+            json={"id": "cerveau-capability-probe", "action": "reasoning_end"}, headers=h,
+        )  # fmt: skip
+        ok = r.status_code != 404 and isinstance(r.json(), dict)
+    except (httpx.HTTPError, ValueError):
+        ok = False
+    if ok:
+        caps.have.append("reasoning control")
+    else:
+        caps.missing.append("reasoning control (stopping a model's thinking is done client-side)")
