@@ -8,6 +8,17 @@ simple command that is not a known-safe read is covered by one held scope that a
 it needs. What cannot be parsed with confidence (a substitution, a redirection, a subshell, a
 newline) is covered only by the exact command.
 
+A scope for a program never covers running another program: it covers a simple command only when
+every argument has a shape on that program's allow list (shapes.py: the failure was
+`git push --receive-pack=PROG` under "git push to github.com only", an arbitrary program run with
+the network). A "never" rule matches by the program's words alone: an odd option does not dodge it.
+
+A host in a scope decides only whether to ASK. Where a command's traffic may go is a network fact:
+the Grant a host-scoped cover hands the sandbox carries those hosts (`scoped_room`), and the
+harness's proxy lets the command reach them and nothing else; a grant with no hosts is any host,
+said so where it is given. A miss in `hosts()` below can only make a command ask, or fail closed
+at the proxy.
+
 Scope keys (stable: they are sealed into session logs and lasting rules):
 - `exact:<command>`: this command line, exactly;
 - `command:<program> [<subcommand>]`: every simple command whose words start with these;
@@ -28,24 +39,20 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..sandbox.base import Grant
+from .shapes import fits, runs_programs
 
 _PROGRAM = re.compile(r"^[A-Za-z0-9._+-][A-Za-z0-9._+/-]*$")
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9-]*$")
 _UNSAFE = ("$(", "`", "\n", "\r", "<(", ">(")
 # Options that send a program's traffic somewhere its URL does not name: a host-limited grant
-# never covers a command that carries one.
+# never covers a command that carries one. A second line only: the shapes (shapes.py) keep these
+# off every allow list, and the proxy, not this list, decides where traffic goes.
 _REROUTE = re.compile(
     r"^(-x|--proxy|--preproxy|--socks\w*|--connect-to|--resolve|-K|--config|--url|-e|"
     r"--execute|--use-ascii|--proxy-\w+|-c|--config-env)(=|$)"
 )
 _BARE_HOST = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+(:\d+)?([/?#]|$)|^[A-Za-z0-9.-]+:\d+")
 _NETLOC = re.compile(r"^[a-z0-9.-]+(:\d{1,5})?$")
-# Programs that run whatever their arguments say: "commands starting with `bash`" is every command.
-_RUNNERS = frozenset(
-    "sh bash dash zsh ksh fish env sudo su doas xargs exec eval nohup nice timeout time command "
-    "builtin watch strace ltrace chroot unshare nsenter setsid busybox python python3 perl ruby "
-    "node deno bun php lua tclsh awk gawk".split()
-)
 # Words that run nothing else and need no grant inside a chain (`cd` changes only where the next
 # part runs); `git status` runs core.fsmonitor only inside the sandbox like the rest.
 _INERT = frozenset(
@@ -93,7 +100,7 @@ def _needs_cover(words: list[str]) -> bool:
 def program_words(words: list[str]) -> list[str] | None:
     """`git push`, `npm install`, `curl`: the program and a subcommand-like second word. None for
     a program whose arguments are a program (`sh -c`, `env`, `sudo`): only its exact command."""
-    if not _PROGRAM.match(words[0]) or Path(words[0]).name in _RUNNERS:
+    if not _PROGRAM.match(words[0]) or runs_programs(words[0]):
         return None
     if len(words) > 1 and _SUBCOMMAND.match(words[1]):
         return words[:2]
@@ -141,22 +148,70 @@ def joined(keys: list[str]) -> str:
     return keys[0] if len(keys) == 1 else json.dumps(keys)
 
 
-def _atom_covers(atom: str, words: list[str], command: str) -> bool:
+def _atom_names(atom: str, words: list[str], command: str) -> bool:
+    """The atom names this simple command (its program words, whatever its options): what a
+    "never" rule needs."""
     if atom.startswith("exact:"):
         return atom[len("exact:") :] == command.strip()
     if not atom.startswith("command:"):
         return False
-    body = atom[len("command:") :]
-    host = None
-    if "@" in body:
-        body, host = body.rsplit("@", 1)
-    want = body.split(" ")
-    if words[: len(want)] != want or program_words(words) is None:
+    want = atom[len("command:") :].rsplit("@", 1)[0].split(" ")
+    return words[: len(want)] == want and program_words(words) is not None
+
+
+def _atom_covers(atom: str, words: list[str], command: str) -> bool:
+    """The atom lets this simple command through: it names it, every argument has an allowed
+    shape (shapes.py), and a host-scoped atom's host is the only one its URLs name."""
+    if not _atom_names(atom, words, command):
         return False
-    if host is None:
+    if atom.startswith("exact:"):
+        return True
+    if not fits(words):
+        return False
+    body = atom[len("command:") :]
+    if "@" not in body:
         return True
     named = hosts(words)
-    return bool(named) and named == [host]
+    return bool(named) and named == [body.rsplit("@", 1)[1]]
+
+
+def key_hosts(key: str) -> tuple[str, ...] | None:
+    """The hosts a key limits its network to (`command:curl@github.com`); None when any part of
+    it is not host-limited (an exact command, `command:curl`): that grant is any host."""
+    found: list[str] = []
+    for atom in parts(key):
+        body = atom[len("command:") :] if atom.startswith("command:") else ""
+        if "@" not in body:
+            return None
+        host = body.rsplit("@", 1)[1].lower()
+        if host and host not in found:
+            found.append(host)
+    return tuple(found) or None
+
+
+def scoped_room(key: str, room: Grant) -> Grant:
+    """The room a grant under `key` gives: a host-scoped key's network is those hosts only (an old
+    record that said only `network: true` meant the same host, and now the proxy holds it)."""
+    limited = key_hosts(key)
+    if not room.network or limited is None:
+        return room
+    return Grant(extra_writable=room.extra_writable, network=True, hosts=limited)
+
+
+def merged(*rooms: Grant) -> Grant:
+    """Rooms added up: folders joined; the network if any gives it, to any host if any of those
+    gives any host, else to the union of their hosts."""
+    extra = tuple(dict.fromkeys(p for r in rooms for p in r.extra_writable))
+    net = [r for r in rooms if r.network]
+    if not net:
+        return Grant(extra_writable=extra)
+    if any(not r.hosts for r in net):
+        return Grant(extra_writable=extra, network=True)
+    return Grant(
+        extra_writable=extra,
+        network=True,
+        hosts=tuple(dict.fromkeys(h for r in net for h in r.hosts)),
+    )
 
 
 def _room_fits(held: Grant, need: Grant) -> bool:
@@ -168,13 +223,20 @@ def _room_fits(held: Grant, need: Grant) -> bool:
 
 
 def command_covered(command: str, grants: dict[str, Grant], need: Grant) -> str | None:
-    """The key of the grant that lets `command` through with room `need`, or None. Every simple
-    command that needs a cover must find one held scope covering it with all that room."""
+    """The key of the grant that lets `command` through with room `need`, or None."""
+    keys = command_cover(command, grants, need)
+    return keys[0] if keys else None
+
+
+def command_cover(command: str, grants: dict[str, Grant], need: Grant) -> list[str] | None:
+    """The keys of the grants that let `command` through with room `need` (one per part that needs
+    a cover, first found), or None. Every simple command that needs a cover must find one held
+    scope covering it with all that room; [] when no part needs one."""
     simple = simple_commands(command)
     exact = [k for k, g in grants.items() if f"exact:{command.strip()}" in parts(k)]
     for k in exact:
         if _room_fits(grants[k], need):
-            return k
+            return [k]
     if simple is None:
         return None
     used: list[str] = []
@@ -193,7 +255,7 @@ def command_covered(command: str, grants: dict[str, Grant], need: Grant) -> str 
             return None
         if hit not in used:
             used.append(hit)
-    return used[0] if used else None
+    return used
 
 
 def command_denied(command: str, keys: list[str]) -> str | None:
@@ -218,11 +280,11 @@ def command_denied(command: str, keys: list[str]) -> str | None:
 def _never_covers(atom: str, words: list[str], command: str) -> bool:
     """A "never curl to h" holds for any curl naming h among its URLs, and for one whose traffic
     could go anywhere (a proxy option): what cannot be told apart is refused."""
-    if "@" not in atom or not atom.startswith("command:"):
-        return _atom_covers(atom, words, command)
-    body, host = atom.rsplit("@", 1)
-    if not _atom_covers(body, words, command):
+    if not _atom_names(atom, words, command):
         return False
+    if "@" not in atom or not atom.startswith("command:"):
+        return True
+    host = atom.rsplit("@", 1)[1]
     named = hosts(words)
     return named is None or host in named
 
@@ -240,7 +302,9 @@ def command_choices(command: str, need: Grant, shown: Callable[[Path], str]) -> 
     progs: list[list[str]] = []
     for words in covered:
         p = program_words(words)
-        if p is None:
+        # A scope the next call could never use is not offered (an option off the allow list:
+        # only this exact command).
+        if p is None or not fits(words):
             return out
         if p not in progs:
             progs.append(p)
