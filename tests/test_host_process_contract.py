@@ -42,6 +42,8 @@ _ATTRS = {
     "subprocess_exec",
     "subprocess_shell",
     "ProcessPoolExecutor",
+    # ctypes.util.find_library runs `ldconfig -p`, then gcc/cc/ld/objdump found on our PATH.
+    "find_library",
 }
 
 
@@ -67,7 +69,7 @@ def starts(source: str, filename: str = "<module>") -> list[str]:
                 found += [
                     f"{line}: from os import {a.name}" for a in node.names if _os_starter(a.name)
                 ]
-            elif node.module.startswith("asyncio") or node.module.startswith("concurrent"):
+            elif node.module.startswith(("asyncio", "concurrent", "ctypes")):
                 found += [
                     f"{line}: from {node.module} import {a.name}"
                     for a in node.names
@@ -166,6 +168,13 @@ def test_control_multiprocessing_pty_and_asyncio_are_caught() -> None:
         "from concurrent.futures import ProcessPoolExecutor\n"
     )
     assert len(starts(src)) == 4
+
+
+def test_control_ctypes_find_library_is_caught() -> None:
+    src = (
+        "import ctypes.util\nctypes.util.find_library('c')\nfrom ctypes.util import find_library\n"
+    )
+    assert len(starts(src)) == 2
 
 
 def test_control_import_by_string_is_caught() -> None:

@@ -4,7 +4,6 @@ the mounts under a folder, the watch limit. No state of its own."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 
 # Filesystems whose changes all happen in this kernel (inotify sees every write). Anything else
 # (nfs, cifs, fuse.*, 9p, virtiofs, ...) may change from elsewhere without an event.
@@ -15,7 +14,10 @@ LOCAL_FS = frozenset(
 
 class _Libc:
     def __init__(self) -> None:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        # CDLL(None): the interpreter's own symbols, libc's among them. Not find_library("c"):
+        # it runs `ldconfig -p`, and where that does not list libc, `gcc`/`cc`/`ld`/`objdump`
+        # found on our PATH (`.` or the workspace on it: the model's program, on the host).
+        lib = ctypes.CDLL(None, use_errno=True)
         self.init1 = lib.inotify_init1
         self.init1.argtypes, self.init1.restype = [ctypes.c_int], ctypes.c_int
         self.add = lib.inotify_add_watch
