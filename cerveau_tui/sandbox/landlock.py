@@ -38,6 +38,9 @@ from .view import MachineView, machine_view
 
 #: Read under Landlock besides the machine view: the kernel's files and the devices.
 LANDLOCK_READ = (Path("/dev"), Path("/proc"), Path("/sys"))
+#: ...but not the host's POSIX IPC, which is files there: no IPC namespace under Landlock, and a
+#: command read another process's /dev/shm segment through the /dev rule (issue 32, part 6).
+LANDLOCK_NO_READ = (Path("/dev/shm"), Path("/dev/mqueue"))
 
 HELPER = Path(__file__).with_name("landlock_exec.py")
 
@@ -75,7 +78,13 @@ def landlock_gaps(abi: int) -> list[str]:
         )
 
     if abi < 6:
-        gaps.append("signals and abstract sockets not scoped (Landlock ABI < 6)")
+        gaps.append(
+            "signals not scoped (Landlock ABI < 6): a command can signal the person's other "
+            "processes (abstract unix sockets stay refused by the seccomp filter)"
+        )
+    # No IPC namespace: System V IPC and POSIX message queues are refused by the seccomp filter,
+    # /dev/shm's contents by a Landlock rule; what is left is a name.
+    gaps.append("the names of the host's POSIX shared-memory objects (/dev/shm) are listable")
     return gaps
 
 
@@ -137,6 +146,7 @@ class LandlockRunner(EnforcingRunner):
             a += ["--writable", str(p)]
         for p in maskable(self.deny_read, workspace, keep=runtime_dirs()):
             a += ["--deny", str(p)]
+        a += [x for p in LANDLOCK_NO_READ if p.exists() for x in ("--deny", str(p))]
         # Reads by allow list: the same machine view bubblewrap shows (view.py), plus the
         # kernel's own files and the command's temp folder.
         for p in [*self.view().readable_roots(), *LANDLOCK_READ, tmp]:

@@ -384,3 +384,30 @@ def test_host_ipc_objects_are_out_of_reach(backend: str, where: Where, host_ipc:
     assert _libc.semctl(h.semid, 0, GETVAL) == 0
     got = ctypes.create_string_buffer(8192)
     assert _libc.mq_receive(h.mqd, got, 8192, None) == -1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_host_posix_shared_memory_object_is_not_readable(backend: str, where: Where) -> None:
+    # POSIX shm is a file in /dev/shm: Landlock's rule on /dev read it (no IPC namespace there).
+    secret = f"host-posix-shm-{uuid.uuid4().hex}"
+    shm = Path("/dev/shm") / f"cerveau-probe-{uuid.uuid4().hex[:8]}"
+    shm.write_text(secret)
+    shm.chmod(0o644)
+    try:
+        where.chown()
+        res = run(backend, where, f"cat {shm} > got.txt; cp {shm} got2.txt; echo ran")
+        assert "ran" in res["output"], res
+        for got in ("got.txt", "got2.txt"):
+            p = where.ws / got
+            assert not p.exists() or secret not in p.read_text()
+        assert shm.read_text() == secret
+    finally:
+        shm.unlink()
+
+
+def test_landlock_says_what_of_ipc_and_scopes_still_cannot_hold() -> None:
+    from cerveau_tui.sandbox.landlock import landlock_gaps
+
+    assert any("signals not scoped" in g for g in landlock_gaps(5))
+    assert not any("signals not scoped" in g for g in landlock_gaps(6))
+    assert any("/dev/shm" in g for g in landlock_gaps(7))
