@@ -9,6 +9,7 @@ mechanism lives in its own package and the engine imports none of them; `cerveau
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -110,6 +111,15 @@ class TurnContext:
     # For the next model call only, then cleared (set from a Reenter): see Reenter.
     only_tools: tuple[str, ...] = ()
     request_extra: dict[str, Any] = field(default_factory=dict)
+    # The turn's stop (Esc Esc, Ctrl+C): a hook that runs a process passes it on (the precheck).
+    cancel: threading.Event | None = None
+    # Who decided the last question `ask` put: "person", "timeout", "stopped", "headless".
+    # A timeout said "stopped at the person's word" in the chat while the log said `by: timeout`.
+    answer_by: str = ""
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     def ask(self, summary: str, reason: str) -> bool | None:
         return self.asker(summary, reason) if self.asker is not None else None

@@ -22,6 +22,8 @@ from ..protocol import (
     ApprovalResolved,
     AssistantMessage,
     CallStatus,
+    CheckPayload,
+    CheckStarted,
     Compacted,
     ErrorPayload,
     IterationStarted,
@@ -239,6 +241,10 @@ class Router:
                 status.context(payload.tokens_after, payload.n_ctx)
             case VerificationPayload():
                 status.verification(payload.state)
+            case CheckStarted(command=command):
+                status.check_started(command)
+            case CheckPayload():
+                status.check_ended()
         line = describe(payload, self._said_error)
         if line is not None and line[0]:
             chat.notice(*line)

@@ -16,6 +16,7 @@ picks the outcome.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -24,14 +25,16 @@ from typing import Any
 from .. import protocol as P
 from ..adapters.base import Adapter, RunCommand
 from ..hooks import Hook, Reenter, Stop, TurnContext
-from ..protocol import TURN_INCOMPLETE, TURN_STOPPED
+from ..protocol import TURN_INCOMPLETE
 from ..sandbox.base import Runner
 from .criteria import DoneSet, Report, done_set_from_config
 from .errors import ErrorAges, errors_of
 from .escalate import ReasoningSwitch, RoundLocks, escalate
 from .expert import Expert
+from .findings import check_event, findings_of, for_the_model, merged
 from .gate import Gate
 from .ladder import build_handoff
+from .memory import VerdictMemory
 from .messages import (
     focus_file,
     gate_section,
@@ -43,8 +46,9 @@ from .near_green import NearGreen, Store, blob_store
 from .original import against_originals
 from .outcomes import accept, autofix, park, roll_back
 from .polish import NO_GATE, Polish, begin_polish, emit_polish, finish_polish, why_no_polish
+from .precheck import GreenQuestion, interrupted
 from .protected import written_files
-from .sandboxed import UNENFORCED, consents
+from .sandboxed import UNENFORCED, bind_cancel, consents
 from .seal import SealState
 from .verdict import Verdict, take_verdict
 
@@ -71,8 +75,14 @@ class GateHook(Hook):
         polish_max_iterations: int = 4,
         reasoning: ReasoningSwitch | None = None,
         enforced: bool = True,  # the sandbox holds the check; else it runs only with a yes
+        fingerprint: Callable[[], str] | None = None,  # the workspace's digest (memory.py)
+        count_tokens: Callable[[str], int] | None = None,  # bounds the findings the model reads
     ) -> None:
         self.done = done
+        self.known = VerdictMemory(fingerprint) if fingerprint is not None else None
+        self.count_tokens = count_tokens
+        self.green = GreenQuestion()
+        self._first_fact: str | None = None  # the red precheck's findings, for the first request
         self.enforced = enforced
         self.polish = Polish(polish, polish_max_iterations)
         self._said_no_gate = False
@@ -107,6 +117,7 @@ class GateHook(Hook):
         store: Store | None = None,
         done: DoneSet | None = None,
         reasoning: ReasoningSwitch | None = None,
+        fingerprint: Callable[[], str] | None = None,
     ) -> GateHook:
         """Wire from Settings.done and the session's sandbox (a sandbox.base.Runner). `store` is
         the session's shared blob store when there is one; else one over the same directory.
@@ -140,6 +151,7 @@ class GateHook(Hook):
             polish_max_iterations=cfg.polish_max_iterations,
             reasoning=reasoning,
             enforced=bool(getattr(sandbox, "enforced", True)),
+            fingerprint=fingerprint,
         )
 
     def use(self, done: DoneSet) -> None:
@@ -149,6 +161,8 @@ class GateHook(Hook):
         self.done = done
         self._announce = bool(done.criteria)
         self.offer = None
+        if self.known is not None:
+            self.known.forget()
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -170,26 +184,47 @@ class GateHook(Hook):
     def _check(self, ctx: TurnContext, precheck: bool = False, force: bool = False) -> Verdict:
         # One verdict, wherever it is asked for (verdict.py): reused when nothing changed since
         # the last one, decided by the original tests when a protected file was edited. The
-        # precheck always runs: the person may have edited between turns.
+        # precheck runs unless the fingerprint says the tree is the one last checked (memory.py):
+        # the person may have edited between turns, and only then is there news.
+        command = "; ".join(c.command for c in self.done.criteria if c.command.strip())
+        known = self.known.recall(self.done) if precheck and self.known is not None else None
+        before = self.known.digest() if self.known is not None and known is None else None
+        prior = (self.seal.report, self.seal.checked_seq, self.seal.by_originals)
+        started = time.monotonic()
         verdict = take_verdict(
-            ctx, self.done, self.run, self.seal, self._by_originals, fresh=precheck or force
+            ctx,
+            self.done,
+            self.run,
+            self.seal,
+            self._by_originals,
+            fresh=precheck or force,
+            known=known,
+            starting=lambda: ctx.emit(P.CheckStarted(command=command, precheck=precheck)),
         )
         report = verdict.report
+        stopped = ctx.cancelled and not verdict.reused
+        if stopped:
+            # A suite killed half-way measured nothing: the seal keeps what it read before.
+            self.seal.report, self.seal.checked_seq, self.seal.by_originals = prior
+        elif not verdict.reused and self.known is not None:
+            self.known.remember(before, self.done, report, verdict.by_originals)
         # From the verdict's own outputs: a weakened test's green has no errors, the original
         # test's failure has, and a score taken from the former made it the "best state".
-        errors = errors_of(report, self._adapter) if self._adapter is not None else []
-        self.ages.update(errors)
-        ctx.emit(
-            P.CheckPayload(
-                precheck=precheck,
-                reused=verdict.reused,
-                states={k: str(v) for k, v in report.states.items()},
-                unmet=report.unmet(),
-                errors=len(errors),
-                error_lines=errors[:20],
-                touched_protected=report.touched_protected,
-            ),
+        errors = (
+            errors_of(report, self._adapter) if self._adapter is not None and not stopped else []
         )
+        if not stopped:
+            self.ages.update(errors)
+        found = merged(findings_of(report, self._adapter.error_lines if self._adapter else None))
+        took = 0.0 if verdict.reused else time.monotonic() - started
+        ctx.emit(
+            check_event(report, errors, command, found, precheck, verdict.reused, stopped, took)
+        )
+        if precheck and not stopped and report.unmet():
+            count = self.count_tokens
+            self._first_fact = (
+                for_the_model(command, found, count) if count else for_the_model(command, found)
+            )
         return replace(verdict, errors=errors)
 
     def _by_originals(self, ctx: TurnContext, report: Report) -> tuple[Report, bool]:
@@ -204,13 +239,24 @@ class GateHook(Hook):
         return [gate_section(self.done)] if self.done.criteria else []
 
     def reminders(self, ctx: TurnContext) -> list[str]:
-        if not self._announce:
-            return []
-        self._announce = False
-        return ["The definition of done changed for this session. " + gate_section(self.done)]
+        # After the stable prefix, in the one reminder message of the first request: what the
+        # precheck found is the model's first fact (the names it would otherwise guess), and the
+        # server's cached prefix (the system message, the earlier turns) is kept.
+        said: list[str] = []
+        if self._announce:
+            self._announce = False
+            said.append(
+                "The definition of done changed for this session. " + gate_section(self.done)
+            )
+        if self._first_fact:
+            said.append(self._first_fact)
+            self._first_fact = None
+        return said
 
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         self._new_turn_state(task)
+        self._first_fact = None
+        bind_cancel(self.run, ctx.cancel)  # Esc Esc kills the check's process group
         if not self.done.criteria:
             if self.offer:
                 ctx.emit(P.NoticePayload(text=undecided_notice(self.offer)))
@@ -242,32 +288,20 @@ class GateHook(Hook):
         return None
 
     def _precheck(self, ctx: TurnContext) -> Stop | None:
+        if ctx.cancelled:
+            return interrupted()
         verdict = self._check(ctx, precheck=True)
+        if ctx.cancelled:
+            return interrupted()  # stopped during the suite: no baseline, no question
         report, errors = verdict.report, verdict.errors
         self.gate.baseline(report, errors)
         if self.near is not None:
             self.near.observe(report.unmet(), errors)
         if not report.all_met:
             return None
-        # Red precheck: a gate that is already green cannot measure this task. Say so, and ask
-        # the person whether to go on; headless (nobody to ask) goes on and says so.
-        met = ", ".join(report.met())
-        go_on = ctx.ask(
-            f"The done gate already passes ({met}) before any change.",
-            "the checks cannot tell whether this task gets done; continue anyway?",
-        )
-        if go_on is False:
-            ctx.emit(P.NoticePayload(text=f"stopped: the done gate already passes ({met})"))
-            return Stop(
-                TURN_STOPPED,
-                message=f"the done gate already passes ({met}); stopped at the person's word",
-            )
-        ctx.emit(
-            P.NoticePayload(
-                text=f"the done gate already passes before any change ({met}); continuing"
-            ),
-        )
-        return None
+        # Green before any change: the check cannot measure this task. Asked only when the task
+        # aims at what it measures, once a session (precheck.py has the rule).
+        return self.green.ask(ctx, self.task, self.done, report.met())
 
     def on_answer(self, ctx: TurnContext, content: str) -> Stop | Reenter | None:
         if not self.done.criteria:

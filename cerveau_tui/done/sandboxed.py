@@ -7,25 +7,67 @@ can write.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from ..adapters.base import RunCommand
 from ..sandbox.base import Runner
 
+#: What a criterion "returns" when the turn was stopped before it could start: not run, and no
+#: process spawned only to be killed at its first poll.
+NOT_RUN = "[not run: the person stopped the turn]"
 
-def run_in_sandbox(
-    sandbox: Runner, workspace: Path, mode: str = "workspace-write", output_cap: int = 30_000
-) -> RunCommand:
-    """A RunCommand over a sandbox.base.Runner (bubblewrap, landlock or none)."""
 
-    def run(command: str, timeout: float) -> tuple[int | None, str]:
-        result = sandbox.run(
-            command, workspace=workspace, mode=mode, timeout=timeout, output_cap=output_cap
+class SandboxRun:
+    """A RunCommand over a sandbox.base.Runner (bubblewrap, landlock or none) that the turn's
+    stop reaches: `cancel` is the engine's event, bound at each turn's start (GateHook).
+
+    Issue 33: Esc Esc during the precheck set the event, but the check's run never looked at it;
+    the suite ran on for half a minute. The runner kills the process group when it is set."""
+
+    def __init__(
+        self,
+        sandbox: Runner,
+        workspace: Path,
+        mode: str = "workspace-write",
+        output_cap: int = 30_000,
+    ) -> None:
+        self.sandbox, self.workspace, self.mode, self.output_cap = (
+            sandbox,
+            workspace,
+            mode,
+            output_cap,
+        )
+        self.cancel: threading.Event | None = None
+
+    def __call__(self, command: str, timeout: float) -> tuple[int | None, str]:
+        cancel = self.cancel
+        if cancel is not None and cancel.is_set():
+            return None, NOT_RUN
+        result = self.sandbox.run(
+            command,
+            workspace=self.workspace,
+            mode=self.mode,
+            timeout=timeout,
+            output_cap=self.output_cap,
+            cancel=cancel,
         )
         return result.exit_code, result.output
 
-    return run
+
+def run_in_sandbox(
+    sandbox: Runner, workspace: Path, mode: str = "workspace-write", output_cap: int = 30_000
+) -> SandboxRun:
+    """A RunCommand over a sandbox.base.Runner (bubblewrap, landlock or none)."""
+    return SandboxRun(sandbox, workspace, mode, output_cap)
+
+
+def bind_cancel(run: RunCommand, cancel: threading.Event | None) -> None:
+    """Let the turn's stop reach `run`'s processes, when it is one that can be stopped (an
+    injected test double is a plain function and runs to its end)."""
+    if isinstance(run, SandboxRun):
+        run.cancel = cancel
 
 
 #: What the person is told when a done check would run without the sandbox holding it.

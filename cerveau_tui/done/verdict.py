@@ -44,17 +44,27 @@ def take_verdict(
     originals: OriginalsCheck,
     *,
     fresh: bool,
+    known: tuple[Report, bool] | None = None,
+    starting: Callable[[], None] | None = None,
 ) -> Verdict:
     """The verdict on the workspace as it is, recorded in `seal`. `fresh` forces a run (the
     precheck, where the person may have edited between turns; after autofix or a rollback, which
-    change files without moving the write count)."""
+    change files without moving the write count). `known`: the verdict remembered for this very
+    tree (memory.py, by its fingerprint), taken instead of a run. `starting`: called just before
+    a run, so the person sees that one started (the CheckStarted event)."""
     seq = seal.seq(ctx)
     last = seal.report
     reused = not (fresh or seal.ran_command) and last is not None and seal.checked_seq == seq
     if reused and last is not None:
         report = Report(dict(last.states), [], dict(last.outputs))
         by_originals = seal.by_originals
+    elif known is not None:
+        reused = True
+        report = Report(dict(known[0].states), [], dict(known[0].outputs))
+        by_originals = known[1]
     else:
+        if starting is not None:
+            starting()
         report, by_originals = originals(ctx, check(done, run))
     report.touched_protected = sorted(seal.touched)
     seal.record(report, seq, by_originals)

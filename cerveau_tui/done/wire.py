@@ -7,7 +7,7 @@ person's answer to "use the detected check?" can switch it on mid-session: `reta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..adapters.registry import StackRun
@@ -28,9 +28,11 @@ def done_hooks(
     store: Store | None = None,
     stack: StackRun | None = None,
     props: Any = None,
+    fingerprint: Callable[[], str] | None = None,
 ) -> list[Hook]:
     """[seal, gate], sharing one SealState. `stack`: resolve_stack_for_run's answer (the gate in
-    force when no criteria are written); `props`: the server's /props, read for R2's switch."""
+    force when no criteria are written); `props`: the server's /props, read for R2's switch;
+    `fingerprint`: the workspace's digest, against which the check's verdict is remembered."""
     done = gate_done_set(settings, stack)
     state = SealState()
     seal = SealHook(done, state=state)
@@ -41,7 +43,13 @@ def done_hooks(
             return reasoning_switch(props)
 
     gate = GateHook.from_settings(
-        settings, sandbox, seal=state, store=store, done=done, reasoning=switch
+        settings,
+        sandbox,
+        seal=state,
+        store=store,
+        done=done,
+        reasoning=switch,
+        fingerprint=fingerprint,
     )
     if stack is not None and stack.undecided and not done.criteria:
         gate.offer = stack.detected

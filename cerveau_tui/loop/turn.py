@@ -102,6 +102,7 @@ class Turn:
             asker=self._ask_person,
             n_ctx=model.n_ctx,
             system=model.system,
+            cancel=state.cancel,
         )
         self.reply = Reply(registry, events, self.ctx, lambda: tool_context(None))
         self.usage = Usage()
@@ -158,6 +159,10 @@ class Turn:
             stop = h.on_turn_start(self.ctx, self.task)
             if stop is not None:
                 raise _End.of(stop)
+            if self.state.cancelled:
+                # Stopped during a hook's start (the precheck's suite): no later hook starts,
+                # and no question is put to a person who just said stop.
+                raise _End(P.TURN_INTERRUPTED, "interrupted by the person")
 
     def _next_round(self) -> None:
         if self.state.cancelled:
@@ -301,11 +306,25 @@ class Turn:
         return decision.approved
 
     def _ask_person(self, summary: str, reason: str) -> bool | None:
+        if self.state.cancelled:
+            # Issue 33: after Esc Esc during the precheck a question was raised that no dialog
+            # showed, and it waited out its 120 s. A stopped turn asks nothing.
+            self.ctx.answer_by = "stopped"
+            return False
         req = ApprovalRequest(call_id="", tool="question", summary=summary, reason=reason)
         decision = self.approver.approve(req)
+        self.ctx.answer_by = "stopped" if decision.decision == "stopped" else decision.by
         if decision.by == "headless":
             return None  # nobody to ask: not a decision, so no approval event either
         resolved_event(self.bus, req, decision)
+        if decision.by == "timeout":
+            # The chat says what the log says: nobody answered (not "the person said no").
+            self.bus.emit(
+                P.NoticePayload(
+                    text=f"no answer ({decision.reason}): {summary} (taken as no)",
+                    level="warning",
+                ),
+            )
         return decision.approved
 
     # --- running the calls -----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from .base import CallStatus, Event, EventType, Payload, StopReason
 from .gate import (
     CheckPayload,
     CheckpointPayload,
+    CheckStarted,
     Drift,
     Escalation,
     LessonsPayload,
@@ -88,6 +89,7 @@ _MODELS: tuple[type[Payload], ...] = (
     CheckpointPayload,
     Drift,
     TouchedProtected,
+    CheckStarted,
     CheckPayload,
     Escalation,
     Parked,
@@ -158,6 +160,7 @@ __all__ = [
     "BudgetNotice",
     "CallStatus",
     "CheckPayload",
+    "CheckStarted",
     "CheckpointPayload",
     "Compacted",
     "Delegated",

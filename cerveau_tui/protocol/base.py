@@ -34,6 +34,7 @@ class EventType(StrEnum):
     DRIFT = "drift"
     PLAN_REPORT = "plan_report"  # the plan ledger's reconciled report, for the views to render
     TOUCHED_PROTECTED = "touched_protected"
+    CHECK_STARTED = "check_started"  # the done check started running (it may take minutes)
     CHECK = "check"  # done criteria were checked
     ESCALATION = "escalation"
     PARKED = "parked"

@@ -19,6 +19,8 @@ from typing import Any
 
 from .base import CallStatus, Payload, StopReason
 from .gate import (
+    CheckPayload,
+    CheckStarted,
     Drift,
     Escalation,
     LessonsPayload,
@@ -159,6 +161,43 @@ def polish_line(p: PolishPayload) -> Line | None:
     return text + (f" ({p.reason})" if p.reason else ""), level
 
 
+#: The failing tests a chat line names; the rest are counted.
+NAMED_FAILING = 5
+
+
+def check_started_line(p: CheckStarted) -> Line:
+    when = "before the turn" if p.precheck else "the turn's result"
+    return f"checking {when}: {p.command or 'the done check'} (Esc Esc stops it)", "info"
+
+
+def check_line(p: CheckPayload) -> Line | None:
+    """A check's result, red as loudly as green (issue 33: a red precheck said nothing at all,
+    and a suite broken at collection only "checks stale"). A check reused because nothing
+    changed since the last one at the turn's end is no news: nothing."""
+    if p.reused and not p.precheck:
+        return None
+    took = f" in {p.took_s:.1f} s" if p.took_s else ""
+    again = " (the tree is unchanged since it last ran: not run again)" if p.reused else ""
+    if p.state == "interrupted":
+        return f"check stopped: {p.command} did not finish, no result", "warning"
+    if p.state == "passed":
+        return f"check passed ✓{took}: {p.command}{again}", "success"
+    if p.state == "failed":
+        if p.cause:
+            return f"check failed ✗{took}: {p.cause}{again}", "error"
+        named = p.failing[:NAMED_FAILING]
+        count = max(p.failed, len(p.failing))
+        more = count - len(named)
+        names = ", ".join(named) + (f" and {more} more" if more > 0 and named else "")
+        what = f"{count} failing" + (f": {names}" if names else "")
+        if not count:  # a red check whose output names no test: the criteria that failed
+            what = "unmet: " + ", ".join(p.unmet)
+        return f"check failed ✗{took}: {what}{again}", "error"
+    if p.state == "unavailable":
+        return f"check could not run: {p.command or ', '.join(p.states)}", "warning"
+    return None
+
+
 def describe_undo(restored: list[str], removed: list[str], not_restorable: list[str]) -> str:
     """The person's line for an undo. A file the turn created is deleted by undoing it, and
     "undo: restored hello.py" for that sent the person looking for a hello.py that was gone."""
@@ -232,6 +271,10 @@ def describe(p: Payload, said: str = "") -> Line | None:
         case PlanCommitted():
             src = " (translated from a plan written to a file)" if p.source == "file" else ""
             return f"plan committed: {len(p.steps)} steps{src}", "info"
+        case CheckStarted():
+            return check_started_line(p)
+        case CheckPayload():
+            return check_line(p)
         case VerificationPayload():
             if p.state in ("", "clean"):
                 return None  # nothing changed, nothing to say

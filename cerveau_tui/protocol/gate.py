@@ -83,11 +83,29 @@ class TouchedProtected(Payload):
     text: str = ""
 
 
+class CheckStarted(Payload):
+    """The done check is running now: the status bar and the chat say so until its `check`.
+    Without it a 30 s suite before the first request showed only "running … iter 0" (issue 33)."""
+
+    event_type: ClassVar[EventType] = EventType.CHECK_STARTED
+
+    command: str = ""  # the criteria's commands, joined by "; "
+    precheck: bool = False
+
+
 class CheckPayload(Payload):
     event_type: ClassVar[EventType] = EventType.CHECK
 
     precheck: bool = False
     reused: bool = False
+    # Issue 33's interface: the command, one word for the outcome (passed, failed, unavailable,
+    # interrupted) and the failing tests by name, red said as plainly as green.
+    command: str = ""
+    state: str = ""
+    failing: list[str] = Field(default_factory=list)  # test ids, as the runner names them
+    failed: int = 0  # how many failed (the runner's own count when it printed one)
+    cause: str = ""  # what stopped the suite itself: a collection error, "No module named ..."
+    took_s: float = 0.0
     states: dict[str, str] = Field(default_factory=dict)  # criterion -> met/unmet/unavailable
     unmet: list[str] = Field(default_factory=list)
     errors: int = 0

@@ -67,7 +67,11 @@ def hooks(
     from ..done.wire import done_hooks
 
     stack = resolve_stack_for_run(settings.workspace, settings)
-    hooks += done_hooks(settings, runner, store=store, stack=stack, props=props)
+    # The fingerprint: an unchanged tree is not tested again (done/memory.py); no wait for the
+    # first walk (a pending digest never keys a verdict).
+    hooks += done_hooks(
+        settings, runner, store=store, stack=stack, props=props, fingerprint=fp.digest_soon
+    )
     # AGENTS.md and the skills index in the prefix; changed files and the budget as reminders.
     from ..reminders import reminder_hooks
 

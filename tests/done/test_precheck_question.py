@@ -1,4 +1,6 @@
-"""Red precheck: a gate already green is said, and the person is asked whether to go on."""
+"""Red precheck: a gate already green is said, and the person is asked whether to go on, when the
+task aims at what the check measures (issue 33: "do it" no longer raises the question; the rule
+is in done/precheck.py and tests/done/test_check_step.py)."""
 
 import sys
 import threading
@@ -37,7 +39,7 @@ def run_with_answer(tmp_path, answer):
 
         bus.subscribe(person)
         s = build_session(settings, bus=bus, approver=approver, provider=LlamaProvider(srv.url))
-        out = s.engine.run("do it")
+        out = s.engine.run("fix the bug")
         s.close()
         return out, rec, len(srv.requests)
 

@@ -49,6 +49,9 @@ class StatusState:
     quiet_since: float | None = None  # when the server last said anything new, once it went quiet
     samples: TokenSamples = field(default_factory=TokenSamples)
     short_activity: str = ""  # the activity for a narrow terminal ("" : the same)
+    # The done check running now (check_started until its check): its command and start.
+    check_command: str = ""
+    check_started: float | None = None
 
 
 #: One frame per quarter second of the round: the spinner moves because time passed, never
@@ -106,6 +109,16 @@ def rate_text(rate: float) -> str:
     return f"{rate:.1f} tok/s" if rate >= 0.1 or rate == 0 else f"{rate:.2f} tok/s"
 
 
+def check_part(s: StatusState, now: float) -> Part:
+    """ "check `pytest -q` 12s · Esc Esc stops it": issue 33's precheck ran for 30 s under
+    "running … iter 0", and nothing said a suite was running, nor how to stop it."""
+    took = elapsed_text(now - (s.check_started or now))
+    cmd = s.check_command if len(s.check_command) <= 48 else s.check_command[:47] + "…"
+    return Part(
+        f"check {cmd} {took} · Esc Esc stops it", "$text-warning", f"check {took} · Esc Esc stops"
+    )
+
+
 def _context_part(s: StatusState, running: bool) -> Part:
     tokens = s.context_tokens
     if running and s.prompt_total:
@@ -141,7 +154,9 @@ def status_parts(s: StatusState, now: float | None = None) -> list[Part]:
         parts.append(Part("sandbox: ?", "$text-muted"))
     rate = s.samples.rate_at(now) if running and now is not None else None
     live = f" · {rate_text(rate)}" if rate is not None else ""
-    if running and s.activity:
+    if running and now is not None and s.check_started is not None:
+        parts.append(check_part(s, now))
+    elif running and s.activity:
         # After the sandbox state, which an 80-column terminal must still show.
         short = s.short_activity or s.activity
         if s.activity.endswith(" tok"):  # the tokens are the activity: the rate joins them
@@ -249,6 +264,14 @@ class StatusBar(Static):
         s.samples.clear()
         s.quiet_since = None
 
+    def check_started(self, command: str) -> None:
+        self.state.check_command, self.state.check_started = command, self.clock()
+        self.refresh_state()
+
+    def check_ended(self) -> None:
+        self.state.check_command, self.state.check_started = "", None
+        self.refresh_state()
+
     def tool_running(self, name: str) -> None:
         self.state.activity = f"{name} running"
         self.refresh_state()
@@ -294,7 +317,7 @@ class StatusBar(Static):
     def turn_ended(self, p: TurnEnded) -> None:
         s = self.state
         s.phase, s.round_started, s.activity = "ready", None, ""
-        s.turn_started = s.quiet_since = None
+        s.turn_started = s.quiet_since = s.check_started = None
         s.iteration = p.iterations or s.iteration
         s.context_tokens = p.context_tokens or s.context_tokens
         s.n_ctx = p.n_ctx or s.n_ctx
