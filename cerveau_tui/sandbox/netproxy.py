@@ -240,14 +240,14 @@ class NetProxy:
 
     # -- HTTP: CONNECT, or one absolute-URI request forwarded -----------------------------------
     def _http(self, session: Session, conn: socket.socket) -> socket.socket | None:
-        head = _read_head(conn)
-        line, _, rest = head.partition(b"\r\n")
+        # What came after the head (a request body, or the first bytes of a tunnel) goes on.
+        head, _, body = _read_head(conn).partition(b"\r\n\r\n")
+        line, _, headers = head.partition(b"\r\n")
         parts = line.decode("latin-1").split()
         if len(parts) != 3:
             _reply(conn, 400, "not an HTTP proxy request")
             return None
         method, target, version = parts
-        headers, _, body = rest.partition(b"\r\n\r\n")
         if method.upper() == "CONNECT":
             host, port = _split_hostport(target, None)
             if host is None or port is None:
