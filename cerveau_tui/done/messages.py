@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..redact import mask_secrets
 from .criteria import DoneSet, Report
 from .gate import Decision
 
@@ -72,7 +73,11 @@ def tried_calls(calls: Sequence[Any]) -> list[str]:
 
 def gate_section(done: DoneSet) -> str:
     """The definition of done, as the system prompt (or a mid-session reminder) states it."""
-    names = ", ".join(f"`{c.name}` ({c.command or 'no command'})" for c in done.criteria)
+    # A criterion from the person's own config may quote a credential (`curl -H "Authorization:
+    # Bearer ..." http://user:pw@host/health`): the model needs what is checked, not the key.
+    names = ", ".join(
+        f"`{c.name}` ({mask_secrets(c.command) or 'no command'})" for c in done.criteria
+    )
     text = (
         f"This workspace has a definition of done: {names}. When you stop calling tools the "
         "harness runs these checks; if any is unmet, you get the output and the turn goes on."

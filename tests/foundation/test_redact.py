@@ -70,3 +70,13 @@ def test_credential_like_environment_names_are_found_and_others_are_not() -> Non
         "PGPASSWORD",
         "OPENAI_API_KEY",
     ]
+
+
+def test_the_definition_of_done_in_the_prompt_does_not_quote_a_criterions_credential() -> None:
+    from cerveau_tui.done.criteria import Criterion, DoneSet
+    from cerveau_tui.done.messages import gate_section
+
+    command = 'curl -fsS -H "Authorization: Bearer tok-9f8e7d6c5b" http://ops:pw-4a3b@127.0.0.1:8/h'
+    text = gate_section(DoneSet(criteria=(Criterion("health", command),)))
+    assert "tok-9f8e7d6c5b" not in text and "pw-4a3b" not in text
+    assert "curl -fsS" in text and "http://127.0.0.1:8/h" in text
