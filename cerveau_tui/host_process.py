@@ -193,3 +193,47 @@ def which(name: str) -> str | None:
     if os.sep in name:
         return None  # a path is not looked up: shutil.which would take it relative to our cwd
     return shutil.which(name, path=person_path())
+
+
+#: Where a shared library is looked for when `ldconfig -p` does not list it.
+_LIB_DIRS = (
+    "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/usr/local/lib64",
+    "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+)  # fmt: skip
+
+
+def find_library(name: str) -> str | None:
+    """ctypes.util.find_library without running a program found on PATH.
+
+    The standard one runs `ldconfig -p` from our working directory, and when that does not list
+    the library, `gcc`/`cc`, `ld` and `objdump` looked up on our PATH: pyseccomp calls it at
+    import (for libc and libseccomp), so with `.` or the workspace on the person's PATH, a
+    library missing from ldconfig's cache ran the workspace's `gcc` on the host. Here: ldconfig
+    by absolute path through `run`, then the system library folders; never a compiler."""
+    import re
+
+    pattern = re.compile(rb"\s(lib%s\.so[^\s]*)\s.*=>\s*(\S+)" % re.escape(name).encode())
+    for ldconfig in ("/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        try:
+            out = run([ldconfig, "-p"], timeout=30, env={"LC_ALL": "C"}).stdout
+        except (OSError, SubprocessError):
+            continue
+        for soname, _path in pattern.findall(out):
+            return os.fsdecode(soname)
+    for folder in _LIB_DIRS:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for entry in names:
+            if entry.startswith(f"lib{name}.so"):
+                return os.path.join(folder, entry)
+    return None
+
+
+def install_find_library() -> None:
+    """Make every caller's ctypes.util.find_library (a dependency's included) this one."""
+    import ctypes.util
+
+    ctypes.util.find_library = find_library  # type: ignore[assignment]

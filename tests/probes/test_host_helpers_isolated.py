@@ -33,7 +33,19 @@ SHADOWS = (
     "weakref", "atexit", "typing", "pathlib", "dataclasses", "enum", "functools", "re",
     "sitecustomize", "usercustomize", "planted_warning",
 )  # fmt: skip
-PROGRAMS = ("python3", "python", "git", "rg", "llama-server", "sh", "cmake")
+PROGRAMS = (
+    "python3",
+    "python",
+    "git",
+    "rg",
+    "llama-server",
+    "sh",
+    "cmake",
+    "gcc",
+    "cc",
+    "ld",
+    "objdump",
+)
 
 
 def _marker(marks: Path, name: str) -> str:
@@ -164,6 +176,30 @@ def test_programs_planted_first_on_path_are_not_the_ones_run(
     git_view.view([str(ws)])
     _start_watchdog_and_end_it()
     assert _ran(marks) == []
+
+
+def test_a_library_lookup_runs_no_program_from_path(room: tuple[Path, Path, Path]) -> None:
+    import ctypes.util
+
+    ws, marks, _ = room
+    assert ctypes.util.find_library is host_process.find_library  # installed by the package
+    assert ctypes.util.find_library("cerveauprobenolib") is None
+    assert _ran(marks) == []
+
+
+def test_control_the_standard_library_lookup_runs_the_planted_gcc(
+    room: tuple[Path, Path, Path],
+) -> None:
+    import ctypes.util
+    import importlib
+
+    ws, marks, _ = room
+    try:
+        importlib.reload(ctypes.util)  # the standard function, as pyseccomp called it
+        ctypes.util.find_library("cerveauprobenolib")
+    finally:
+        host_process.install_find_library()
+    assert "program-gcc" in _ran(marks) or "program-cc" in _ran(marks)
 
 
 def test_a_helper_inherits_no_descriptor_but_its_streams() -> None:
