@@ -106,7 +106,7 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             "Withdraw network" if net else "Grant network",
             "Commands lose the network again"
             if net
-            else "Commands may reach the network for the rest of this session",
+            else "Commands may reach the network, any host, for the rest of this session",
             partial(runner.submit, "network", "off" if net else "on"),
         )
         discuss = bool(getattr(app.settings, "discuss", False))

@@ -2,7 +2,8 @@
 
 Deny before allow: a "never" rule is looked at before anything else in the policy, a session
 grant or an "always" rule only answers an ask. Both kinds are matched structurally (scopes.py):
-a grant covers exactly what its scope says, with the room it gave.
+a grant covers exactly what its scope says, with the room it gave; a host-scoped grant's network is
+its hosts only (scoped_room), the list the proxy holds the command to.
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from pathlib import Path
 
 from ..sandbox.base import Grant
 from .rules_store import LastingRules
-from .scopes import command_covered, command_denied, folder_covers, parts
+from .scopes import (
+    command_cover,
+    command_covered,
+    command_denied,
+    folder_covers,
+    merged,
+    parts,
+    scoped_room,
+)
 
 
 class GrantBook:
@@ -24,11 +33,8 @@ class GrantBook:
     def grant(self, key: str, scope: str, room: Grant | None) -> None:
         self._session[key] = scope or key
         # The same scope granted again with other room (another folder) keeps both rooms.
-        had, room = self._room.get(key, Grant()), room or Grant()
-        self._room[key] = Grant(
-            extra_writable=tuple(dict.fromkeys([*had.extra_writable, *room.extra_writable])),
-            network=had.network or room.network,
-        )
+        had = self._room.get(key, Grant())
+        self._room[key] = merged(had, scoped_room(key, room or Grant()))
 
     def keep(self, key: str, scope: str, decision: str, room: Grant | None) -> bool:
         """A lasting rule for this workspace ("allow" or "deny"); False without a store."""
@@ -71,13 +77,10 @@ class GrantBook:
     def command_room(self, command: str) -> Grant:
         """The room every held grant that covers this whole command gave it: the rerun the person
         approved for `make` with /opt writable gives every later `make` that room too."""
-        extra: list[Path] = []
-        network = False
-        for k, g in self._held().items():
-            if command_covered(command, {k: g}, Grant()) is not None:
-                extra += [p for p in g.extra_writable if p not in extra]
-                network = network or g.network
-        return Grant(extra_writable=tuple(extra), network=network)
+        held = self._held()
+        return merged(
+            *(g for k, g in held.items() if command_covered(command, {k: g}, Grant()) is not None)
+        )
 
     def room_granted_by(self, command: str | None, given: Grant) -> str:
         """Which held grant gave this command the room it runs with (`given`: command_room),
@@ -90,6 +93,16 @@ class GrantBook:
 
     def covers_command(self, command: str, need: Grant) -> str | None:
         return command_covered(command, self._held(), need)
+
+    def command_cover(self, command: str, need: Grant) -> tuple[str, Grant] | None:
+        """The first held grant that lets `command` through with room `need`, and the room all the
+        grants covering its parts give together: a chain of `curl` to a host and `git push` runs
+        with the hosts of both, any host if one of them gave any."""
+        held = self._held()
+        keys = command_cover(command, held, need)
+        if not keys:
+            return None
+        return keys[0], merged(*(held[k] for k in keys))
 
     def covers_file(self, key: str, outside_writes: list[Path] | None) -> str | None:
         """A file tool's call: the exact scope held, or (for writes that only cross by being

@@ -32,7 +32,7 @@ from .grants import GrantBook
 from .paths import Boundary, app_refusal, own_paths, realpath, room_for
 from .rerun import rerun_verdict
 from .rules_store import LastingRules
-from .scopes import command_choices, folder_choice
+from .scopes import command_choices, folder_choice, merged
 from .verdict import Verdict
 
 # Tools that only read, executed by the app itself: `untrusted` runs them without asking.
@@ -106,6 +106,7 @@ class Policy:
             )
             for pat, p, verb in self._rule_hits(("ask",), reads, writes)
         ]
+        # The session's "Grant network" is any host (hosts empty): the person gave it as such.
         network_on = bool(self.network_grant())
         base = Grant(
             extra_writable=tuple(
@@ -117,10 +118,7 @@ class Policy:
         if command is not None:
             # A grant is room, not only "do not ask" (grants.py: command_room).
             given = self.grants.command_room(command)
-            base = Grant(
-                extra_writable=tuple(dict.fromkeys([*base.extra_writable, *given.extra_writable])),
-                network=base.network or given.network,
-            )
+            base = merged(base, given)
         all_items = crossings + asks
         if (
             not all_items
@@ -140,18 +138,23 @@ class Policy:
             v.granted_by = self.grants.room_granted_by(command, given)
             return v
 
-        room = tuple(dict.fromkeys([*base.extra_writable, *(c.room for c in all_items if c.room)]))
-        grant = Grant(
-            extra_writable=room, network=base.network or any(c.network for c in all_items)
-        )
         need = Grant(
             extra_writable=tuple(dict.fromkeys(c.room for c in all_items if c.room)),
             network=any(c.network for c in all_items),
         )
+        # Asked: the room a yes adds (the network to any host until the person picks a
+        # "to host only" scope: Verdict.choose).
+        grant = merged(base, need)
         scope, key, choices = self._scope(tool, command, writes, reads, crossings, asks, need)
         reason = "; ".join(c.reason for c in all_items)
         if command is not None:
-            held = self.grants.covers_command(command, need)
+            cover = self.grants.command_cover(command, need)
+            held = None
+            if cover is not None:
+                # Let through by held grants: the network they gave, to their hosts only (a
+                # `command:curl@github.com` cover runs with hosts=("github.com",)).
+                held, covered_room = cover
+                grant = merged(base, Grant(extra_writable=need.extra_writable), covered_room)
         else:
             only_outside = all(c.outside for c in all_items)
             held = self.grants.covers_file(key, writes if only_outside else None)

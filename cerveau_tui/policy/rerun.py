@@ -74,7 +74,10 @@ def rerun_verdict(
     if not reasons:
         return None
     grant = Grant(extra_writable=tuple(room), network=network or bool(policy.network_grant()))
-    options = command_choices(declared.command or "", grant, policy.boundary.show)
+    # The choices are for what is asked: the session's own network (any host) is not, so no
+    # "to host only" choice narrows it (scopes.scoped_room).
+    asked = Grant(extra_writable=tuple(room), network=network)
+    options = command_choices(declared.command or "", asked, policy.boundary.show)
     v = Verdict(
         "ask",
         f"failed inside the sandbox (exit {exit_code}); rerun with more room? {'; '.join(reasons)}",

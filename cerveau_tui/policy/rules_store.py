@@ -11,7 +11,9 @@ not verify and is ignored. A workspace `.cerveau/config.toml` cannot add allow r
 A rule can never widen the sandbox mode: an allow rule answers the kind of crossing a session grant
 answers, with the room that grant gave (an extra writable folder, the network), never
 full-access; a room no grant may reach (`/`, a kernel interface, the harness's own files) is
-dropped at load (sandbox/grantable.py).
+dropped at load (sandbox/grantable.py). A rule's network keeps its hosts (`hosts`, sealed when
+there are any, so a rule written before hosts existed still verifies); a rule for
+`command:X@host` gives that host only, whatever its record says (scopes.scoped_room).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, Literal
 from ..person_key import load_key, mac, verifies
 from ..sandbox.base import Grant
 from ..state_file import read_regular
+from .scopes import scoped_room
 
 Decision = Literal["allow", "deny"]
 STORE_NAME = "workspace-rules.json"
@@ -57,6 +60,8 @@ class LastingRule:
             "workspace": self.workspace,
             "extra_writable": [p.as_posix() for p in self.room.extra_writable],
             "network": bool(self.room.network),
+            # Only when limited: a body without `hosts` is the one old rules were sealed over.
+            **({"hosts": list(self.room.hosts)} if self.room.network and self.room.hosts else {}),
         }
 
 
@@ -72,6 +77,7 @@ def _from(entry: object) -> LastingRule | None:
             room=Grant(
                 extra_writable=tuple(Path(str(p)) for p in entry.get("extra_writable", [])),
                 network=bool(entry.get("network", False)),
+                hosts=tuple(str(h) for h in entry.get("hosts", []) or []),
             ),
         )
     except (KeyError, TypeError):
@@ -123,7 +129,11 @@ class LastingRules:
         return out
 
     def allows(self) -> dict[str, Grant]:
-        return {r.scope_key: r.room for r in self.rules if r.decision == "allow"}
+        return {
+            r.scope_key: scoped_room(r.scope_key, r.room)
+            for r in self.rules
+            if r.decision == "allow"
+        }
 
     def denies(self) -> list[str]:
         return [r.scope_key for r in self.rules if r.decision == "deny"]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..sandbox.base import Grant
+from .scopes import scoped_room
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -33,10 +34,12 @@ class Verdict:
     choices: tuple[tuple[str, str], ...] = ()
 
     def choose(self, scope_key: str) -> Verdict:
-        """This verdict with the person's chosen scope (one of `choices`); itself otherwise."""
+        """This verdict with the person's chosen scope (one of `choices`); itself otherwise. A
+        host-scoped choice runs this call with the network to that host only, as it will the next."""
         for key, label in self.choices:
             if key == scope_key:
-                return replace(self, scope=label, scope_key=key)
+                grant = scoped_room(key, self.grant) if self.grant is not None else None
+                return replace(self, scope=label, scope_key=key, grant=grant)
         return self
 
     @property

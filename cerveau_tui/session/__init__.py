@@ -97,7 +97,11 @@ class Session:
         up per call, so this takes effect even while a turn runs."""
         self.settings.network = on
         self.bus.emit(
-            P.NoticePayload(text=f"network {'granted' if on else 'withdrawn'} for this session"),
+            P.NoticePayload(
+                text="network granted for this session (any host)"
+                if on
+                else "network withdrawn for this session"
+            ),
         )
 
     def set_discuss(self, on: bool) -> None:

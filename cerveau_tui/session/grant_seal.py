@@ -28,10 +28,14 @@ from ..person_key import KEY_BYTES, KEY_NAME, key_path, load_key
 __all__ = ["KEY_BYTES", "KEY_NAME", "key_path", "load_key", "seal", "verify"]
 
 SEALED_FIELDS = ("scope_key", "scope", "extra_writable", "network")
+# Sealed when present and not empty: a record written before it existed (no `hosts`: any host)
+# still verifies, and one whose hosts were stripped by hand does not.
+SEALED_WHEN_SET = ("hosts",)
 
 
 def _message(record: dict[str, Any], session_id: str, workspace: Path) -> bytes:
     body = {k: record.get(k) for k in SEALED_FIELDS}
+    body.update({k: record[k] for k in SEALED_WHEN_SET if record.get(k)})
     body["session_id"] = session_id
     body["workspace"] = os.path.realpath(workspace)
     return json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")

@@ -87,6 +87,9 @@ class Journal:
             "extra_writable": [str(p) for p in (g.extra_writable if g else ())],
             "network": bool(g.network) if g else False,
         }
+        if g is not None and g.network and g.hosts:
+            # The hosts the proxy lets it reach (none written: any host, as before they existed).
+            record["hosts"] = list(g.hosts)
         # Sealed with the person's key: only a grant this person gave here comes back on resume.
         key = grant_seal.load_key()
         record["mac"] = grant_seal.seal(key, record, self.log.session_id, self.workspace)

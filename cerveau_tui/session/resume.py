@@ -215,7 +215,11 @@ def restore_grants(policy: Any, stored: StoredSession, workspace: Path) -> tuple
         if not grant_seal.verify(key, g.model_dump(), g.mac, stored.id, workspace):
             dropped += 1
             continue
-        room = Grant(extra_writable=tuple(Path(p) for p in g.extra_writable), network=g.network)
+        room = Grant(
+            extra_writable=tuple(Path(p) for p in g.extra_writable),
+            network=g.network,
+            hosts=tuple(g.hosts),
+        )
         grant(Verdict("allow", "restored session grant", room, g.scope, g.scope_key))
         restored.append(g.scope)
     return restored, dropped

@@ -83,6 +83,7 @@ class GrantRecord(BaseModel):
     scope: str = ""
     extra_writable: list[str] = []
     network: bool = False
+    hosts: list[str] = []  # with `network`: the only hosts (none: any host; older logs too)
     mac: str = ""  # session/grant_seal.py: restored only when it verifies
 
 

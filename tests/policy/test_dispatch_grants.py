@@ -141,7 +141,8 @@ def test_always_keeps_a_rule_and_never_denies_from_then_on(ws: Path, tmp_path: P
     assert v.action == "allow" and "always" in v.granted_by
     d = Declared(reads=[ws], writes=[ws], command="curl http://b.example/", network=True)
     assert later.evaluate("bash", d).action == "deny"
-    assert Grant(network=True) == v.grant
+    # Boundary IV: the rule's network is its host only (was Grant(network=True): any host).
+    assert Grant(network=True, hosts=("a.example",)) == v.grant
     assert len(json.loads(store.read_text())["rules"]) == 2
 
 
