@@ -11,15 +11,16 @@ proxy's own connections leave from the host's namespace. No pathname socket is n
 seccomp filter refuses AF_UNIX sockets), and nothing of the harness stays in the command's
 process: the listener's only holder is the harness.
 
-Standalone (stdlib only, run with -I -S) because it starts on every granted command. Exit 126
+Standalone (run with -I -S, and only C modules imported: `socket.py` pulls in `enum` and `selectors`,
+which tripled the bridge's start) because it starts on every granted command. Exit 126
 with a message if any step fails: a command that was meant to have the proxy does not run
 without it (it would have no network, and a confusing error).
 """
 
 from __future__ import annotations
 
+import _socket
 import os
-import socket
 import sys
 
 
@@ -31,12 +32,13 @@ def main(argv: list[str]) -> None:
         port = int(opts[opts.index("--port") + 1])
         if not command:
             raise ValueError("no command")
-        handoff = socket.socket(fileno=fd)
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        handoff = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", port))
         listener.listen(128)
-        socket.send_fds(handoff, [b"L"], [listener.fileno()])
+        rights = listener.fileno().to_bytes(4, sys.byteorder)  # one C int, as SCM_RIGHTS wants
+        handoff.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         listener.close()
         handoff.close()
     except Exception as exc:  # noqa: BLE001 - any failure: the command does not run
