@@ -411,3 +411,27 @@ def test_landlock_says_what_of_ipc_and_scopes_still_cannot_hold() -> None:
     assert any("signals not scoped" in g for g in landlock_gaps(5))
     assert not any("signals not scoped" in g for g in landlock_gaps(6))
     assert any("/dev/shm" in g for g in landlock_gaps(7))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_rule_table_holds_for_root_and_an_ordinary_user(backend: str, where: Where) -> None:
+    # The generated table probe (tests/sandbox/test_seccomp_table.py), here also as the ordinary
+    # user: every refused value, as is and with a high bit, refused; every control passes.
+    from tests.sandbox.test_seccomp_table import _NR, CASES, PROBE
+
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86_64 syscall numbers")
+    (where.ws / "probe.py").write_text(PROBE)
+    spec = [{"id": c.id, "syscall": c.syscall, "nr": _NR[c.syscall], "args": c.args} for c in CASES]
+    (where.ws / "cases.json").write_text(json.dumps(spec))
+    where.chown()
+    res = run(backend, where, "python3 probe.py cases.json < /dev/null")
+    results = json.JSONDecoder().raw_decode(res["output"][res["output"].find("{") :])[0]
+    wrong = [
+        c.id
+        for c in CASES
+        if (results[c.id][0] < 0 if not c.refused else tuple(results[c.id]) not in
+            {(-1, e) for e in c.refused})
+    ]  # fmt: skip
+    assert wrong == []
+    assert _setid_files(where.ws) == []
