@@ -96,3 +96,11 @@ def test_doctor_warns_of_a_credential_the_person_lets_into_the_sandbox(tmp_path:
         text = _doctor(tmp_path, 'env_allow = ["GITHUB_TOKEN", "LANG"]\n', srv.url)
     (line,) = [x for x in text.stdout.splitlines() if "env_allow" in x]
     assert line.endswith("where the model can read them: GITHUB_TOKEN")
+
+
+def test_the_tui_header_shows_whose_credential_and_masks_its_value() -> None:
+    from cerveau_tui.app.widgets.header import facts_of
+    from cerveau_tui.config import Settings
+
+    settings = Settings(server_url="http://alice:s3cret-srv@127.0.0.1:9/?token=abc123tok")
+    assert facts_of(settings, None).waiting_for == "http://alice:***@127.0.0.1:9/?token=***"
