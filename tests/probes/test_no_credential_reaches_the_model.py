@@ -33,7 +33,8 @@ def _with_password(url: str) -> str:
 
 def _run(box: Box) -> tuple[int, list[dict[str, Any]], str, list[dict[str, Any]]]:
     # The attacker's reading: everything of the session a command can see, then said back.
-    look = "find .cerveau -type f -exec cat {} + 2>/dev/null; env"
+    # The argv of the harness itself holds the --server URL: no other process is visible.
+    look = "find .cerveau -type f -exec cat {} + 2>/dev/null; env; cat /proc/[0-9]*/cmdline"
     script = {"responses": [reply(call("bash", command=look)), {"content": "done."}]}
     with ScriptedServer(script) as srv:
         code, events, err = run_cli(

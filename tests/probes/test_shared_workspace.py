@@ -5,6 +5,7 @@ As an ordinary user too: their own folder runs, root's folder is another user's.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -186,3 +187,16 @@ def test_the_tui_refuses_a_shared_folder_before_it_starts(box: Path) -> None:
         f"that right (chmod o-w {ws}) or start cerveau in a folder of your own"
     ]
     assert not (ws / ".cerveau").exists()
+
+
+def test_doctor_says_why_a_workspace_would_be_refused(box: Path) -> None:
+    ws = box / "drop"
+    ws.mkdir()
+    ws.chmod(0o1777)
+    res = subprocess.run(
+        [sys.executable, "-m", "cerveau_tui", "doctor", "--json", "--workspace", str(ws)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "CERVEAU_CONFIG": str(box / "none.toml"), "CERVEAU_SERVER_URL": ""},
+    )  # fmt: skip
+    info = json.loads(res.stdout)
+    assert "sticky bit, mode 1777" in info["workspace_refused"]
