@@ -21,7 +21,7 @@ from ..context.pack import estimate_tokens
 from .criteria import Report
 
 # pytest's short summary: `FAILED tests/t.py::test_a - AssertionError` / `ERROR tests/t.py`.
-_PYTEST_ID = re.compile(r"^(FAILED|ERROR)\s+(\S+)")
+_PYTEST_ID = re.compile(r"^(FAILED|ERROR)\s+([^\s(]\S*)")
 # pytest's last line: `2 failed, 3 passed in 0.12s`, `1 error in 0.05s`.
 _PYTEST_COUNT = re.compile(r"(\d+) (failed|errors?)\b")
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$")
