@@ -165,11 +165,16 @@ def test_plain_curl_to_the_host_stays_covered(curl_github: Policy, ws: Path, com
     assert curl_github.evaluate("bash", bash(ws, command, network=True)).action == "allow"
 
 
-def test_a_commit_message_may_hold_anything(make_policy: PolicyFactory, ws: Path) -> None:
+@pytest.mark.parametrize(
+    "command", ["git commit -am 'fix: a=b --exec x'", "git commit --message 'a=b' --author x"]
+)
+def test_a_commit_message_may_hold_anything(
+    make_policy: PolicyFactory, ws: Path, command: str
+) -> None:
     policy = _holding(
         make_policy(approval="untrusted"), ws, "git commit -m x", "command:git commit"
     )
-    assert policy.evaluate("bash", bash(ws, "git commit -am 'fix: a=b --exec x'")).allowed
+    assert policy.evaluate("bash", bash(ws, command)).allowed
 
 
 @pytest.mark.parametrize(
