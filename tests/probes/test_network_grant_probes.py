@@ -80,9 +80,9 @@ def net(request: pytest.FixtureRequest) -> Iterator[Net]:
 
 
 def test_curl_reaches_the_granted_host_through_the_proxy(net: Net) -> None:
-    net.run(f"{CURL} http://127.0.0.1:{net.ok.port}/granted")
-    net.run(f"{CURL} -p http://127.0.0.1:{net.ok.port}/tunnelled")  # CONNECT
-    assert net.ok.lines == ["GET /granted HTTP/1.1", "GET /tunnelled HTTP/1.1"]
+    a = net.run(f"{CURL} http://127.0.0.1:{net.ok.port}/granted")
+    b = net.run(f"{CURL} -p http://127.0.0.1:{net.ok.port}/tunnelled")  # CONNECT
+    assert net.ok.lines == ["GET /granted HTTP/1.1", "GET /tunnelled HTTP/1.1"], (a, b)
 
 
 def test_curl_to_another_port_is_refused_and_the_result_says_so(net: Net) -> None:
