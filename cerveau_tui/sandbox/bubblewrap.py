@@ -75,6 +75,8 @@ class BubblewrapRunner(EnforcingRunner):
         "background processes die when their command exits (PID namespace)",
         "/tmp and /dev/shm are private to each command and size-capped",
         "deny-read paths are masked; .cerveau/ and .git/ are read-only",
+        "a network grant goes through the harness's proxy: only the granted hosts, names resolved "
+        "by the proxy; a program that ignores HTTP(S)_PROXY/ALL_PROXY has no network",
         "full-access mode runs commands without the sandbox (nothing crosses, by definition)",
     ]
 

@@ -114,7 +114,12 @@ class LandlockRunner(EnforcingRunner):
         self.gaps: list[str] = landlock_gaps(self.abi)
         if self.cap.gap:
             self.gaps.append(self.cap.gap)
-        self.notes: list[str] = [f"Landlock ABI {self.abi}"]
+        self.notes: list[str] = [
+            f"Landlock ABI {self.abi}",
+            "a network grant goes through the harness's proxy: only the granted hosts, names "
+            "resolved by the proxy, TCP only; a program that ignores HTTP(S)_PROXY/ALL_PROXY has "
+            "no network",
+        ]
         self._groups: list[int] = []
         self._cgroups: list[CommandGroup] = []
         self._lock = threading.Lock()

@@ -46,7 +46,6 @@ class Session:
     hosts: tuple[str, ...]
     proxy: NetProxy
     refused: list[str] = field(default_factory=list)
-    connected: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._wake_r, self._wake_w = os.pipe()
@@ -225,7 +224,6 @@ class NetProxy:
             except OSError:
                 s.close()
                 continue
-            session.connected.append(dest)
             return s, ""
         return None, "unreachable"
 
