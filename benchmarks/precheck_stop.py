@@ -80,9 +80,11 @@ def main() -> None:
             idle = time.monotonic() - pressed
             alive = [p for p in pids if Path(f"/proc/{p}").exists()]
             asked = len(rec.of("approval_requested"))
+            box = (rec.of("session_started") or [None])[0]
+            backend = box.payload.get("sandbox", {}).get("backend", "?") if box else "?"
             s.close()
     reason = getattr(out[0], "reason", "?") if out else "?"
-    print(f"repo: {args.repo}")
+    print(f"repo: {args.repo}   uid: {os.getuid()}   sandbox: {backend}")
     print(
         f"check: sleep {token}; true   approver timeout: {args.timeout:g} s   task: {args.task!r}"
     )
