@@ -166,3 +166,18 @@ def test_a_key_without_a_host_leaves_the_room_as_it_is() -> None:
     assert scoped_room("command:curl@h", Grant()) == Grant()
     both = json.dumps(["command:curl@h", "command:wget@h"])
     assert scoped_room(both, Grant(network=True)) == Grant(network=True, hosts=("h",))
+
+
+def test_the_dispatcher_hands_the_tool_the_host_limited_grant(ws: Path) -> None:
+    """Through the dispatcher to the tool's context (what the sandbox reads): the approving call
+    and the next one covered by the scope both run held to the host."""
+    from cerveau_tui.loop.approver import ApprovalDecision
+
+    from .test_dispatch_grants import Answers, FakeBash, _run
+
+    policy = Policy(ws, "workspace-write", "on-request", [], lambda: False, True)
+    tool = FakeBash("ok", ok=True)
+    pick = ApprovalDecision("approved_session", scope_key="command:curl@github.com")
+    _run(ws, policy, tool, Answers(pick), "curl -s https://github.com/one")
+    _run(ws, policy, tool, Answers(), "curl -sSL https://github.com/two")
+    assert tool.rooms == [GITHUB, GITHUB]
