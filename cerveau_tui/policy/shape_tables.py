@@ -41,6 +41,9 @@ class Shape:
     single_dash_long: bool = False  # go: `-run=TestX`, `-count 1`
     specs: bool = False  # pip: a positional `pkg>=1.0` is a version spec, not an assignment
     numeric: bool = False  # `git log -5`
+    # Words past `--` are operands, whatever they look like: only for a program known to read
+    # `--` so (git's paths, `cargo test -- --nocapture`); elsewhere they are checked like the rest.
+    dashdash: bool = False
 
 
 _Q = " -q --quiet -v --verbose -h --help"
@@ -152,6 +155,7 @@ GIT = Shape(
         ),
     },
     numeric=True,
+    dashdash=True,
 )
 
 CURL = Shape(
@@ -219,6 +223,7 @@ NPM = Shape(
         " list outdated audit view info pack init start stop restart rebuild dedupe prune why"
         " explain".split()
     },
+    dashdash=True,
 )
 _YARN = (
     " -D --dev -P --peer -O --optional -E --exact -T --tilde --frozen-lockfile --immutable"
@@ -232,6 +237,7 @@ YARN = Shape(
         for sub in "install add remove run test build lint upgrade up why list info init"
         " outdated audit".split()
     },
+    dashdash=True,
 )
 _PNPM = (
     " -D --save-dev -P --save-prod -O --save-optional -E --save-exact --frozen-lockfile"
@@ -246,6 +252,7 @@ PNPM = Shape(
         for sub in "install i add remove rm uninstall run test t update up list ls why"
         " outdated audit build rebuild prune".split()
     },
+    dashdash=True,
 )
 _CARGO = (
     " --release -r -p: --package: --bin: --bins --lib --tests --test: --examples --example:"
@@ -263,6 +270,7 @@ CARGO = Shape(
         for sub in "build b check c test t run r clippy fmt doc bench clean update add remove"
         " rm tree metadata fetch new init search".split()
     },
+    dashdash=True,
 )
 _GO = (
     " -v -x -n -a -race -msan -asan -cover -covermode: -coverpkg: -coverprofile: -count: -run:"
@@ -351,7 +359,6 @@ _FILES = {
     "mkdir": _t("-p --parents -v --verbose -m: --mode:"),
     "touch": _t("-a -m -d: --date: -r: --reference: -t: --no-create -h"),
     "rm": _t("-r -R --recursive -f --force -d --dir -v --verbose -i -I --one-file-system"),
-    "rmdir": _t("-p --parents -v --verbose --ignore-fail-on-non-empty"),
     "cp": _t(
         "-r -R --recursive -a --archive -p -f --force -v --verbose -n --no-clobber -i -u"
         " --update= -L --dereference -P --no-dereference -T --no-target-directory -t:"
@@ -367,13 +374,6 @@ _FILES = {
         "-u -U: --unified= -r --recursive -N --new-file -q --brief -w -b -B -i --color="
         " -y --side-by-side --suppress-common-lines -s --report-identical-files -x: --exclude:"
     ),
-    "du": _t("-s -h -a -k -m -d: --max-depth: --summarize --human-readable"),
-    "df": _t("-h -T -i --human-readable"),
-    "tree": _t("-a -d -f -L: -I: -P: --gitignore --noreport -C -n"),
-    "file": _t("-b -i -L --mime --mime-type --brief"),
-    "stat": _t("-L --dereference -t --terse --format: --printf:"),
-    "which": _t("-a"),
-    "realpath": _t("-m -s --relative-to: -q"),
     "grep": GREP.options,
     "rg": RG.options,
     "ls": _LS,

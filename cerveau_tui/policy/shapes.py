@@ -92,10 +92,13 @@ def _args_fit(args: list[str], opts: Options, shape: Shape) -> bool:
     i = 0
     while i < len(args):
         w = args[i]
-        if w == "--":
-            # Past `--` every word is an operand (git's paths, a test binary's own flags), but a
-            # `VAR=value` there is still make's assignment.
+        if w == "--" and shape.dashdash:
+            # Past `--` every word is an operand (git's paths, a test binary's own flags), still
+            # no assignment. Not for a program that may not read `--` so: checked on.
             return all(_plain(x, shape) for x in args[i + 1 :])
+        if w == "--":
+            i += 1
+            continue
         if w.startswith("-") and w != "-":
             used = _option(args, i, opts, shape)
             if used is None:

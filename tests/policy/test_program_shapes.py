@@ -129,6 +129,7 @@ def test_a_repository_or_transport_override_asks_under_git(
         "curl --preproxy socks5://127.0.0.1:1 https://github.com/",
         "curl -K /tmp/cfg https://github.com/",
         "curl --unix-socket /run/x.sock https://github.com/",
+        "curl -- -xhttp://127.0.0.1:1 https://github.com/",  # curl reads options past `--`
     ],
 )
 def test_a_proxy_or_config_option_asks_under_curl_to_a_host(
