@@ -102,6 +102,9 @@ BYPASSES = {
     "python raw socket": "{py} -c \"import socket; socket.create_connection(('127.0.0.1', {q}), 3)\"",
     "bash /dev/tcp": "bash -c 'echo hi > /dev/tcp/127.0.0.1/{q}'",
     "ipv6 loopback": "{py} -c \"import socket; socket.create_connection(('::1', {q}), 3)\"",
+    # MPTCP falls back to TCP against a plain listener; it is outside what TCP rules may see.
+    "mptcp socket": '{py} -c "import socket; s = socket.socket(socket.AF_INET, '
+    "socket.SOCK_STREAM, 262); s.settimeout(3); s.connect(('127.0.0.1', {q}))\"",
 }
 
 
