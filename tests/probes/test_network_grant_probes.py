@@ -160,6 +160,18 @@ def test_a_granted_name_that_resolves_to_the_hosts_loopback_is_refused(net: Net)
     assert any(n.startswith(f"network: refused rebind.test:{net.ok.port}") for n in res.notes)
 
 
+def test_a_no_proxy_exemption_does_not_reach_the_command(net: Net) -> None:
+    # Around the proxy is nowhere: an exemption handed in would only make a request fail oddly.
+    res = net.runner.run(
+        f"{CURL} http://127.0.0.1:{net.ok.port}/exempt",
+        workspace=net.ws,
+        grant=net.granted,
+        env={"NO_PROXY": "127.0.0.1", "no_proxy": "*"},
+        timeout=30,
+    )
+    assert net.ok.lines == ["GET /exempt HTTP/1.1"], res.output
+
+
 def test_any_host_does_not_open_the_hosts_loopback(net: Net) -> None:
     net.run(f"{CURL} http://127.0.0.1:{net.ok.port}/any", Grant(network=True))
     assert net.ok.lines == []
@@ -235,3 +247,10 @@ def test_as_an_ordinary_user_only_the_granted_host_is_reached(backend: str) -> N
         ok.sock.close()
         quiet.sock.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_landlock_says_what_its_network_rules_cannot_hold() -> None:
+    from cerveau_tui.sandbox.landlock import landlock_gaps
+
+    assert any("proxy's port on another address" in g for g in landlock_gaps(4))
+    assert any("every TCP destination" in g for g in landlock_gaps(3))
