@@ -24,6 +24,8 @@ from pathlib import Path
 
 
 def sleeping(token: str) -> list[int]:
+    """cerveau_tui/testing/proc_scan.py's, copied: `--repo` imports another checkout's package,
+    which may not have it (the code before)."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():

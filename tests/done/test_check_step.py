@@ -5,7 +5,6 @@ the model received; the stop is verified from the host side (the process, a mark
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -17,6 +16,7 @@ from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApprovalDecision, BusApprover
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
+from cerveau_tui.testing.proc_scan import sleeping
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .conftest import CALC_BROKEN, CALC_FIXED, TEST_CALC, ended, make_project, of, run_cli
@@ -176,21 +176,6 @@ def test_a_question_that_times_out_says_no_answer_in_the_chat_and_the_log(tmp_pa
 # --- stop means stop -------------------------------------------------------------------------
 
 SLEEP = "7.4321"  # a duration no other process on the host sleeps for: found in /proc by it
-
-
-def sleeping(token: str) -> list[int]:
-    """Host-side: the pids of `sleep <token>` processes (inside a sandbox or not)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) >= 2 and argv[0].endswith(b"sleep") and argv[1] == token.encode():
-            found.append(int(pid))
-    return found
 
 
 def test_esc_esc_during_the_precheck_kills_it_and_asks_nothing(tmp_path: Path) -> None:
