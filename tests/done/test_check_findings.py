@@ -3,6 +3,8 @@ check is worth a question (done/precheck.py): pure functions, no process."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cerveau_tui.context.pack import estimate_tokens
 from cerveau_tui.done.criteria import Criterion, DoneSet
 from cerveau_tui.done.findings import FINDINGS_TOKENS, Findings, for_the_model, read_output
@@ -135,3 +137,29 @@ def test_tasks_that_aim_at_the_check() -> None:
 def test_a_task_naming_a_criterion_aims_at_it() -> None:
     done = DoneSet(criteria=(Criterion("mypy", "mypy ."),))
     assert aims_at_check("run mypy and clean up", done)
+
+
+def test_the_models_findings_are_a_few_hundred_tokens_by_the_models_own_tokenizer() -> None:
+    import pytest
+
+    from cerveau_tui.context.tokens import TokenCounter
+
+    gguf = Path.home() / ".cache/cerveau/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not gguf.exists():
+        pytest.skip("the embedded model's GGUF is not on this machine")
+    counter = TokenCounter(None, str(gguf))
+    assert counter.source == "gguf-bpe"
+    many = Findings(
+        failing=[
+            f"tests/test_more_{i}.py::TestThing::test_case_{i}[param-{i}]" for i in range(300)
+        ],
+        failed=300,
+        first_errors=[
+            f"AssertionError: assert {i} == calc.add({i}, -{i}) + 0x{i:04x}" for i in range(80)
+        ],
+    )
+    # Bounded by the counter it is given: the session's own, or the estimate by default.
+    assert (
+        counter.count(for_the_model("python -m pytest -q", many, counter.count)) <= FINDINGS_TOKENS
+    )
+    assert counter.count(for_the_model("python -m pytest -q", many)) <= 2 * FINDINGS_TOKENS
