@@ -7,8 +7,11 @@ start gets a new key, passed on the server's stdin (`--api-key-file /dev/stdin`)
 provider, the slot client, the template check, the stack's own probes) asks `headers_for(url)`,
 so the key travels only in the Authorization header: no prompt, message or session log holds it.
 
-A `stack up` server outlives its starter: its key sits beside its record in the run folder
-(mode 0600), and the app or `stack status` that finds the record adopts it with `adopt`.
+Another process of ours may be handed the URL alone: `cerveau run --server URL` on a `stack up`
+server, the e2e tests' child CLI on the fixture's server. Each managed server's key sits beside its
+record in the run folder (mode 0600, removed with the record), and `headers_for` finds it there
+for a loopback URL no key is remembered for, after checking that the record's process still runs
+(a stale record's key is no one's).
 """
 
 from __future__ import annotations
@@ -50,12 +53,29 @@ def forget(url: str) -> None:
         _keys.pop(origin, None)  # type: ignore[arg-type]
 
 
-def headers_for(url: str) -> dict[str, str]:
-    """`{"Authorization": "Bearer KEY"}` for a server we hold the key of, else {}."""
+def headers_for(url: str, run_dir: Path | None = None) -> dict[str, str]:
+    """`{"Authorization": "Bearer KEY"}` for a server we hold the key of, else {}. `run_dir`:
+    where the stack's records are (default: the cache that $CERVEAU_CACHE_DIR names)."""
     origin = _origin(url)
+    if origin is None:
+        return {}
     with _lock:
-        key = _keys.get(origin) if origin else None  # type: ignore[arg-type]
+        key = _keys.get(origin)
+    if key is None and origin[0] in ("127.0.0.1", "localhost", "::1"):
+        key = _from_records(origin, run_dir)
     return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _from_records(origin: tuple[str, int], run_dir: Path | None) -> str | None:
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.state import live_records
+
+    run_dir = run_dir or stack_paths().run_dir
+    for rec in live_records(run_dir):
+        if _origin(rec.url) == origin and (key := read_key(run_dir, rec.pid)):
+            remember(rec.url, key)
+            return key
+    return None
 
 
 def key_path(run_dir: Path, pid: int) -> Path:

@@ -58,14 +58,15 @@ def test_the_real_grammar_refuses_a_blank_command_that_the_model_is_pushed_towar
     import httpx
 
     from cerveau_tui.provider.constrained import response_format
+    from cerveau_tui.stack.keys import headers_for
     from cerveau_tui.tools.bash import Bash
     from cerveau_tui.tools.plan_tools import PLAN_TOOLS
     from cerveau_tui.tools.registry import default_tools
 
     def tokens(text: str) -> list[int]:
-        got: list[int] = httpx.post(f"{real_stack}/tokenize", json={"content": text}).json()[
-            "tokens"
-        ]
+        got: list[int] = httpx.post(
+            f"{real_stack}/tokenize", json={"content": text}, headers=headers_for(real_stack)
+        ).json()["tokens"]
         return got
 
     bias = [[t, 30] for s in ['"', '""', '"}', '""}', ' "', ' ""'] for t in tokens(s)]
@@ -80,7 +81,10 @@ def test_the_real_grammar_refuses_a_blank_command_that_the_model_is_pushed_towar
             "logit_bias": bias,
             "response_format": {"type": "json_schema", "json_schema": {"schema": schema}},
         }
-        r = httpx.post(f"{real_stack}/v1/chat/completions", json=body, timeout=120)
+        r = httpx.post(
+            f"{real_stack}/v1/chat/completions", json=body, timeout=120,
+            headers=headers_for(real_stack),
+        )  # fmt: skip
         assert r.status_code == 200, r.text[:300]
         text = str(r.json()["choices"][0]["message"]["content"])
         opened = re.search(r'"command"\s*:\s*"', text)
@@ -100,5 +104,9 @@ def test_the_real_grammar_refuses_a_blank_command_that_the_model_is_pushed_towar
     # and the whole action schema of every tool is accepted by the real converter
     full = {"messages": ask, "max_tokens": 8, "response_format": response_format(tools)}
     assert (
-        httpx.post(f"{real_stack}/v1/chat/completions", json=full, timeout=120).status_code == 200
-    )
+        httpx.post(
+            f"{real_stack}/v1/chat/completions", json=full, timeout=120,
+            headers=headers_for(real_stack),
+        ).status_code
+        == 200
+    )  # fmt: skip

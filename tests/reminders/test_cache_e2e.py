@@ -15,13 +15,16 @@ from typing import Any
 import httpx
 import pytest
 
+from cerveau_tui.stack.keys import headers_for
+
 pytestmark = pytest.mark.e2e
 
 
 def probe(url: str, body: dict[str, Any]) -> tuple[int, int]:
     sent = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
     sent.update(stream=False, max_tokens=1, cache_prompt=True)
-    r = httpx.post(f"{url}/v1/chat/completions", json=sent, timeout=120)
+    # The key of the server the real_stack fixture started (stack/keys.py).
+    r = httpx.post(f"{url}/v1/chat/completions", json=sent, timeout=120, headers=headers_for(url))
     r.raise_for_status()
     t = r.json()["timings"]
     return int(t["prompt_n"]), int(t.get("cache_n", 0))
