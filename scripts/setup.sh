@@ -1,25 +1,22 @@
 #!/usr/bin/env bash
-# Make this checkout runnable: apt packages, .venv, the package and its test extras.
-# Safe to run again; a second run only checks (dpkg -s, a stamp of pyproject.toml) and returns.
-# The model stack (llama-server + SmolLM2) is provisioned separately, by the app on first use or
-# by `python -m cerveau_tui.stack provision`, because it can take minutes and shows progress.
+# Make this checkout runnable: apt packages, .venv, the package, its test extras and the prebuilt
+# llama.cpp server wheel (the `embedded` extra). Safe to run again; a second run only checks
+# (dpkg -s, a stamp of pyproject.toml) and returns. The model (SmolLM2) is provisioned by the app
+# on first use or by `python -m cerveau_tui.stack provision`, with progress.
+# One line per phase; pip's own chatter stays out (-q, and this machine's pip config names index
+# folders that do not exist: pip printed a "WARNING: Location ... is ignored" pair per package).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 say() { echo "[setup] $*" >&2; }
 
-# bubblewrap: the sandbox; tmux: TUI tests drive the app in a real terminal; cmake/g++/make: the
-# one-time llama-server build; python3-venv: `python3 -m venv` on Debian needs it.
-apt_packages=(bubblewrap tmux cmake g++ make python3-venv)
-# nodejs/npm: the JavaScript/TypeScript stack's checks (adapters/node.py). Only when no `node` is
-# on PATH: a machine with nodesource's nodejs already has npm, and Debian's npm conflicts with it.
-command -v node >/dev/null 2>&1 || apt_packages+=(nodejs npm)
-missing=()
-for p in "${apt_packages[@]}"; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
+apt_install() {
+    local missing=() p sudo
+    for p in "$@"; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    [ "${#missing[@]}" -gt 0 ] || return 0
     if [ "$(id -u)" -eq 0 ]; then
         sudo=()
     elif command -v sudo >/dev/null 2>&1; then
@@ -27,14 +24,33 @@ if [ "${#missing[@]}" -gt 0 ]; then
     else
         sudo=(false)
     fi
-    say "installing apt packages: ${missing[*]}"
+    say "apt: installing ${missing[*]}"
     # update only when something is missing: a warm machine never touches the network here.
     if ! { "${sudo[@]}" apt-get update -qq &&
-           DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; }; then
+           DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }; then
         say "WARNING: could not install ${missing[*]} (not root and no sudo?). Install them yourself:"
         say "  apt-get install -y ${missing[*]}"
     fi
-fi
+}
+
+# pip, quiet: its errors still show, minus the ignored-location warnings.
+pip_quiet() {
+    local rc
+    set +e
+    .venv/bin/python -m pip -q --disable-pip-version-check "$@" 2>&1 |
+        grep -v -E "^WARNING: Location '.*' is ignored" >&2
+    rc=${PIPESTATUS[0]}  # pip's status, not grep's (which fails when nothing is left to show)
+    set -e
+    return "$rc"
+}
+
+# bubblewrap: the sandbox; tmux: TUI tests drive the app in a real terminal; python3-venv:
+# `python3 -m venv` on Debian needs it. cmake/g++/make only below, when the wheel cannot serve.
+apt_packages=(bubblewrap tmux python3-venv)
+# nodejs/npm: the JavaScript/TypeScript stack's checks (adapters/node.py). Only when no `node` is
+# on PATH: a machine with nodesource's nodejs already has npm, and Debian's npm conflicts with it.
+command -v node >/dev/null 2>&1 || apt_packages+=(nodejs npm)
+apt_install "${apt_packages[@]}"
 
 python="${CERVEAU_PYTHON:-}"
 if [ -z "$python" ]; then
@@ -45,7 +61,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
         { say "Python 3.11+ is required (found $("$python" --version 2>&1))"; exit 1; }
-    say "creating .venv with $python"
+    say "venv: creating .venv with $python"
     "$python" -m venv .venv
 fi
 
@@ -53,7 +69,20 @@ fi
 stamp=".venv/.cerveau-setup-stamp"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1) $(.venv/bin/python -V 2>&1)"
 if [ ! -x .venv/bin/cerveau ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    say "installing cerveau-tui and test dependencies into .venv"
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+    say "packages: cerveau-tui, its test tools and the prebuilt llama.cpp server into .venv"
+    if ! pip_quiet install -e '.[test,embedded]'; then
+        # The wheel is x86-64 Linux only, and an index may not carry it: the rest still installs,
+        # and the first start builds llama-server from source instead (it says so).
+        say "packages: the prebuilt server wheel did not install; installing without it"
+        pip_quiet install -e '.[test]'
+    fi
     echo "$want" > "$stamp"
+fi
+
+# The source build is the fallback only: its compilers are wanted when no server will be found
+# (no llama-server on PATH or in $CERVEAU_LLAMA_SERVER, no wheel, no cached build).
+if [ -z "${CERVEAU_LLAMA_SERVER:-}" ] && ! command -v llama-server >/dev/null 2>&1 &&
+   ! .venv/bin/python -c 'import sys; from cerveau_tui.stack.provision import locate; from cerveau_tui.stack.paths import stack_paths; sys.exit(locate(stack_paths()).binary is None)' 2>/dev/null; then
+    say "server: no prebuilt server here; the first start builds llama-server from source (needs cmake, g++, make)"
+    apt_install cmake g++ make
 fi
