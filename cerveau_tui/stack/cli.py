@@ -206,6 +206,7 @@ def _up(args: argparse.Namespace, settings: Settings) -> int:
             return 0
     server = managed_for(paths, loc.binary, loc.model, settings.n_ctx, detached=True)
     url = server.start(args.timeout, progress)
+    assert server.pid is not None
     data = {"server_url": url, "pid": server.pid, "log": str(server.log_path),
             "n_ctx": server.record().n_ctx, "build_info": server.props.get("build_info"),
             "source": loc.source, "key_file": str(keys.key_path(paths.run_dir, server.pid)),

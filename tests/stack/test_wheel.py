@@ -272,3 +272,27 @@ def test_the_wheels_server_listens_on_loopback_only(wheel_server: ManagedServer)
         if line.split()[1].endswith(":" + port) and line.split()[3] == "0A"
     ]
     assert listening == ["0100007F:" + port]
+
+
+def test_a_process_handed_only_the_url_finds_the_key_beside_a_live_record(tmp_path: Path) -> None:
+    from cerveau_tui.stack.state import ServerRecord, boot_id, start_time, write_record
+
+    code = "import time; time.sleep(30)"
+    proc = subprocess.Popen([sys.executable, "-c", code, wheel.RUNNER_MODULE])
+    url = "http://127.0.0.1:59321"
+    try:
+        time.sleep(0.2)
+        rec = ServerRecord(
+            pid=proc.pid, port=59321, url=url, model="m", binary="b", n_ctx=1, log="l",
+            started_at=0.0, start=start_time(proc.pid), boot_id=boot_id(),
+        )  # fmt: skip
+        write_record(tmp_path, rec)
+        keys.write_key(tmp_path, proc.pid, "from-file")
+        assert keys.headers_for(url, tmp_path) == {"Authorization": "Bearer from-file"}
+        keys.forget(url)
+    finally:
+        proc.kill()
+        proc.wait()
+    # The process gone, its record is stale: its key is no one's.
+    assert keys.headers_for(url, tmp_path) == {}
+    assert not keys.key_path(tmp_path, proc.pid).exists()
