@@ -71,6 +71,7 @@ def _read_umask() -> int:
     return old
 
 
+SETID = stat.S_ISUID | stat.S_ISGID
 UMASK = _read_umask()
 
 
@@ -112,7 +113,9 @@ def write_at(dir_fd: int, name: str, data: bytes, shown: str | None = None) -> N
         )
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory", shown)
-    mode = st.st_mode & 0o7777 if st is not None else 0o666 & ~UMASK
+    # An existing file keeps its mode but never a set-id bit: new bytes in a set-user-ID file
+    # (as root, root's) would be the model's program running with the owner's rights.
+    mode = st.st_mode & 0o7777 & ~SETID if st is not None else 0o666 & ~UMASK
     tmp = temp_name(name)
     fd = os.open(
         tmp,

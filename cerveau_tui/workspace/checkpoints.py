@@ -342,7 +342,11 @@ def _put(ws: Path, rel: str, data: bytes, mode: int) -> None:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-                os.fchmod(fd, stat.S_IMODE(mode))
+                # Never a set-id bit: the harness writes as the person (as root, root's files),
+                # and a mode read back from a record is not the person's to vouch for; the
+                # sandbox refuses these bits to commands (sandbox/setid.py), so a restore must not
+                # be the way they come back.
+                os.fchmod(fd, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID))
                 os.fsync(fd)
             finally:
                 os.close(fd)

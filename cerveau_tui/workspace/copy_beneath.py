@@ -62,7 +62,8 @@ def _copy_dir(src: int, dst: int, skip: set[str], budget: list[int], depth: int)
             st = os.stat(name, dir_fd=src, follow_symlinks=False)
         except FileNotFoundError:
             continue  # gone since the listing
-        mode = stat.S_IMODE(st.st_mode)
+        # A copy never carries a set-id bit (see checkpoints._put): the harness makes no such file.
+        mode = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
         if stat.S_ISDIR(st.st_mode):
             os.mkdir(name, 0o700, dir_fd=dst)
             sub_src = os.open(name, _DIR, dir_fd=src)
