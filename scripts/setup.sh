@@ -58,6 +58,32 @@ if [ -z "$python" ]; then
         if command -v "$candidate" >/dev/null 2>&1; then python="$candidate"; break; fi
     done
 fi
+# A .venv this user cannot use as it is: copied with the clone from another user or folder, or
+# made by a Python that is gone. Seen: a clone copied with its .venv to another user failed with
+# a bare "Permission denied" (its scripts' #! lines named the first owner's folder). It is moved
+# aside (renaming needs only this folder's write permission, not the other owner's files) and a
+# new one is made, with one sentence.
+venv_problem() {
+    [ -e .venv ] || [ -L .venv ] || return 1
+    if [ ! -O .venv ]; then
+        echo "was made by $(stat -c %U .venv 2>/dev/null || echo 'another user')"
+    elif ! .venv/bin/python -c '' >/dev/null 2>&1; then
+        echo "has a Python that no longer runs here"
+    elif [ -f .venv/bin/cerveau ] && [ "$(head -n1 .venv/bin/cerveau)" != "#!$root/.venv/bin/python" ]; then
+        echo "was made in another folder ($(head -n1 .venv/bin/cerveau | cut -c3-))"
+    else
+        return 1
+    fi
+}
+if why="$(venv_problem)"; then
+    aside=".venv.old-$(date +%Y%m%d-%H%M%S)"
+    if mv .venv "$aside" 2>/dev/null; then
+        say "venv: .venv $why; moved it to $aside and making a new one"
+    else
+        say "venv: .venv $why and cannot be moved aside here; remove it (or make a fresh clone) and run again"
+        exit 1
+    fi
+fi
 if [ ! -x .venv/bin/python ]; then
     "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
         { say "Python 3.11+ is required (found $("$python" --version 2>&1))"; exit 1; }
@@ -73,8 +99,9 @@ if [ ! -x .venv/bin/cerveau ] || [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$w
     if ! pip_quiet install -e '.[test,embedded]'; then
         # The wheel is x86-64 Linux only, and an index may not carry it: the rest still installs,
         # and the first start builds llama-server from source instead (it says so).
-        say "packages: the prebuilt server wheel did not install; installing without it"
-        pip_quiet install -e '.[test]'
+        pip_quiet install -e '.[test]' ||
+            { say "packages: pip could not install cerveau-tui into .venv (its error is above)"; exit 1; }
+        say "packages: the prebuilt server wheel did not install; the first start builds llama-server from source"
     fi
     echo "$want" > "$stamp"
 fi
