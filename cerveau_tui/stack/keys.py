@@ -37,7 +37,8 @@ def _origin(url: str) -> tuple[str, int] | None:
     except (httpx.InvalidURL, TypeError):
         return None
     port = u.port or (443 if u.scheme == "https" else 80)
-    return (u.host, port)
+    # Our servers bind 127.0.0.1; a person may write localhost for the same listener.
+    return ("127.0.0.1" if u.host == "localhost" else u.host, port)
 
 
 def remember(url: str, key: str) -> None:
@@ -49,8 +50,9 @@ def remember(url: str, key: str) -> None:
 
 def forget(url: str) -> None:
     origin = _origin(url)
-    with _lock:
-        _keys.pop(origin, None)  # type: ignore[arg-type]
+    if origin is not None:
+        with _lock:
+            _keys.pop(origin, None)
 
 
 def headers_for(url: str, run_dir: Path | None = None) -> dict[str, str]:

@@ -187,6 +187,7 @@ def test_headers_carry_a_remembered_key_to_that_server_only() -> None:
     keys.remember("http://127.0.0.1:5901", "k1")
     try:
         assert keys.headers_for("http://127.0.0.1:5901/v1") == {"Authorization": "Bearer k1"}
+        assert keys.headers_for("http://localhost:5901") == {"Authorization": "Bearer k1"}
         assert keys.headers_for("http://127.0.0.1:5902") == {}
     finally:
         keys.forget("http://127.0.0.1:5901")
