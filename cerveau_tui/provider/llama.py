@@ -103,8 +103,7 @@ class LlamaProvider:
             transport=transport,
             # A proxy from HTTP_PROXY must never sit between us and a server on this machine.
             trust_env=not _is_loopback(self.base_url),
-            # The key of a server this harness started (stack/keys.py): in this header only.
-            headers=server_headers(self.base_url),
+            headers=server_headers(self.base_url),  # our own server's key (stack/keys.py)
         )
         self._extras = ServerExtras(self._client, self._deadline)
         # "Stop thinking" through the server where it can (reasoning_control.py).
