@@ -17,6 +17,7 @@ from typing import Any, TextIO
 import httpx
 
 from cerveau_tui.config import ConfigError, Settings, load_settings
+from cerveau_tui.redact import redact_url
 from cerveau_tui.stack import keys
 from cerveau_tui.stack.paths import stack_paths
 from cerveau_tui.stack.provision import ProvisionError, StackError, locate, plan, provision
@@ -132,7 +133,10 @@ def doctor_info(settings: Settings) -> dict[str, Any]:
     info["servers"] = [r.model_dump() for r in servers]
     info["unverified_records"] = [r.model_dump() for r in scan.unverified]
     configured = settings.server_url
-    info["configured_server_url"] = configured
+    # Said to the person: whose credential is configured, never its value (redact.py).
+    info["configured_server_url"] = (
+        redact_url(configured, person=True) if configured else configured
+    )
     if configured:
         info["configured_server_answers"] = probe(configured)
     url = configured if configured and info["configured_server_answers"] else None

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import httpx
 
+from cerveau_tui.redact import redact_url
 from cerveau_tui.stack import keys
 from cerveau_tui.stack.errors import Progress
 
@@ -84,6 +85,9 @@ def wait_until_answers(
     while not answers(url):
         delay = RETRY_DELAYS[min(failed, len(RETRY_DELAYS) - 1)]
         failed += 1
-        progress("disconnected", None, f"nothing answers at {url}; retry {failed} in {delay:.0f}s")
+        shown = redact_url(url, person=True)  # the person's screen: whose credential, not its value
+        progress(
+            "disconnected", None, f"nothing answers at {shown}; retry {failed} in {delay:.0f}s"
+        )
         sleep(delay)
     return failed

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from cerveau_tui import host_process
+from cerveau_tui.redact import redact_url
 from cerveau_tui.stack import keys, wheel
 from cerveau_tui.stack.capabilities import Capabilities, check
 from cerveau_tui.stack.paths import StackPaths, stack_paths
@@ -340,8 +341,13 @@ def ensure_server(
         if probe(settings.server_url):
             return settings.server_url.rstrip("/"), None
         if not fallback_to_embedded:
-            raise ServerStartError(f"the configured server {settings.server_url} does not answer")
-        progress("probe", None, f"{settings.server_url} does not answer; using the local stack")
+            raise ServerStartError(
+                f"the configured server {redact_url(settings.server_url, person=True)} does not answer"
+            )
+        progress(
+            "probe", None,
+            f"{redact_url(settings.server_url, person=True)} does not answer; using the local stack",
+        )  # fmt: skip
     paths = stack_paths(settings.cache_dir)
     loc = provision(paths.root, settings.model_path, progress=progress)
     assert loc.binary is not None and loc.model is not None
