@@ -16,7 +16,20 @@ class Listener:
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
         self.lines: list[str] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop serving, then close. A bare `sock.close()` left the thread blocked in accept()
+        on the fd NUMBER, and the next socket given that number (a later test's scripted
+        llama-server) had its connections taken by dozens of such threads: the suite hung in
+        ScriptedServer.stop. shutdown() wakes the accept first."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._thread.join(timeout=5)
+        self.sock.close()
 
     def _serve(self) -> None:
         while True:

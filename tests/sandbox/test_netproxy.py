@@ -20,7 +20,7 @@ def served() -> Iterator[tuple[NetProxy, Listener, Quiet]]:
     ok, quiet = Listener(), Quiet()
     yield proxy, ok, quiet
     proxy.close()
-    ok.sock.close()
+    ok.close()
     quiet.sock.close()
 
 
