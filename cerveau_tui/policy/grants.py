@@ -20,6 +20,7 @@ from .scopes import (
     merged,
     parts,
     scoped_room,
+    without_named,
 )
 
 
@@ -34,13 +35,14 @@ class GrantBook:
         self._session[key] = scope or key
         # The same scope granted again with other room (another folder) keeps both rooms.
         had = self._room.get(key, Grant())
-        self._room[key] = merged(had, scoped_room(key, room or Grant()))
+        self._room[key] = merged(had, _kept_room(key, room))
 
     def keep(self, key: str, scope: str, decision: str, room: Grant | None) -> bool:
         """A lasting rule for this workspace ("allow" or "deny"); False without a store."""
         if self.lasting is None:
             return False
-        return self.lasting.add(key, scope, "allow" if decision == "allow" else "deny", room)
+        kept = _kept_room(key, room) if room is not None else None
+        return self.lasting.add(key, scope, "allow" if decision == "allow" else "deny", kept)
 
     def session_scopes(self) -> list[tuple[str, str]]:
         return list(self._session.items())
@@ -121,3 +123,13 @@ class GrantBook:
                 None,
             )
         return None
+
+
+def _kept_room(key: str, room: Grant | None) -> Grant:
+    """The room a grant keeps for later calls: its hosts (scoped_room), and for a program's
+    any-host scope not the addresses one approved call named (without_named); an `exact:` key
+    is that very command, so it keeps them."""
+    kept = scoped_room(key, room or Grant())
+    if all(a.startswith("exact:") for a in parts(key)):
+        return kept
+    return without_named(kept)

@@ -32,7 +32,7 @@ from .grants import GrantBook
 from .paths import Boundary, app_refusal, own_paths, realpath, room_for
 from .rerun import rerun_verdict
 from .rules_store import LastingRules
-from .scopes import command_choices, folder_choice, merged
+from .scopes import any_host_plus_named, command_choices, folder_choice, merged
 from .verdict import Verdict
 
 # Tools that only read, executed by the app itself: `untrusted` runs them without asking.
@@ -138,9 +138,14 @@ class Policy:
             v.granted_by = self.grants.room_granted_by(command, given)
             return v
 
+        needs_network = any(c.network for c in all_items)
         need = Grant(
             extra_writable=tuple(dict.fromkeys(c.room for c in all_items if c.room)),
-            network=any(c.network for c in all_items),
+            network=needs_network,
+            # A yes is to what the dialog shows: any host, and the hosts the command names by
+            # URL (found: `curl http://127.0.0.1:8766/` approved once was refused by the proxy,
+            # since "any host" never reaches this machine's own addresses).
+            hosts=any_host_plus_named(command) if needs_network else (),
         )
         # Asked: the room a yes adds (the network to any host until the person picks a
         # "to host only" scope: Verdict.choose).

@@ -39,6 +39,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..sandbox.base import Grant
+from ..sandbox.netpolicy import ANY_HOST, literal, parse_entry
 from .shapes import fits, runs_programs
 
 _PROGRAM = re.compile(r"^[A-Za-z0-9._+-][A-Za-z0-9._+/-]*$")
@@ -205,13 +206,42 @@ def merged(*rooms: Grant) -> Grant:
     net = [r for r in rooms if r.network]
     if not net:
         return Grant(extra_writable=extra)
-    if any(not r.hosts for r in net):
-        return Grant(extra_writable=extra, network=True)
-    return Grant(
-        extra_writable=extra,
-        network=True,
-        hosts=tuple(dict.fromkeys(h for r in net for h in r.hosts)),
-    )
+    named = tuple(dict.fromkeys(h for r in net for h in r.hosts if h != ANY_HOST))
+    if any(not r.hosts or ANY_HOST in r.hosts for r in net):
+        # Any host wins over lists; only an address an approval named stays beside it (a name
+        # adds nothing to any host: netpolicy.ANY_HOST).
+        kept = tuple(h for h in named if by_address(h))
+        return Grant(extra_writable=extra, network=True, hosts=(ANY_HOST, *kept) if kept else ())
+    return Grant(extra_writable=extra, network=True, hosts=named)
+
+
+def any_host_plus_named(command: str | None) -> tuple[str, ...]:
+    """The hosts of an approval that gives any host: `*` and the addresses the command's URLs
+    name, so the address the person read in the dialog (a loopback service, which "any host"
+    alone never reaches) is one the command reaches. Empty (plain any host) when none is named
+    or the command cannot be read."""
+    simple = simple_commands(command) if command else None
+    named: list[str] = []
+    for words in simple or []:
+        for h in hosts(words) or []:
+            # Only what "any host" would not reach anyway: an address literal or localhost
+            # (netpolicy.decide reaches this machine's own addresses only when named so).
+            if by_address(h) and h not in named:
+                named.append(h)
+    return (ANY_HOST, *named) if named else ()
+
+
+def by_address(entry: str) -> bool:
+    host, _ = parse_entry(entry)
+    return host == "localhost" or literal(host) is not None
+
+
+def without_named(room: Grant) -> Grant:
+    """A stored program-wide any-host room: the addresses one approval named were for that call
+    (and an `exact:` key's command), never for every later command of the program."""
+    if ANY_HOST not in room.hosts:
+        return room
+    return Grant(extra_writable=room.extra_writable, network=room.network)
 
 
 def _room_fits(held: Grant, need: Grant) -> bool:

@@ -12,8 +12,10 @@ The rules:
 - A grant with hosts lets through exactly those (`host` or `host:port`; an entry without a port
   is any port). Names are compared as written (lower case, no trailing dot), never by address:
   `127.1` is not `127.0.0.1`, and a name that resolves to a granted address is not granted.
-- "Any host" (no hosts) is a grant the person spelled out, so any name and any public or private
-  address passes: other machines are what "network" means.
+- "Any host" (no hosts, or the entry `*`) is a grant the person spelled out, so any name and any
+  public or private address passes: other machines are what "network" means. Beside `*`, named
+  entries still match as above: the person who approves `curl http://127.0.0.1:8766/` once (any
+  host) has approved that address by name too (`("*", "127.0.0.1:8766")`, policy.py).
 - Never, unless the matching grant entry names the address itself (or `localhost`): the host's
   own services. Loopback, the unspecified address (connecting to 0.0.0.0 reaches the host), link
   local (169.254.169.254 hands out cloud credentials), multicast, and any address assigned to
@@ -30,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+#: The hosts entry that means "any other machine" beside named ones.
+ANY_HOST = "*"
 #: host, port -> the addresses to try, in order (injectable: tests point names at listeners).
 Resolver = Callable[[str, int], list[str]]
 #: address -> True when it is one of this machine's own (injectable for the same reason).
@@ -100,8 +104,9 @@ def decide(
     name = normal_host(host)
     if not name or not 0 < port < 65536:
         return Verdict(refusal="not a valid destination")
-    entry = matching_entry(hosts, name, port) if hosts else None
-    if hosts and entry is None:
+    named = tuple(h for h in hosts if h != ANY_HOST)
+    entry = matching_entry(named, name, port) if named else None
+    if entry is None and named and ANY_HOST not in hosts:
         return Verdict(refusal="not granted")
     ip = literal(name)
     if ip is not None:

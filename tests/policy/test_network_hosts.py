@@ -181,3 +181,23 @@ def test_the_dispatcher_hands_the_tool_the_host_limited_grant(ws: Path) -> None:
     _run(ws, policy, tool, Answers(pick), "curl -s https://github.com/one")
     _run(ws, policy, tool, Answers(), "curl -sSL https://github.com/two")
     assert tool.rooms == [GITHUB, GITHUB]
+
+
+def test_a_yes_to_a_command_naming_a_loopback_url_reaches_that_address(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    # Found in tmux: `curl http://127.0.0.1:8766/` approved once was refused by the proxy, since
+    # "any host" never reaches this machine's own addresses. The yes is to what the dialog shows.
+    v = make_policy().evaluate("bash", bash(ws, "curl -s http://127.0.0.1:8766/x", network=True))
+    assert v.action == "ask"
+    assert v.grant == Grant(network=True, hosts=("*", "127.0.0.1:8766"))
+
+
+def test_a_programs_any_host_scope_does_not_keep_the_address_one_call_named(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    policy = make_policy()
+    v = policy.evaluate("bash", bash(ws, "curl -s http://127.0.0.1:8766/x", network=True))
+    policy.grant_session(v.choose("command:curl"))
+    later = policy.evaluate("bash", bash(ws, "curl -s http://127.0.0.1:8766/y", network=True))
+    assert later.action == "allow" and later.grant == Grant(network=True, hosts=())

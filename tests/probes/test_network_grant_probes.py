@@ -92,6 +92,18 @@ def test_curl_to_another_port_is_refused_and_the_result_says_so(net: Net) -> Non
     assert f"network: refused 127.0.0.1:{net.quiet.port} (not granted)" in res.notes
 
 
+def test_an_approved_any_host_reaches_the_address_it_named_and_no_other_of_the_host(
+    net: Net,
+) -> None:
+    # The grant a yes gives to `curl http://127.0.0.1:PORT/` (policy: any_host_plus_named).
+    both = Grant(network=True, hosts=("*", f"127.0.0.1:{net.ok.port}"))
+    net.run(f"{CURL} http://127.0.0.1:{net.ok.port}/named", both)
+    res = net.run(f"{CURL} http://127.0.0.1:{net.quiet.port}/unnamed", both)
+    assert net.ok.lines == ["GET /named HTTP/1.1"]
+    assert not net.quiet.reached()
+    assert any(f"127.0.0.1:{net.quiet.port}" in n for n in res.notes)
+
+
 BYPASSES = {
     "proxy option at the other port": "{curl} -x http://127.0.0.1:{q} http://127.0.0.1:{q}/",
     "attached proxy option": "{curl} -xhttp://127.0.0.1:{q} http://127.0.0.1:{q}/",

@@ -102,3 +102,12 @@ def test_grant_entries_parse_hosts_ports_and_ipv6() -> None:
     assert parse_entry("github.com:443") == ("github.com", 443)
     assert parse_entry("[::1]:80") == ("::1", 80)
     assert parse_entry("::1") == ("::1", None)
+
+
+def test_any_host_beside_a_named_address_reaches_that_address_and_other_machines() -> None:
+    loop = _resolver({"github.com": ["140.82.121.4"]})
+    hosts = ("*", "127.0.0.1:8766")
+    assert decide(hosts, "127.0.0.1", 8766, loop, _not_mine).addresses == ("127.0.0.1",)
+    assert decide(hosts, "github.com", 443, loop, _not_mine).addresses == ("140.82.121.4",)
+    other = decide(hosts, "127.0.0.1", 8765, loop, _not_mine)  # not the one the person read
+    assert other.addresses == () and "host's own" in other.refusal
