@@ -95,9 +95,22 @@ def _grantable(room: Grant) -> bool:
     )
 
 
+def _stamp(store: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(store)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class LastingRules:
     """The person's lasting rules for one workspace. Reads and writes its store; the policy asks
-    it like the session grants (deny first)."""
+    it like the session grants (deny first).
+
+    Read at the moment of use: `cerveau rules --revoke` in another terminal left a running app
+    answering "always allowed" from the list it read at start (issue 33). `rules` stats the store
+    at each lookup and reads it again when its inode, size or times changed; every write is a
+    rename of a new file (a new inode), so a change is never missed for a same-second edit."""
 
     def __init__(
         self, workspace: Path, store: Path | None = None, key: bytes | None = None
@@ -105,7 +118,18 @@ class LastingRules:
         self.workspace = os.path.realpath(workspace)
         self.store = store or store_path()
         self._key = key if key is not None else load_key(create=True)
-        self.rules = [r for r in self._load() if r.workspace == self.workspace]
+        self._stamp: tuple[int, int, int, int] | None = None
+        self._rules: list[LastingRule] = []
+
+    @property
+    def rules(self) -> list[LastingRule]:
+        stamp = _stamp(self.store)
+        if stamp is None or stamp != self._stamp:
+            # Stat before read: a write landing in between changes the stamp again and the next
+            # lookup reads once more, never a newer stamp recorded over an older list.
+            self._rules = [r for r in self._load() if r.workspace == self.workspace]
+            self._stamp = stamp
+        return self._rules
 
     def _entries(self) -> list[object]:
         try:
@@ -197,7 +221,7 @@ class LastingRules:
             os.replace(tmp, self.store)
         except OSError:
             return False
-        self.rules = mine
+        self._rules, self._stamp = mine, None  # the next lookup stats the file it just wrote
         return True
 
 

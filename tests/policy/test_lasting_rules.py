@@ -185,3 +185,19 @@ def test_two_sessions_of_one_workspace_keep_both_rules(ws: Path, store: Path) ->
         "command:make",
         "command:git push",
     }
+
+
+def test_a_revoke_from_another_process_takes_effect_on_the_next_call(ws: Path, store: Path) -> None:
+    # Issue 33: `cerveau rules --revoke` in another terminal; the running app kept allowing.
+    running = _policy(ws, store)
+    _always(running, ws, "pytest -q")
+    assert running.evaluate("bash", bash(ws, "pytest tests/x.py")).action == "allow"
+    assert LastingRules(ws, store, KEY).revoke("command:pytest")  # the other process's instance
+    assert running.evaluate("bash", bash(ws, "pytest tests/x.py")).action == "ask"
+
+
+def test_a_rule_added_by_another_session_is_read_on_the_next_call(ws: Path, store: Path) -> None:
+    running = _policy(ws, store)
+    assert running.evaluate("bash", bash(ws, "make lint")).action == "ask"
+    assert LastingRules(ws, store, KEY).add("command:make", "`make`", "deny", Grant())
+    assert running.evaluate("bash", bash(ws, "make lint")).action == "deny"
