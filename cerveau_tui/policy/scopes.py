@@ -320,7 +320,8 @@ def _never_covers(atom: str, words: list[str], command: str) -> bool:
 
 
 def command_choices(command: str, need: Grant, shown: Callable[[Path], str]) -> list[Scope]:
-    """What "approve for session" could cover, narrowest first; the last is the default `a`."""
+    """What "approve for session" could cover, narrowest first; the second (the narrowest that a
+    next call could use: the program, or the program to its one host) is the default `a`."""
     room = ""
     if need.extra_writable:
         room = ", writing under " + ", ".join(shown(p) for p in need.extra_writable)

@@ -201,3 +201,19 @@ def test_a_programs_any_host_scope_does_not_keep_the_address_one_call_named(
     policy.grant_session(v.choose("command:curl"))
     later = policy.evaluate("bash", bash(ws, "curl -s http://127.0.0.1:8766/y", network=True))
     assert later.action == "allow" and later.grant == Grant(network=True, hosts=())
+
+
+def test_the_preselected_scope_for_a_command_to_one_host_is_that_host_only(
+    make_policy: PolicyFactory, ws: Path
+) -> None:
+    # Found in tmux (issue 33): `curl` to 127.0.0.1:8765 had "curl, any host", the widest, marked.
+    v = make_policy().evaluate(
+        "bash", bash(ws, "curl -s -m 3 http://127.0.0.1:8765/", network=True)
+    )
+    assert [k for k, _ in v.choices] == [
+        "exact:curl -s -m 3 http://127.0.0.1:8765/",
+        "command:curl@127.0.0.1:8765",
+        "command:curl",
+    ]
+    assert v.scope_key == "command:curl@127.0.0.1:8765"
+    assert v.scope == "commands starting with `curl` to 127.0.0.1:8765 only"
