@@ -157,7 +157,7 @@ def gate_info(settings: Settings) -> dict[str, Any]:
     `[done] gate` setting, and which check is in force (the written criteria win)."""
     from .adapters.registry import resolve_stack_for_run
 
-    stack = resolve_stack_for_run(settings.workspace, settings)
+    stack = resolve_stack_for_run(settings.workspace, settings, run=_proof(settings))
     criteria = [c.command for c in settings.done.criteria] if stack.source == "criteria" else []
     return {
         "stack": stack.adapter.name,
@@ -169,7 +169,21 @@ def gate_info(settings: Settings) -> dict[str, Any]:
         "criteria": criteria,
         "protected": list(stack.protected),
         "why": stack.why,
+        "origin": stack.origin,  # where the detected check was read: tox.ini, Makefile, ...
+        "cannot_run": stack.cannot_run,  # "No module named pytest": proved in the sandbox
     }
+
+
+def _proof(settings: Settings) -> Any:
+    """The runner a session's check would get, to prove the detected check runs there (issue 33:
+    doctor called a check "in use" that was "No module named pytest"); None without a sandbox."""
+    from .done.sandboxed import proof_runner
+    from .sandbox.select import select_runner
+
+    try:
+        return proof_runner(select_runner(settings), settings.workspace, settings.sandbox)
+    except Exception:  # noqa: BLE001 - doctor reports; a runner it cannot build proves nothing
+        return None
 
 
 def doctor(settings: Settings, *, as_json: bool) -> int:
@@ -246,6 +260,10 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
         say(f"  - index: {ix['state']} (built for trees of 5,000+ files)")
     g = info["gate"]
     detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
+    if g["detected"] and g.get("origin"):
+        detected += f" (from {g['origin']})"
+    if g.get("cannot_run"):
+        detected += f", which cannot run here: {g['cannot_run']}"
     in_force = g["command"] or ", ".join(g["criteria"]) or "none"
     for line in template_lines(info["template"]):
         say(line)

@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from .base import RunCommand, normalise, unique
+from .python_detect import project_check
 
 _SUMMARY = re.compile(r"^(FAILED|ERROR)\s+(\S+)")
 _E_LINE = re.compile(r"^E\s{2,}(.*\S)")
@@ -29,18 +30,45 @@ class PythonAdapter:
         return any(workspace.glob("*.py")) or any(workspace.glob("*/*.py"))
 
     def gate_command(self, workspace: Path) -> str | None:
-        """pytest when there are tests to run; None otherwise (a suite of nothing "passes", and a
-        gate that always passes would make every "done" look checked)."""
+        """What the project says it runs (python_detect.py: tox, nox, Makefile, pytest's
+        config, the suite's shape), else pytest, when there are tests to run; None otherwise (a
+        suite of nothing "passes", and a gate that always passes would make every "done" look
+        checked)."""
+        found = self._project_check(workspace)
+        return found[0] if found else None
+
+    def gate_source(self, workspace: Path) -> str:
+        """Where the detected command was read ("tox.ini", "Makefile", ...); "" for the default."""
+        found = self._project_check(workspace)
+        return found[1] if found else ""
+
+    @staticmethod
+    def _project_check(workspace: Path) -> tuple[str, str] | None:
         # Shallow on purpose: rglob would walk a venv of thousands of files to answer this.
         patterns = ("test_*.py", "*_test.py", "*/test_*.py", "*/*_test.py", "tests/*/test_*.py")
-        if not any(next(workspace.glob(pattern), None) for pattern in patterns):
+        files = [p for pattern in patterns for p in workspace.glob(pattern)]
+        files = [p for p in files if not set(p.relative_to(workspace).parts) & _SKIP_DIRS]
+        if not files:
             return None
         # The project's own environment when it has one: its pytest and its dependencies, not
         # whatever `python3` is first on PATH. Absolute, because the original-tests re-check
         # runs the same command in a scratch copy that leaves environments out.
         venv = workspace / ".venv" / "bin" / "python"
         python = shlex.quote(str(venv)) if venv.is_file() else "python3"
-        return f"{python} -m pytest -q"
+        found = project_check(workspace, sorted(files))
+        if found is None:
+            return f"{python} -m pytest -q", ""
+        return found.command(python), found.source
+
+    def proof_command(self, command: str) -> str | None:
+        """A quick command that fails the way `command` would if it cannot run at all in the
+        interpreter it names: `import pytest` for pytest (issue 33: as an ordinary user whose
+        python had no pytest, every check was "unmet, 0 errors"). unittest is in the standard
+        library: nothing to prove."""
+        words = shlex.split(command)
+        if len(words) >= 3 and words[1:3] == ["-m", "pytest"]:
+            return f"{shlex.quote(words[0])} -c 'import pytest'"
+        return None
 
     def protected_paths(self, workspace: Path) -> list[str]:
         """What measures the detected pytest gate: the tests, and the files that change what

@@ -10,10 +10,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .base import Adapter
+from .base import Adapter, RunCommand
 from .generic import GenericAdapter
 from .node import NodeAdapter
 from .python import PythonAdapter
+from .runnable import prove
 
 
 class AdapterRegistry:
@@ -54,6 +55,10 @@ class StackRun:
     # What measures the detected check (the tests for pytest), protected only when it is the
     # gate in force: without it, weakening the test is the shortest way to a green "done".
     protected: tuple[str, ...] = ()
+    # Why the detected check cannot run here ("No module named pytest"), when it was proved
+    # (`resolve_stack_for_run(..., run=)`); such a check is never offered nor put in force.
+    cannot_run: str = ""
+    origin: str = ""  # where the detected check was read ("tox.ini", "Makefile"; "" default)
 
     @property
     def in_use(self) -> bool:
@@ -62,11 +67,19 @@ class StackRun:
     @property
     def undecided(self) -> bool:
         """The person has not said whether to use the detected check (the TUI asks once)."""
-        return self.source == "none" and self.setting == "" and self.detected is not None
+        return (
+            self.source == "none"
+            and self.setting == ""
+            and self.detected is not None
+            and not self.cannot_run
+        )
 
 
 def resolve_stack_for_run(
-    workspace: Path, settings: Any, registry: AdapterRegistry | None = None
+    workspace: Path,
+    settings: Any,
+    registry: AdapterRegistry | None = None,
+    run: RunCommand | None = None,
 ) -> StackRun:
     """The seed's resolveStackForRun: detect the stack, ask its adapter for the usual check
     (`gate_command`), and decide which gate is in force from `[done]`.
@@ -74,6 +87,10 @@ def resolve_stack_for_run(
     Written criteria always win: a person who wrote the definition of done meant it. Undecided
     ("") means no gate: a check nobody agreed to would make a headless run refuse "done" on a
     suite the person knows is red for other reasons; the TUI asks instead.
+
+    `run`: the runner the check will use (the sandbox). Given, the detected check is first proved
+    runnable there (the adapter's `proof_command`, e.g. `import pytest`); one that cannot run is
+    neither offered nor put in force, and `why` says what is missing.
     """
     adapter = (registry or AdapterRegistry()).detect(workspace)
     try:
@@ -82,29 +99,40 @@ def resolve_stack_for_run(
         detected = None
     cfg = settings.done
     setting = (cfg.gate or "").strip()
+    origin = _call(adapter, "gate_source", workspace) if detected else ""
+    cannot = ""
+    would_use = cfg.enabled and not cfg.criteria and setting in ("", "auto", detected)
+    if detected is not None and run is not None and would_use:
+        proof = _call(adapter, "proof_command", detected)
+        cannot = prove(proof or None, run) or ""
 
-    def run(source: GateSource, command: str | None, why: str) -> StackRun:
-        return StackRun(adapter, detected, setting, source, command, why)
+    def run_(source: GateSource, command: str | None, why: str) -> StackRun:
+        return StackRun(adapter, detected, setting, source, command, why, (), cannot, origin)
 
+    if cannot:
+        return run_("none", None, f"the detected check `{detected}` cannot run here: {cannot}")
     if not cfg.enabled:
-        return run("none", None, "the done gate is disabled ([done] enabled = false)")
+        return run_("none", None, "the done gate is disabled ([done] enabled = false)")
     if cfg.criteria:
-        return run("criteria", None, "the [done] criteria written in the config are in force")
+        return run_("criteria", None, "the [done] criteria written in the config are in force")
     if setting == "off":
-        return run("none", None, "no gate: [done] gate = off")
+        return run_("none", None, "no gate: [done] gate = off")
     if setting == "auto":
         if detected is None:
-            return run("none", None, f"gate = auto, but no usual check is known for {adapter.name}")
-        found = run("detected", detected, f"the detected {adapter.name} check (gate = auto)")
+            return run_(
+                "none", None, f"gate = auto, but no usual check is known for {adapter.name}"
+            )
+        read = f" from {origin}" if origin else ""
+        found = run_("detected", detected, f"the detected {adapter.name} check{read} (gate = auto)")
         return replace(found, protected=_protected_by(adapter, workspace))
     if setting:
-        given = run("command", setting, "the command given as [done] gate")
+        given = run_("command", setting, "the command given as [done] gate")
         # The detected check saved by its text (the TUI's yes) measures what it always did.
         same = setting == detected
         return replace(given, protected=_protected_by(adapter, workspace)) if same else given
     if detected is None:
-        return run("none", None, f"no gate: nothing to check detected for {adapter.name}")
-    return run(
+        return run_("none", None, f"no gate: nothing to check detected for {adapter.name}")
+    return run_(
         "none", None,
         "undecided: the TUI asks once; `cerveau run` uses the detected check unless told"
     )  # fmt: skip
@@ -117,3 +145,13 @@ def _protected_by(adapter: Adapter, workspace: Path) -> tuple[str, ...]:
         return ()
     found = paths(workspace)
     return tuple(p for p in found if isinstance(p, str) and p) if isinstance(found, list) else ()
+
+
+def _call(adapter: Adapter, method: str, arg: Any) -> str:
+    # Optional on the seam: the Python adapter says where its check came from and how to prove it.
+    fn = getattr(adapter, method, None)
+    try:
+        found = fn(arg) if callable(fn) else None
+    except (OSError, ValueError):
+        return ""
+    return found if isinstance(found, str) else ""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..adapters.base import RunCommand
+from ..adapters.runnable import cannot_run
 from ..policy.glob import glob_match
 
 
@@ -137,8 +138,8 @@ def check(done_set: DoneSet, run: RunCommand, timeout: float | None = None) -> R
     """Run every criterion and report the states.
 
     A criterion with an empty command is unavailable: there is nothing to run. A criterion that
-    could not be started at all (the runner raised) is unavailable too, with the reason as its
-    output: a check that could not run is never "passed" and never "unmet". A timeout is unmet:
+    could not be started at all (the runner raised, its program or module is missing) is
+    unavailable too, with the reason as its output: a check that could not run is never "passed" and never "unmet". A timeout is unmet:
     a suite that now hangs is a failure the model caused and must hear about. `run` is injected
     so the gate stays testable and every criterion still goes through the sandbox.
     """
@@ -158,6 +159,13 @@ def check(done_set: DoneSet, run: RunCommand, timeout: float | None = None) -> R
         if code is None:
             report.states[c.name] = CriterionState.UNMET
             report.outputs[c.name] = f"{output}\n[timed out after {limit:g}s]".lstrip()
+            continue
+        cause = None if code == c.exit_code else cannot_run(c.command, code, output)
+        if cause:
+            # Issue 33: "No module named pytest" was counted "unmet, 0 errors" every turn: the
+            # model was sent back to fix a suite that never ran. Not run is unavailable.
+            report.states[c.name] = CriterionState.UNAVAILABLE
+            report.outputs[c.name] = f"cannot run: {cause}\n{output}"
             continue
         report.states[c.name] = CriterionState.MET if code == c.exit_code else CriterionState.UNMET
         report.outputs[c.name] = output

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .. import protocol as P
 from ..context.pack import estimate_tokens
-from .criteria import Report
+from .criteria import CriterionState, Report
 
 # pytest's short summary: `FAILED tests/t.py::test_a - AssertionError` / `ERROR tests/t.py`.
 _PYTEST_ID = re.compile(r"^(FAILED|ERROR)\s+([^\s(]\S*)")
@@ -171,6 +171,16 @@ def names_text(found: Findings) -> str:
     return ", ".join(named) + (f" and {more} more" if more > 0 and named else "")
 
 
+def unavailable_cause(report: Report) -> str:
+    """Why a check could not run ("cannot run: No module named pytest"), from the first
+    unavailable criterion's output; "" when every criterion ran."""
+    for name in report.names(CriterionState.UNAVAILABLE):
+        first = (report.outputs.get(name) or "").strip().splitlines()
+        if first:
+            return first[0][:200]
+    return ""
+
+
 def check_event(
     report: Report,
     errors: list[str],
@@ -183,6 +193,7 @@ def check_event(
 ) -> P.CheckPayload:
     """The `check` event: the report's states and error keys as before, and what issue 33's
     clients read (the command, one state word, the failing tests by name, red or green)."""
+    idle = check_state(report, stopped) == "unavailable"  # nothing ran: say why
     return P.CheckPayload(
         precheck=precheck,
         reused=reused,
@@ -195,6 +206,6 @@ def check_event(
         state=check_state(report, stopped),
         failing=[] if stopped else found.failing,
         failed=0 if stopped else found.failed,
-        cause="" if stopped else found.cause,
+        cause="" if stopped else found.cause or (unavailable_cause(report) if idle else ""),
         took_s=round(took_s, 2),
     )

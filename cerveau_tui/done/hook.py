@@ -40,7 +40,6 @@ from .messages import (
     gate_section,
     reenter_message,
     tried_calls,
-    undecided_notice,
 )
 from .near_green import NearGreen, Store, blob_store
 from .original import against_originals
@@ -88,9 +87,10 @@ class GateHook(Hook):
         self._said_no_gate = False
         self.reasoning = reasoning
         self._announce = False  # the gate changed mid-session: say so in the next reminder
-        # The detected check while the gate is undecided: said once, so "done" without a check
-        # is never a silent default (the failure issue 14 began with).
+        # Why no gate, said once: the detected check while undecided, so "done" without a check
+        # is never a silent default (issue 14); or why the detected check cannot run (issue 33).
         self.offer: str | None = None
+        self.cannot_run = ""  # why the detected check cannot run here (wire.py), "" when it can
         self.run = run
         self.adapters = adapters
         self.seal = seal if seal is not None else SealState()
@@ -259,7 +259,7 @@ class GateHook(Hook):
         bind_cancel(self.run, ctx.cancel)  # Esc Esc kills the check's process group
         if not self.done.criteria:
             if self.offer:
-                ctx.emit(P.NoticePayload(text=undecided_notice(self.offer)))
+                ctx.emit(P.NoticePayload(text=self.offer))
                 self.offer = None
             return None  # no gate (yet): the seal alone speaks for this turn
         if not self.enforced and not consents([c.command for c in self.done.criteria], ctx.ask):

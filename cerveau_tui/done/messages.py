@@ -95,3 +95,12 @@ def undecided_notice(command: str) -> str:
         f"no done gate: the detected check `{command}` is not in use until it is chosen "
         '([done] gate = "auto", or `cerveau run --gate auto`)'
     )
+
+
+def cannot_run_notice(command: str, cause: str) -> str:
+    """The detected check that was proved unable to run: said, never offered nor counted (issue
+    33: it "ran" every turn as "unmet, 0 errors" while it was "No module named pytest")."""
+    return (
+        f"no done gate: the detected check `{command}` cannot run here: {cause} "
+        "(install it where the check runs, or set [done] gate to a command that runs)"
+    )

@@ -63,6 +63,18 @@ def run_in_sandbox(
     return SandboxRun(sandbox, workspace, mode, output_cap)
 
 
+def proof_runner(
+    sandbox: Runner, workspace: Path, mode: str = "workspace-write"
+) -> SandboxRun | None:
+    """What proves the detected check can run (`import pytest`), in the interpreter the check
+    will get: the same sandbox. None when the sandbox is not enforced: `python3 -c 'import
+    pytest'` puts the workspace first on sys.path, so a pytest.py planted there would run with
+    the person's full rights before anyone said yes (the check itself asks first: `consents`)."""
+    if not getattr(sandbox, "enforced", False):
+        return None
+    return SandboxRun(sandbox, workspace, mode, 4000)
+
+
 def bind_cancel(run: RunCommand, cancel: threading.Event | None) -> None:
     """Let the turn's stop reach `run`'s processes, when it is one that can be stopped (an
     injected test double is a plain function and runs to its end)."""

@@ -17,6 +17,7 @@ from .criteria import DoneSet
 from .detected import gate_done_set
 from .hook import GateHook, ReasoningSwitch
 from .ladder import reasoning_switch
+from .messages import cannot_run_notice, undecided_notice
 from .near_green import Store
 from .seal import SealHook, SealState
 
@@ -51,8 +52,11 @@ def done_hooks(
         reasoning=switch,
         fingerprint=fingerprint,
     )
-    if stack is not None and stack.undecided and not done.criteria:
-        gate.offer = stack.detected
+    if stack is not None and stack.undecided and not done.criteria and stack.detected:
+        gate.offer = undecided_notice(stack.detected)
+    elif stack is not None and stack.cannot_run and stack.detected and not done.criteria:
+        gate.offer = cannot_run_notice(stack.detected, stack.cannot_run)
+        gate.cannot_run = stack.cannot_run  # the session offers no check that cannot run
     return [seal, gate]
 
 

@@ -194,7 +194,8 @@ def check_line(p: CheckPayload) -> Line | None:
             what = "unmet: " + ", ".join(p.unmet)
         return f"check failed ✗{took}: {what}{again}", "error"
     if p.state == "unavailable":
-        return f"check could not run: {p.command or ', '.join(p.states)}", "warning"
+        why = f" ({p.cause})" if p.cause else ""  # issue 33: "cannot run: No module named pytest"
+        return f"check could not run: {p.command or ', '.join(p.states)}{why}", "warning"
     return None
 
 

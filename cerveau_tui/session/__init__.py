@@ -124,6 +124,9 @@ class Session:
         `[done] gate` is undecided and no criteria are written; None otherwise."""
         from ..adapters.registry import resolve_stack_for_run
 
+        # Proved unable to run at wiring (issue 33): not offered; the gate's notice says why.
+        if any(getattr(h, "cannot_run", "") for h in self.engine.hooks):
+            return None
         stack = resolve_stack_for_run(self.settings.workspace, self.settings)
         return stack.detected if stack.undecided else None
 

@@ -64,9 +64,13 @@ def hooks(
     # with the written criteria or the gate resolved for this run (inert without either). They
     # share one SealState. `props` gives R2 the server's reasoning switch.
     from ..adapters.registry import resolve_stack_for_run
+    from ..done.sandboxed import proof_runner
     from ..done.wire import done_hooks
 
-    stack = resolve_stack_for_run(settings.workspace, settings)
+    # The detected check proved runnable where it will run (issue 33: "No module named pytest"
+    # was counted "unmet, 0 errors" every turn); one that cannot run is said, not offered.
+    proof = proof_runner(runner, settings.workspace, settings.sandbox)
+    stack = resolve_stack_for_run(settings.workspace, settings, run=proof)
     # The fingerprint: an unchanged tree is not tested again (done/memory.py); no wait for the
     # first walk (a pending digest never keys a verdict).
     hooks += done_hooks(

@@ -99,7 +99,7 @@ def test_doctor_json_names_the_detected_check_and_whether_it_is_in_use(tmp_path:
     gate = json.loads(proc.stdout)["gate"]
     assert "pytest" in gate["detected"] and gate["stack"] == "python"
     assert (gate["in_use"], gate["setting"]) == (False, "")
-    (ws / ".cerveau").mkdir()
+    (ws / ".cerveau").mkdir(exist_ok=True)  # made by the proof (sandboxed)
     (ws / ".cerveau" / "config.toml").write_text('[done]\ngate = "auto"\n')
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     gate = json.loads(proc.stdout)["gate"]
