@@ -10,7 +10,9 @@ from pathlib import Path
 
 from cerveau_tui.adapters.python import PythonAdapter
 
-UNITTEST_SUITE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+UNITTEST_SUITE = (
+    "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+)
 PYTEST_SUITE = "def test_a():\n    assert True\n"
 
 
