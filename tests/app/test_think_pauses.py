@@ -43,7 +43,10 @@ def _run(arming: Arming, clock: FakeClock, keys: list[Timed], counts: dict[str, 
             if arming.due():
                 arming.arm(arming.generation)
         clock.t = end
+        before = arming.proposed
         got = arming.press(k.stroke, k.stroke.key in DECISIVE)
+        # A key that begins a word is proposed at the press (issue 33), others held.
+        counts["proposed"] += arming.proposed is not None and before is None
         counts["held"] += not got
         replayed += got
     for _ in range(int(2.0 / TICK_S)):  # quiet after Enter

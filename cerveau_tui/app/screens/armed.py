@@ -187,14 +187,11 @@ class ArmedModal(ModalScreen[T]):
     def tick_arming(self) -> None:
         if not self.on_screen:
             return
-        waiting = self.arming.held
         stroke = self.arming.answer()
         if stroke is not None:
             self.show_keys()  # "y… confirming" goes; the answer then draws what follows it
             self._answer(stroke)
             return
-        if waiting is not None and self.arming.held is None:
-            self.show_keys()  # proposed: it began a word; "y again, alone" once drawn
         if not self.arming.due():
             return
         generation = self.arming.generation
@@ -246,15 +243,18 @@ class ArmedModal(ModalScreen[T]):
         armed = self.armed if armed is None else armed
         keys = self.query_one("#keys", Static)
         held, proposed = self.arming.held, self.arming.proposed
-        if not armed:
-            keys.update(Content(ARMING_TEXT))
-        elif held is not None:
+        # A held or proposed key is drawn from the press on, armed or not (after a proposal,
+        # only the same key again is held, and any other key types both either way).
+        waiting = held is not None or proposed is not None
+        if held is not None:
             keys.update(Content.assemble(held_line(held.key), "\n", self._keys_shown()))
         elif proposed is not None:
             keys.update(Content.assemble(proposed_line(proposed.key), "\n", self._keys_shown()))
+        elif not armed:
+            keys.update(Content(ARMING_TEXT))
         else:
             keys.update(self._keys_shown())
-        keys.set_class(not armed, "-arming")
+        keys.set_class(not armed and not waiting, "-arming")
         keys.set_class(armed and self._confirming is not None, "-confirm")
         self._real_keys_drawn = armed
 
@@ -288,7 +288,7 @@ class ArmedModal(ModalScreen[T]):
         if typed:
             self._cancel_confirm()
             self.show_keys()  # a key between "drawn" and "armed" puts "arming…" back
-        elif self.arming.held is not None:
+        elif self.arming.held is not None or self.arming.proposed is not None:
             self.show_keys()  # the key is seen to take at once; it lands ALONE_S later
         self._replay(typed)
 

@@ -9,7 +9,7 @@ and no window is long enough for someone who thinks for ten seconds. So where th
 decides, not the clock: a key pressed where the prompt's cursor follows a space or a new line,
 or into a prompt emptied after typing (a sentence was sent with Enter while the dialog was up),
 begins a word of what the person is typing, however long the quiet before or after it. It never
-answers on its own: standing alone it is PROPOSED ("y? ... y again, alone, answers"), and only
+answers on its own: it is PROPOSED from the press on ("y? ... y again, alone, answers"), and only
 the same key again, alone, answers; any other key makes both typing, in order. Prose does not
 type one letter twice with nothing between at a word's start.
 
@@ -85,7 +85,6 @@ class Arming:
         self._since = clock()
         self.held: Keystroke | None = None
         self._held_at = 0.0
-        self._held_starts_word = False
         #: A key that stood alone where a word begins: it answers only when pressed again, alone.
         self.proposed: Keystroke | None = None
 
@@ -134,10 +133,19 @@ class Arming:
         (for the prompt); a decisive key while armed is held."""
         now = self._clock()
         again = self.proposed is not None and stroke.key == self.proposed.key
-        if self.held is None and self.armed and decisive and (self.proposed is None or again):
-            self.held, self._held_at = stroke, now
+        # The same key again answers a proposal armed or not: the line on screen since the first
+        # press says "y again, alone, answers", and any other key types both either way.
+        if self.held is None and decisive and ((self.armed and self.proposed is None) or again):
             fresh = self.proposed is None and not confirming
-            self._held_starts_word = stroke.text and fresh and self.starts_word()
+            if stroke.text and fresh and self.starts_word():
+                # Proposed at once, not held first: held, it showed "y… confirming" for its
+                # quiet-after, then flipped to "y? you were typing" (issue 33). The state drawn
+                # at the press is the one that holds; another key within ALONE_S types both, as
+                # a held key's would.
+                self.proposed = stroke
+                self.restart()
+                return []
+            self.held, self._held_at = stroke, now
             recent = now - self._typed_at < TYPED_RECENTLY_S
             self._needed = self.after_typing_s if recent else self.alone_s
             return []
@@ -162,18 +170,12 @@ class Arming:
         return self._typed(typed, self._clock())
 
     def answer(self) -> Keystroke | None:
-        """The held key, once its quiet-after passed with no other key: the person's answer; or
-        None (a key that began a word is proposed instead: `proposed` is then set)."""
+        """The held key, once its quiet-after passed with no other key: the person's answer (a
+        key that began a word is never held: `press` proposed it)."""
         if self.held is None or self._clock() - self._held_at < self._needed - _EPS:
             return None
         stroke, self.held = self.held, None
-        if self.proposed is not None:  # the same key again, alone
-            self.proposed = None
-            return stroke
-        if self._held_starts_word:
-            self.proposed = stroke
-            self.restart()  # the second press answers what is drawn: "y? ... y again"
-            return None
+        self.proposed = None  # held after a proposal: the same key again, alone
         return stroke
 
     def due(self) -> bool:
