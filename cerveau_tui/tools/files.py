@@ -131,6 +131,21 @@ class ReadFile(Tool):
         return ToolResult(ok=True, output=text)
 
 
+GLOB_CHARACTERS = "*?["
+
+
+def refuse_glob_name(path: str) -> None:
+    """A path naming a pattern is not written. Found (issue 33): `write_file` given `test_*.py`
+    created a file literally named so, which every later glob and shell line then matched or
+    tripped on; the model meant a pattern, and nothing said the file was one name."""
+    hit = next((c for c in GLOB_CHARACTERS if c in path), None)
+    if hit is not None:
+        raise ToolError(
+            f"refused: `{path}` holds the glob character `{hit}`; write_file writes one file "
+            "by its exact name and takes no patterns (name the file, without `*`, `?` or `[`)"
+        )
+
+
 class WriteFile(Tool):
     name = "write_file"
     description = "Create or overwrite a file with the given content."
@@ -151,6 +166,7 @@ class WriteFile(Tool):
         return unified_diff(target.shown, old or "", args.content)
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        refuse_glob_name(args.path)
         t = locate(ctx.workspace, args.path)
         rel = t.shown
         refuse_state_write(t)

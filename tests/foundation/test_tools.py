@@ -317,3 +317,13 @@ def test_reading_the_harness_state_is_allowed(ctx, tmp_path):
     (tmp_path / ".cerveau").mkdir()
     (tmp_path / ".cerveau/config.toml").write_text("x = 1\n")
     assert run(ReadFile(), ctx, path=".cerveau/config.toml").output == "x = 1\n"
+
+
+@pytest.mark.parametrize("name", ["test_*.py", "a?.py", "t[12].py"])
+def test_write_file_refuses_a_name_with_a_glob_character_and_names_it(ctx, tmp_path, name):
+    # Issue 33: `write_file` accepted `test_*.py` and created a file literally named so.
+    with pytest.raises(ToolError) as refused:
+        run(WriteFile(), ctx, path=f"tests/{name}", content="x = 1\n")
+    char = next(c for c in "*?[" if c in name)
+    assert f"glob character `{char}`" in str(refused.value)
+    assert not (tmp_path / "tests").exists()
