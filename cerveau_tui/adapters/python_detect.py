@@ -171,7 +171,11 @@ def _nox(text: str) -> ProjectCheck | None:
                 continue
             if not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args):
                 continue
-            words = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            words = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
             found = parse_command(shlex.join(words)) if words else None
             if found is not None:
                 return ProjectCheck(found.runner, found.args, "noxfile.py")
