@@ -201,11 +201,13 @@ class Router:
                     card.show_result(payload)
             case ApprovalRequested():
                 chat.card_status(payload.call_id, CallStatus.WAITING)
+                status.approval_asked(payload.request_id)
                 self.approvals.ask(payload)
             case ApprovalResolved(call_id=call_id, decision=decision, request_id=request_id):
                 denied = decision.startswith("denied") or decision == "stopped"
                 chat.card_status(call_id, CallStatus.DENIED if denied else CallStatus.RUNNING)
                 self.approvals.drop(request_id)
+                status.approval_resolved(request_id)
                 if decision in GRANTING and payload.scope:  # the policy's words
                     self.header.grant(grant_shown(payload.scope, decision == "approved_always"))
             case UsagePayload():

@@ -52,6 +52,8 @@ class StatusState:
     # The done check running now (check_started until its check): its command and start.
     check_command: str = ""
     check_started: float | None = None
+    # Approval dialogs open now (request ids): a `!cmd` waiting on one said "ready" (issue 33).
+    waiting: set[str] = field(default_factory=set)
 
 
 #: One frame per quarter second of the round: the spinner moves because time passed, never
@@ -144,6 +146,9 @@ def status_parts(s: StatusState, now: float | None = None) -> list[Part]:
         took = now - started
         frame = SPINNER[int(max(0.0, took) * 4) % len(SPINNER)]
         parts.append(Part(f"{frame} running {elapsed_text(took)}", phase_style))
+    elif s.waiting:
+        # Outside a turn (the person's `!cmd`) nothing else says a dialog holds things up.
+        parts.append(Part("waiting for your answer", "$text-warning", "waiting for you"))
     else:
         parts.append(Part(s.phase, phase_style))
     if s.enforced is False:
@@ -270,6 +275,14 @@ class StatusBar(Static):
 
     def check_ended(self) -> None:
         self.state.check_command, self.state.check_started = "", None
+        self.refresh_state()
+
+    def approval_asked(self, request_id: str) -> None:
+        self.state.waiting.add(request_id)
+        self.refresh_state()
+
+    def approval_resolved(self, request_id: str) -> None:
+        self.state.waiting.discard(request_id)
         self.refresh_state()
 
     def tool_running(self, name: str) -> None:
