@@ -63,6 +63,9 @@ class Dispatcher:
         self.tool_context = tool_context
         self.undo_log = undo_log
         self.sleep = sleep  # injected: a test of the transient retry should not wait
+        #: What a call stopped at its dialog (Esc) says. The person's own `!cmd` runs outside
+        #: any turn, and "the person stopped the turn" was untrue there (issue 33).
+        self.stop_words = "denied: the person stopped the turn"
 
     def verdict(self, ex: ToolExecution) -> Verdict | None:
         if self.judge is None or ex.declared is None:
@@ -137,9 +140,7 @@ class Dispatcher:
             decision = self._ask(ex, verdict)
             if decision.decision == "stopped":
                 ex.stop = True
-                return ex.finish(
-                    ToolResult(False, "denied: the person stopped the turn"), CallStatus.DENIED
-                )
+                return ex.finish(ToolResult(False, self.stop_words), CallStatus.DENIED)
             if not decision.approved:
                 return ex.finish(ToolResult(False, _denial_text(decision)), CallStatus.DENIED)
             ex.verdict = verdict = self._granted(verdict, decision)
@@ -239,7 +240,8 @@ class Dispatcher:
                 # Said as what it is: the person refused the room (found: a denied `!cmd`
                 # showed as "failed" with only the sandbox's error).
                 ex.stop = ex.stop or decision.decision == "stopped"
-                result.output = f"{_denial_text(decision)} (asked: {retry.reason})\n{result.output}"
+                said = self.stop_words if decision.decision == "stopped" else _denial_text(decision)
+                result.output = f"{said} (asked: {retry.reason})\n{result.output}"
                 return ex.finish(result, CallStatus.DENIED)
         return ex.finish(result, CallStatus.DONE if result.ok else CallStatus.FAILED)
 
