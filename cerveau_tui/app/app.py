@@ -28,6 +28,7 @@ from ..loop.approver import BusApprover
 from .approvals import Approvals
 from .attention import Attention, terminal_writer
 from .bridge import Bridge
+from .farewell import continue_line
 from .keys import SCROLL_BINDINGS, Keyboard, is_typing
 from .layout import main_layout
 from .messages import Item, JobDone, SessionReady, Wake
@@ -406,5 +407,9 @@ def run_app(
         handle_signals=True,
     )
     code = app.run()
+    session = app.runner.session if app.runner is not None else None
     app.stop_session()
+    line = continue_line(session, Path.cwd())
+    if line is not None:
+        print(line)
     return int(code or 0)
