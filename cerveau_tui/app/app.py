@@ -28,7 +28,7 @@ from ..loop.approver import BusApprover
 from .approvals import Approvals
 from .attention import Attention, terminal_writer
 from .bridge import Bridge
-from .farewell import continue_line
+from .farewell import say_how_to_continue
 from .keys import SCROLL_BINDINGS, Keyboard, is_typing
 from .layout import main_layout
 from .messages import Item, JobDone, SessionReady, Wake
@@ -409,7 +409,5 @@ def run_app(
     code = app.run()
     session = app.runner.session if app.runner is not None else None
     app.stop_session()
-    line = continue_line(session, Path.cwd())
-    if line is not None:
-        print(line)
+    say_how_to_continue(session)
     return int(code or 0)

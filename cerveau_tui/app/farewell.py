@@ -35,3 +35,10 @@ def continue_line(session: Any, cwd: Path) -> str | None:
         f"cerveau: to continue this session: cerveau{where} --continue "
         f"(or cerveau{where} --resume {log.session_id})"
     )
+
+
+def say_how_to_continue(session: Any) -> None:
+    """Printed after the app left the terminal (the screen it drew is gone by then)."""
+    line = continue_line(session, Path.cwd())
+    if line is not None:
+        print(line)

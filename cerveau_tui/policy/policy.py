@@ -350,8 +350,7 @@ class Policy:
         """(scope, key, every choice narrowest first): what "approve for session" covers."""
         if command is not None:
             options = command_choices(command, need, self.boundary.show)
-            # Preselected: the narrowest scope wider than "exactly" (found in tmux: `curl` to
-            # 127.0.0.1:8765 had "curl, any host" marked, the widest, though narrowest comes first).
+            # The narrowest past "exactly" (found: `curl` to one host had "any host" preselected).
             default = options[min(1, len(options) - 1)]
             return default.label, default.key, tuple((o.key, o.label) for o in options)
         scope, key = self._file_scope(tool, writes, reads, bool(asks and not crossings))
