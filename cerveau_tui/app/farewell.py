@@ -25,8 +25,8 @@ def continue_line(session: Any, cwd: Path) -> str | None:
     log = getattr(session, "log", None) if session is not None else None
     if log is None:
         return None
-    history = session.engine.loop_state.history
-    if not any(m.origin in SAID for m in history):
+    history = session.engine.loop_state.history  # a History: its typed messages, not wire
+    if not any(m.origin in SAID for m in history.messages):
         return None
     workspace = Path(session.settings.workspace)
     where = "" if workspace.resolve() == cwd.resolve() else f" -w {shlex.quote(str(workspace))}"

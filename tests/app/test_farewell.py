@@ -9,14 +9,17 @@ from typing import Any
 
 from cerveau_tui.app.farewell import continue_line
 from cerveau_tui.cli import build_parser
-from cerveau_tui.history import Message, Origin
+from cerveau_tui.history import History, Message, Origin
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+from .helpers import engine_app, wait_until
 
 
 def _session(workspace: Path, *messages: Message) -> Any:
     return SimpleNamespace(
         log=SimpleNamespace(session_id="20261204-223610-ab12"),
         settings=SimpleNamespace(workspace=workspace),
-        engine=SimpleNamespace(loop_state=SimpleNamespace(history=list(messages))),
+        engine=SimpleNamespace(loop_state=SimpleNamespace(history=History(messages))),
     )
 
 
@@ -42,3 +45,18 @@ def test_the_flags_the_line_names_are_the_clis() -> None:
     assert parser.parse_args(["--continue"]).resume == "last"
     assert parser.parse_args(["--resume", "20261204-223610-ab12"]).resume == "20261204-223610-ab12"
     assert parser.parse_args(["-w", "/tmp", "--continue"]).workspace == Path("/tmp")
+
+
+async def test_the_line_is_read_from_a_real_session_after_a_bang_command(tmp_path: Path) -> None:
+    # Found in tmux: the engine's history iterates wire dicts; the line must read the session
+    # the app really holds (it crashed the quit with an AttributeError).
+    with ScriptedServer({"responses": [{"content": "unused"}]}) as srv:
+        app, rec = engine_app(tmp_path, srv.url)
+        async with app.run_test() as pilot:
+            assert await wait_until(pilot, lambda: app.runner.session is not None)
+            await pilot.press(*"!echo hi", "enter")
+            assert await wait_until(pilot, lambda: bool(rec.of("tool_result")) and not app.busy)
+            session = app.runner.session
+            line = continue_line(session, app.settings.workspace)
+            await pilot.press("ctrl+q")
+    assert line is not None and f"--resume {session.log.session_id}" in line
