@@ -263,9 +263,11 @@ class Engine:
             self.events.result(done, output)
             if self.plan is not None:
                 self.plan.publish(self.bus)  # the person's command may have written a step's file
-            self.loop_state.history.append(
-                Message.user(f"I ran `{command}` myself:\n{output}", Origin.SHELL)
+            # Stopped at its dialog, "I ran it" was untrue (the output said "not run").
+            said = (
+                f"I stopped `{command}` at its dialog" if done.stop else f"I ran `{command}` myself"
             )
+            self.loop_state.history.append(Message.user(f"{said}:\n{output}", Origin.SHELL))
             return output
 
     def undo(self) -> UndoResult | None:

@@ -73,3 +73,19 @@ async def test_esc_on_a_bang_dialog_says_the_command_was_not_run(tmp_path: Path)
     shown = " ".join(cards) + " " + str(result)
     assert "stopped the turn" not in shown
     assert "not run" in str(result.get("output", ""))
+
+
+async def test_a_bang_command_stopped_at_its_dialog_is_not_told_to_the_model_as_run(
+    tmp_path: Path,
+) -> None:
+    told: list[str] = []
+
+    async def stop(pilot: Any, app: Any, clock: FakeClock) -> None:
+        await press_alone(pilot, clock, "escape")
+        assert await wait_until(pilot, lambda: not app.busy)
+        history = app.runner.session.engine.loop_state.history
+        assert await wait_until(pilot, lambda: len(history) > 0)
+        told.append(history.messages[-1].content)
+
+    await _bang_outside(tmp_path, stop)
+    assert told[0].startswith("I stopped `touch ") and "I ran" not in told[0]
