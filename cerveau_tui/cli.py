@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -208,9 +209,42 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Where a `--server` URL that holds a credential travels instead of the command line.
+HIDDEN_SERVER = "CERVEAU_SERVER_FROM_ARGV"
+
+
+def _credential_off_the_command_line(argv: list[str]) -> None:
+    """Restart without a credential on our own command line. Found by the credential probe: under
+    Landlock (no PID namespace) a command's `cat /proc/*/cmdline` read the harness's own
+    `--server http://alice:PASSWORD@...`; cmdline is readable by every process of the user, the
+    environment is not (a ptrace check, which Landlock refuses across its domain)."""
+    from .redact import redact_url
+
+    for i, word in enumerate(argv):
+        if word == "--":
+            return
+        if word == "--server" and i + 1 < len(argv):
+            url, rest = argv[i + 1], argv[:i] + argv[i + 2 :]
+        elif word.startswith("--server="):
+            url, rest = word.split("=", 1)[1], argv[:i] + argv[i + 1 :]
+        else:
+            continue
+        if redact_url(url) == url:
+            return
+        from . import host_process
+
+        env = {**os.environ, HIDDEN_SERVER: url}
+        host_process.replace_self(host_process.python_argv("cerveau_tui", *rest), env)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        _credential_off_the_command_line(sys.argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    hidden = os.environ.pop(HIDDEN_SERVER, None)
+    if hidden and hasattr(args, "server") and args.server is None:
+        args.server = hidden
     try:
         if args.cmd == "sessions":
             from .session.listing import sessions_command

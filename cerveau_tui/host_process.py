@@ -35,7 +35,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 # Re-exported so no other module needs `subprocess` (the contract test forbids importing it).
 Popen = subprocess.Popen
@@ -186,6 +186,17 @@ def python_argv(
     if isinstance(target, Path):
         return [exe, *flags, str(target), *args]
     return [exe, *flags, "-c", _BOOT, _import_path(), target, *args]
+
+
+def replace_self(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
+    """Become `argv` (execve), keeping our pid, descriptors and working directory: the harness
+    restarting itself with something taken off its own command line (cli.py: a credential in
+    `--server`, since any process of the same user reads /proc/PID/cmdline, a sandboxed command
+    under Landlock included). Not a way to start another program: the contract test allows it
+    here only."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], list(argv), dict(env))
 
 
 def which(name: str) -> str | None:

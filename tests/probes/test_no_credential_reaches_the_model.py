@@ -33,8 +33,14 @@ def _with_password(url: str) -> str:
 
 def _run(box: Box) -> tuple[int, list[dict[str, Any]], str, list[dict[str, Any]]]:
     # The attacker's reading: everything of the session a command can see, then said back.
-    # The argv of the harness itself holds the --server URL: no other process is visible.
-    look = "find .cerveau -type f -exec cat {} + 2>/dev/null; env; cat /proc/[0-9]*/cmdline"
+    # Every visible process's argv, the harness's own among them (under Landlock, no PID
+    # namespace): a grep for the userinfo, not a `cat` whose output the cap could cut before the
+    # harness's pid (the probe passed or failed by the order of /proc). `ali[c]e` so the grep's own
+    # argv does not match itself.
+    look = (
+        "find .cerveau -type f -exec cat {} + 2>/dev/null; env; "
+        "grep -a -o -h 'ali[c]e:[^@]*@' /proc/[0-9]*/cmdline"
+    )
     script = {"responses": [reply(call("bash", command=look)), {"content": "done."}]}
     with ScriptedServer(script) as srv:
         code, events, err = run_cli(
