@@ -42,6 +42,7 @@ class ApprovalRequest:
     # Every scope the person could choose, (scope_key, scope) narrowest first; `scope` is one.
     choices: list[tuple[str, str]] = field(default_factory=list)
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:10])
+    outside_turn: bool = False  # the person's own `!cmd`: no turn to stop
 
 
 @dataclass
@@ -137,6 +138,7 @@ class BusApprover:
                 scope=req.scope,
                 choices=[list(c) for c in req.choices],
                 timeout_s=self.timeout_s,
+                outside_turn=req.outside_turn,
             ),
         )
         with self._cond:

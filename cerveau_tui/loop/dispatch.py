@@ -63,9 +63,14 @@ class Dispatcher:
         self.tool_context = tool_context
         self.undo_log = undo_log
         self.sleep = sleep  # injected: a test of the transient retry should not wait
-        #: What a call stopped at its dialog (Esc) says. The person's own `!cmd` runs outside
-        #: any turn, and "the person stopped the turn" was untrue there (issue 33).
-        self.stop_words = "denied: the person stopped the turn"
+        #: The person's own `!cmd` (Engine.exec): its dialog's Esc stops no turn, and "the
+        #: person stopped the turn" was untrue there (issue 33).
+        self.outside_turn = False
+
+    def _stopped_text(self) -> str:
+        if self.outside_turn:
+            return "not run: you pressed Esc at its dialog (no turn was running)"
+        return "denied: the person stopped the turn"
 
     def verdict(self, ex: ToolExecution) -> Verdict | None:
         if self.judge is None or ex.declared is None:
@@ -140,7 +145,7 @@ class Dispatcher:
             decision = self._ask(ex, verdict)
             if decision.decision == "stopped":
                 ex.stop = True
-                return ex.finish(ToolResult(False, self.stop_words), CallStatus.DENIED)
+                return ex.finish(ToolResult(False, self._stopped_text()), CallStatus.DENIED)
             if not decision.approved:
                 return ex.finish(ToolResult(False, _denial_text(decision)), CallStatus.DENIED)
             ex.verdict = verdict = self._granted(verdict, decision)
@@ -189,6 +194,7 @@ class Dispatcher:
             diff=self._preview(ex),
             scope=verdict.scope,
             choices=list(verdict.choices),
+            outside_turn=self.outside_turn,
         )
         self.events.status(ex, CallStatus.WAITING)
         decision = self.approver.approve(req)
@@ -240,7 +246,11 @@ class Dispatcher:
                 # Said as what it is: the person refused the room (found: a denied `!cmd`
                 # showed as "failed" with only the sandbox's error).
                 ex.stop = ex.stop or decision.decision == "stopped"
-                said = self.stop_words if decision.decision == "stopped" else _denial_text(decision)
+                said = (
+                    self._stopped_text()
+                    if decision.decision == "stopped"
+                    else _denial_text(decision)
+                )
                 result.output = f"{said} (asked: {retry.reason})\n{result.output}"
                 return ex.finish(result, CallStatus.DENIED)
         return ex.finish(result, CallStatus.DONE if result.ok else CallStatus.FAILED)

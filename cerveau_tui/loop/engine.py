@@ -256,7 +256,7 @@ class Engine:
             ex.declared = tool.declare(args, self.tool_context())
             self.events.call(ex, via="person")
             dispatcher = self._dispatcher(self.registry)
-            dispatcher.stop_words = "not run: you pressed Esc at its dialog (no turn was running)"
+            dispatcher.outside_turn = True
             ex.verdict = dispatcher.verdict(ex)
             done = dispatcher.run_one(ex)
             output = done.result.output if done.result is not None else ""

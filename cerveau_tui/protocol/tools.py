@@ -72,6 +72,8 @@ class ApprovalRequested(Payload):
     # Every scope the person could choose, [scope_key, scope] narrowest first; `scope` is one.
     choices: list[list[str]] = Field(default_factory=list)
     timeout_s: float = 0.0
+    # The person's own `!cmd`, outside any turn: Esc leaves it not run, it stops no turn.
+    outside_turn: bool = False
 
 
 class ApprovalResolved(Payload):

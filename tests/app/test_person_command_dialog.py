@@ -89,3 +89,17 @@ async def test_a_bang_command_stopped_at_its_dialog_is_not_told_to_the_model_as_
 
     await _bang_outside(tmp_path, stop)
     assert told[0].startswith("I stopped `touch ") and "I ran" not in told[0]
+
+
+async def test_a_bang_dialog_says_esc_leaves_it_not_run_not_that_it_stops_a_turn(
+    tmp_path: Path,
+) -> None:
+    keys: list[str] = []
+
+    async def look(pilot: Any, app: Any, clock: FakeClock) -> None:
+        screen = await arm(pilot, clock)
+        keys.append(str(screen.query_one("#keys").render()))
+        await press_alone(pilot, clock, "escape")
+
+    await _bang_outside(tmp_path, look)
+    assert "deny, not run" in keys[0] and "stop the turn" not in keys[0]

@@ -208,7 +208,8 @@ class ApprovalScreen(ArmedModal[None]):
         ):
             return
         if decision == "stopped" and not reason:
-            reason = "the person stopped the turn"
+            outside = bool(head.get("outside_turn"))
+            reason = "not run: stopped at its dialog" if outside else "the person stopped the turn"
         if decision == "denied_always" and not reason:
             reason = f"the person never allows this here ({scope})"
         self._finish(
@@ -289,7 +290,8 @@ class ApprovalScreen(ArmedModal[None]):
         self._show_countdown()
 
     def keys_content(self) -> Content:
-        return keys_content(self.choices(), self.chosen())
+        head = self.current or {}
+        return keys_content(self.choices(), self.chosen(), bool(head.get("outside_turn")))
 
     def countdown_text(self) -> str:
         left = self.seconds_left()

@@ -58,7 +58,7 @@ def default_scope(head: dict[str, Any]) -> str:
     return str(head.get("scope") or head.get("summary") or "this request")
 
 
-def keys_content(choices: ScopeChoices, chosen: int) -> Content:
+def keys_content(choices: ScopeChoices, chosen: int, outside_turn: bool = False) -> Content:
     """The dialog's keys: the one-call answers, then the broad ones for the chosen scope. Short
     lines: at 80 columns the dialog has 66 for them, and a key cut from its meaning misleads."""
     scope = choices.label(chosen)
@@ -66,7 +66,8 @@ def keys_content(choices: ScopeChoices, chosen: int) -> Content:
         ("n", _KEY),
         " deny (type a reason, then Enter)    ",
         ("Esc", _KEY),
-        " deny and stop the turn",
+        # The person's own `!cmd` runs outside any turn: there is none to stop (issue 33).
+        " deny, not run" if outside_turn else " deny and stop the turn",
     )
     if not choices.several:
         return Content.assemble(
