@@ -153,3 +153,20 @@ def box(request: pytest.FixtureRequest) -> Any:
     (ws / "notes.txt").write_text("hello\n")
     yield Box(root, ws, out, home, request.param)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def ordinary_user(name: str = "cerveau-probe", home: Path | None = None) -> str | None:
+    """An ordinary user for the probes that must hold for people who are not root (`useradd`,
+    then `runuser -u`); None when this run cannot make one (not root, no runuser)."""
+    import pwd
+
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        return None
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        extra = ["-d", str(home)] if home is not None else []
+        made = subprocess.run(["useradd", "-M", *extra, "-s", "/bin/sh", name], capture_output=True)
+        if made.returncode:
+            return None
+    return name

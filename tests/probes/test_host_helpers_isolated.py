@@ -26,6 +26,8 @@ import pytest
 
 from cerveau_tui import host_process
 
+from .conftest import ordinary_user
+
 #: Module names the helpers (or the interpreter starting them) import; `os` is frozen in 3.11
 #: and cannot be shadowed, planted anyway as the one the brief names.
 SHADOWS = (
@@ -235,20 +237,8 @@ def test_a_helper_environment_holds_only_the_allow_list(room: tuple[Path, Path, 
 # -- as an ordinary user ----------------------------------------------------------------------
 
 
-def _ordinary_user() -> str | None:
-    name = "cerveau-probe"
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        return None
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        if subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], capture_output=True).returncode:
-            return None
-    return name
-
-
 def test_as_an_ordinary_user_the_watchdog_runs_no_planted_code() -> None:
-    user = _ordinary_user()
+    user = ordinary_user()
     if user is None:
         pytest.skip("needs root and runuser to make an ordinary user")
     # The ordinary user cannot enter root's home (where this interpreter may live): the system

@@ -24,6 +24,8 @@ from cerveau_tui.sandbox.netproxy import NetProxy
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.testing.listeners import Datagrams, Listener, Quiet
 
+from .conftest import ordinary_user
+
 BACKENDS = [
     *(["bubblewrap"] if find_bwrap() else []),
     *(["landlock"] if landlock_abi() >= 4 else []),
@@ -193,21 +195,9 @@ def test_any_host_does_not_open_the_hosts_loopback(net: Net) -> None:
 # -- as an ordinary user ----------------------------------------------------------------------------
 
 
-def _ordinary_user() -> str | None:
-    name = "cerveau-probe"
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        return None
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        if subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], capture_output=True).returncode:
-            return None
-    return name
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_as_an_ordinary_user_only_the_granted_host_is_reached(backend: str) -> None:
-    user = _ordinary_user()
+    user = ordinary_user()
     system_py = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
     if user is None or not system_py.exists():
         pytest.skip("needs root, runuser and the system Python of this version")

@@ -23,7 +23,7 @@ import pytest
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 
-from .conftest import SECRET, Box, call, reply
+from .conftest import SECRET, Box, call, ordinary_user, reply
 
 BACKENDS = [
     *(["bubblewrap"] if find_bwrap() else []),
@@ -352,21 +352,9 @@ def test_only_allowed_socket_families_open(backend: str, ws: Path) -> None:
 # -- as an ordinary user ----------------------------------------------------------------------------
 
 
-def _ordinary_user() -> str | None:
-    name = "cerveau-probe"
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        return None
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        if subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], capture_output=True).returncode:
-            return None
-    return name
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_as_an_ordinary_user_a_home_secret_and_the_host_stay_out_of_reach(backend: str) -> None:
-    user = _ordinary_user()
+    user = ordinary_user()
     if user is None:
         pytest.skip("needs root and runuser to make an ordinary user")
     # The ordinary user cannot enter root's home (where this interpreter may live): the system

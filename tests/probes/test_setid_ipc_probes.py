@@ -34,6 +34,8 @@ from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 from cerveau_tui.sandbox.setid import SETID_BITS
 
+from .conftest import ordinary_user
+
 BACKENDS = [
     *(["bubblewrap"] if find_bwrap() else []),
     *(["landlock"] if landlock_abi() > 0 else []),
@@ -61,14 +63,7 @@ print(json.dumps({"exit_code": res.exit_code, "output": res.output, "notes": res
 
 
 def _ordinary_user() -> str | None:
-    if os.geteuid() != 0 or shutil.which("runuser") is None or not SYSTEM_PY.exists():
-        return None
-    try:
-        pwd.getpwnam(USER)
-    except KeyError:
-        if subprocess.run(["useradd", "-M", "-s", "/bin/sh", USER], capture_output=True).returncode:
-            return None
-    return USER
+    return ordinary_user(USER) if SYSTEM_PY.exists() else None
 
 
 @dataclass

@@ -20,6 +20,8 @@ import pytest
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
+from .conftest import ordinary_user
+
 CHECKOUT = Path(__file__).resolve().parents[2]
 NOWHERE = "http://127.0.0.1:9"  # refused before any request: nothing must answer
 
@@ -112,18 +114,7 @@ USER_HOME = Path("/var/tmp/cerveau-private-home")
 
 
 def _ordinary_user() -> str | None:
-    name = "cerveau-private"
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        return None
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        made = subprocess.run(
-            ["useradd", "-M", "-d", str(USER_HOME), "-s", "/bin/sh", name], capture_output=True
-        )
-        if made.returncode:
-            return None
-    return name
+    return ordinary_user("cerveau-private", home=USER_HOME)
 
 
 def _as_user(user: str, ws: Path, url: str) -> subprocess.CompletedProcess[str]:
