@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from .constrained import ActionProgress
+from .constrained import ActionProgress, AnswerStream
 from .sse import StreamAssembler
 from .types import Completion, Delta, ErrorClass, ProviderError
 
@@ -87,6 +87,19 @@ def quiet_error(
         ErrorClass.DEADLINE,
         partial=partial,
     )
+
+
+def shown_delta(
+    delta: Delta, asm: StreamAssembler, answer: AnswerStream | None, action: ActionProgress | None
+) -> Delta:
+    """What the person sees of one chunk: the text, and where the reply stands. Constrained,
+    the action is one JSON text: an answer's characters are shown, a tool call's progress."""
+    shown = asm.progress(Delta(content=delta.content, reasoning=delta.reasoning))
+    if answer is not None and action is not None:
+        action.feed(delta.content)
+        shown.content = answer.feed(delta.content)
+        shown.tool_name, shown.tool_chars, shown.tool_head = action.name, action.chars, action.head
+    return shown
 
 
 def quiet_reporter(

@@ -5,12 +5,12 @@ Sync httpx: the engine runs each turn on a worker thread, so blocking here block
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import threading
 import time
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any
 from urllib.parse import urlparse
 
@@ -20,7 +20,16 @@ from ..stack.keys import headers_for as server_headers
 from . import constrained
 from .errors import backoff_delay, classify_error, describe, public_url
 from .extras import ServerExtras
-from .liveness import Deadline, QuietWatch, last_said, quiet_error, quiet_reporter, server_name
+from .hangup import Hangup
+from .liveness import (
+    Deadline,
+    QuietWatch,
+    last_said,
+    quiet_error,
+    quiet_reporter,
+    server_name,
+    shown_delta,
+)
 from .props import props_from
 from .reading import (
     PLAIN,
@@ -104,6 +113,8 @@ class LlamaProvider:
             # A proxy from HTTP_PROXY must never sit between us and a server on this machine.
             trust_env=not _is_loopback(self.base_url),
             headers=server_headers(self.base_url),  # our own server's key (stack/keys.py)
+            # A connection per request: Hangup learns each call's socket as it connects.
+            limits=httpx.Limits(max_keepalive_connections=0),
         )
         self._extras = ServerExtras(self._client, self._deadline)
         # "Stop thinking" through the server where it can (reasoning_control.py).
@@ -244,8 +255,10 @@ class LlamaProvider:
         # Tokens past the cap (with room for each call's header fragment) are not progress: a
         # server ignoring the cap is then bounded by the window, as well as by the byte caps.
         cap = int(body.get("max_tokens") or 0) + self.limits.max_tool_calls
+        hangup = Hangup(cancel)  # a stop shuts the connection, however silent the server is
+        headers = {**PLAIN, **self._session_headers()}
         request = self._client.build_request(
-            "POST", "/v1/chat/completions", json=body, headers={**PLAIN, **self._session_headers()}
+            "POST", "/v1/chat/completions", json=body, headers=headers, extensions=hangup.extensions
         )
         asm.prompt_cap = len(request.content)
         via = via or ("constrained" if "response_format" in body else "native")
@@ -256,7 +269,7 @@ class LlamaProvider:
         if cancel is not None and cancel.is_set():
             raise ProviderError("cancelled before the request was sent", ErrorClass.CANCELLED)
         try:
-            with watch, contextlib.closing(self._client.send(request, stream=True)) as r:
+            with watch, hangup.watching(), closing(self._client.send(request, stream=True)) as r:
                 if r.status_code != 200:
                     raise status_error(r, self.limits.max_error_bytes, deadline, self._public_url)
                 encoding = r.headers.get("content-encoding", "identity").strip().lower()
@@ -284,7 +297,7 @@ class LlamaProvider:
                         if asm.advanced and asm.generated <= cap:
                             watch.progressed()
                         if asm.moved and on_delta is not None:
-                            on_delta(self._shown(delta or Delta(), asm, answer, action))
+                            on_delta(shown_delta(delta or Delta(), asm, answer, action))
         except Cancelled as exc:
             raise ProviderError(
                 "cancelled", ErrorClass.CANCELLED, partial=self._finish(asm, via, partial=True)
@@ -319,26 +332,6 @@ class LlamaProvider:
         if not saw_done:
             raise self._bad_stream("the stream ended without [DONE]", asm, via)
         return self._finish(asm, via)
-
-    @staticmethod
-    def _shown(
-        delta: Delta,
-        asm: StreamAssembler,
-        answer: constrained.AnswerStream | None,
-        action: constrained.ActionProgress | None,
-    ) -> Delta:
-        """What the person sees of one chunk: the text, and where the reply stands. Constrained,
-        the action is one JSON text: an answer's characters are shown, a tool call's progress."""
-        shown = asm.progress(Delta(content=delta.content, reasoning=delta.reasoning))
-        if answer is not None and action is not None:
-            action.feed(delta.content)
-            shown.content = answer.feed(delta.content)
-            shown.tool_name, shown.tool_chars, shown.tool_head = (
-                action.name,
-                action.chars,
-                action.head,
-            )
-        return shown
 
     # -- bounded reading (see reading.py) -------------------------------------------------------
 

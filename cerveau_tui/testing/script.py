@@ -11,7 +11,10 @@ Modifiers on any streamed entry: "die_after_chunks": N (close the socket mid-str
 "malformed": true (one non-JSON data line after the first content chunk),
 "prefill": {"total": 9000, "batch": 512, "every_s": 0.01, "cache": 0} (a slow machine reading a
 long prompt: `prompt_progress` chunks, `batch` tokens apart and `every_s` apart, before the reply;
-also before a "keepalive" stream: a server that read the prompt, then went quiet).
+also before a "keepalive" stream: a server that read the prompt, then went quiet),
+"silent_s": 20 (nothing at all, not even the headers, for that long before the reply: llama-server
+holding its response until the first batch of a long prompt is read; a client that hangs up
+meanwhile is counted in the state's `hung_up`).
 
 Hostile streams (each replaces the whole reply, always streamed; the endless ones run until the
 client hangs up or the server stops):
@@ -43,6 +46,7 @@ class Reply:
     malformed: bool = False
     hostile: Hostile | None = None
     prefill: Prefill | None = None
+    silent_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -115,11 +119,12 @@ def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
         entry = {"content": EXHAUSTED}
     hostile = _hostile(entry)
     if hostile is not None:
-        return Reply(hostile=hostile, prefill=_prefill(entry))
+        return Reply(hostile=hostile, prefill=_prefill(entry), silent_s=_silent(entry))
     mods: dict[str, Any] = {
         "die_after_chunks": entry.get("die_after_chunks"),
         "malformed": bool(entry.get("malformed")),
         "prefill": _prefill(entry),
+        "silent_s": _silent(entry),
     }
     if "error" in entry:
         err = {"status": int(entry["error"].get("status", 500)), **entry["error"]}
@@ -172,6 +177,10 @@ def reply_for(entry: dict[str, Any] | None, *, constrained: bool) -> Reply:
     if constrained:
         content = json.dumps({"answer": content})
     return Reply(content=content, reasoning=reasoning, finish_reason=finish, **mods)
+
+
+def _silent(entry: dict[str, Any]) -> float:
+    return max(0.0, float(entry.get("silent_s", 0.0)))
 
 
 def _args_text(arguments: Any) -> str:

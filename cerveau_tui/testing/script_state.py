@@ -67,6 +67,7 @@ class ScriptState:
         self.headers: list[dict[str, str]] = []  # each chat request's, lower-cased, in order
         self.models: dict[str, Any] = {}  # merged into /v1/models' model (ScriptedServer's)
         self.hits: Counter[str] = Counter()  # path -> requests received (extras included)
+        self.hung_up = 0  # clients that hung up while a `silent_s` entry said nothing yet
         self.stopping = threading.Event()  # ends the endless hostile streams when the server stops
         self._cursor = 0
         self._cached: list[int] = []
@@ -81,6 +82,10 @@ class ScriptState:
             if self.log_path:
                 with open(self.log_path, "a", encoding="utf-8") as f:
                     f.write(json.dumps(body) + "\n")
+
+    def count_hang_up(self) -> None:
+        with self._lock:
+            self.hung_up += 1
 
     def next_entry(self) -> dict[str, Any] | None:
         with self._lock:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import select
 import socket
 import sys
 import threading
@@ -135,6 +136,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         reply = reply_for(st.next_entry(), constrained=_is_action_schema(body))
+        if reply.silent_s and not self._silent(reply.silent_s):
+            return  # the client hung up: nothing to answer, as llama-server drops the task
         if reply.hostile is not None:
             self._hostile(reply.hostile, reply.prefill)
             return
@@ -188,6 +191,19 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             if control is not None:
                 control.finished(cid)
+
+    def _silent(self, seconds: float) -> bool:
+        """Say nothing for `seconds`, looking every 50 ms whether the client hung up (its end
+        of the connection then reads as closed). False, and counted, when it did."""
+        st = self.server.state
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not st.stopping.is_set():
+            ready, _, _ = select.select([self.connection], [], [], 0.05)
+            if ready and not _peek(self.connection):
+                st.count_hang_up()
+                self.close_connection = True
+                return False
+        return True
 
     def _prefill(self, prefill: Prefill | None, cid: str, created: int) -> None:
         """The prompt read slowly: one `prompt_progress` chunk per batch, `every_s` apart."""
@@ -273,6 +289,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk(b"")
         except OSError:
             return  # the client hung up: the point of most of these streams
+
+
+def _peek(conn: socket.socket) -> bytes:
+    try:
+        return conn.recv(1, socket.MSG_PEEK)
+    except OSError:
+        return b""
 
 
 class _Server(ThreadingHTTPServer):
