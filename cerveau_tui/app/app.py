@@ -351,7 +351,7 @@ class CerveauApp(App[int]):
         chat.scroll_page_up() if direction == "up" else chat.scroll_page_down()
 
     async def action_quit(self) -> None:
-        if self.keys.may_quit():  # mid-turn, the first press asks (keys.py)
+        if self.keys.may_quit():  # mid-turn, it asks on a screen of its own (keys.py)
             await self.quit_now()
 
     async def quit_now(self) -> None:

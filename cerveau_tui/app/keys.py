@@ -6,8 +6,10 @@ input takes typing whatever was clicked or tabbed to. So on the main screen a pr
 paste aimed at any other widget is given to the prompt, which takes focus back; keys that move or
 act (Tab, arrows, Enter on a card's title) keep their meaning where the focus is.
 
-Ctrl+Q in the middle of a turn quit at once, losing the turn's work in flight: it now says so and
-quits on the second press within QUIT_AGAIN_S (on the app's injected clock).
+Ctrl+Q in the middle of a turn quit at once, losing the turn's work in flight: it now asks, on a
+screen of its own above any dialog (screens/quit.py), and the question waits for its answer. It
+was a chat notice and a second press within 5 s: under a dialog the notice was hidden, and no text
+said the 5 s, so Ctrl+Q seemed to do nothing (issue 33).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from .runner import SessionRunner
+from .screens.quit import QuitScreen
 from .widgets.chat import ChatView
 from .widgets.prompt import PromptInput
 
@@ -40,9 +43,6 @@ SCROLL_BINDINGS = [
 
 #: Esc twice within this interrupts the turn.
 ESC_ESC_S = 1.0
-
-#: The second Ctrl+Q must follow the first this quickly: a press minutes later is a new decision.
-QUIT_AGAIN_S = 5.0
 
 
 def is_typing(event: events.Event) -> bool:
@@ -70,6 +70,8 @@ class KeyHost(Protocol):
     def chat(self) -> ChatView: ...
     def action_interrupt(self) -> None: ...
     def open_rewind(self) -> None: ...
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+    async def quit_now(self) -> None: ...
     @property
     def runner(self) -> SessionRunner | None: ...
 
@@ -82,7 +84,7 @@ class Keyboard:
         self.app = app
         self.clock = clock
         self._last_escape = -10.0
-        self._asked_quit: float | None = None
+        self._asking = False  # the quit question is open
 
     def refocus_prompt(self) -> None:
         """Before a key or paste is dispatched: on the main screen, the prompt takes the focus
@@ -116,13 +118,15 @@ class Keyboard:
         self.app.chat.notice("stopping the model's thinking…", "warning")
 
     def may_quit(self) -> bool:
-        """Between turns, yes. Mid-turn, the first press says so; a second within QUIT_AGAIN_S
-        quits (a press minutes later asks again)."""
-        if not self.app.busy:
+        """Between turns, or pressed again at the question, yes. Mid-turn, the question."""
+        # Asked, not "on screen": a second press can arrive before the question is drawn.
+        if not self.app.busy or self._asking:
             return True
-        now = self.clock()
-        if self._asked_quit is not None and now - self._asked_quit <= QUIT_AGAIN_S:
-            return True
-        self._asked_quit = now
-        self.app.chat.notice("a turn is running; Ctrl+Q again to quit", "warning")
+        self._asking = True
+        self.app.push_screen(QuitScreen(), self._quit_answered)
         return False
+
+    async def _quit_answered(self, quit_: bool | None) -> None:
+        self._asking = False
+        if quit_:
+            await self.app.quit_now()

@@ -47,6 +47,7 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
             ("F4", "stop thinking: end the model's reasoning now (it answers without it)"),
             ("Ctrl+P", "palette: rewind, compact, network, discussion mode, theme"),
             ("Ctrl+Q", "quit (stops the session and the server the app started)"),
+            ("", "during a turn, from any dialog too, it asks: Ctrl+Q again or y quits"),
         ],
     ),
     (
