@@ -2,10 +2,12 @@
 a turn can be stopped in (issue 33: 25.8 s while llama-server read the prompt, 1.2 s during
 generation). The precheck has its own: benchmarks/precheck_stop.py.
 
-    .venv/bin/python benchmarks/stop_phases.py [--before]
+    .venv/bin/python benchmarks/stop_phases.py [--before] [--real]
 
 `--before`: the provider does not hang up (provider/hangup.py's shutdown made a no-op), which is
-the code before for the prompt-reading phase.
+the code before for the prompt-reading phase. `--real`: also the embedded llama-server (SmolLM2,
+`-b 512`) reading a 7,000-word prompt, stopped 1 s in: the seconds until the call returns, and
+until a tiny request is answered (the slot free again; llama-server ends the batch in flight).
 
 Each phase is a fresh session over an empty workspace against the scripted server:
 - prompt reading: the server says nothing at all, headers included, for 20 s (`silent_s`: as
@@ -80,8 +82,8 @@ def phase(
             t.join(120)
             idle = time.monotonic() - pressed
             alive = bool(sleeping(TOKEN))
-            box = (rec.of("session_started") or [None])[0]
-            backend = box.payload.get("sandbox", {}).get("backend", "?") if box else "?"
+            starts = rec.of("session_started")
+            backend = starts[0].payload.get("sandbox", {}).get("backend", "?") if starts else "?"
         finally:
             s.close()
     print(
@@ -108,6 +110,54 @@ def main() -> None:
         phase("tool", srv, lambda _r: bool(sleeping(TOKEN)))
     with ScriptedServer({"responses": [bash(f"sleep {TOKEN}")]}) as srv:
         phase("dialog", srv, lambda r: bool(r.of("approval_requested")), approval="untrusted")
+    if "--real" in sys.argv[1:]:
+        real()
+
+
+def real() -> None:
+    from cerveau_tui.provider.types import ProviderError
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.provision import locate
+    from cerveau_tui.stack.server import ManagedServer
+
+    loc = locate(stack_paths())
+    assert loc.binary and loc.model, "run `python -m cerveau_tui.stack provision` first"
+    with tempfile.TemporaryDirectory() as tmp:
+        args = ["-b", "512", "-ub", "512"]
+        server = ManagedServer(
+            loc.binary, loc.model, n_ctx=8192, log_path=Path(tmp) / "log", extra_args=args
+        )
+        url = server.start(timeout_s=120)
+        try:
+            cancel = threading.Event()
+            out: list[object] = []
+            ask = [{"role": "user", "content": "word " * 7000}]
+
+            def run() -> None:
+                try:
+                    out.append(
+                        LlamaProvider(url, max_retries=0).complete(
+                            ask, [], max_tokens=4, cancel=cancel
+                        )
+                    )
+                except ProviderError as exc:
+                    out.append(exc)
+
+            t = threading.Thread(target=run, daemon=True)
+            t.start()
+            time.sleep(1.0)
+            pressed = time.monotonic()
+            cancel.set()
+            t.join(300)
+            back = time.monotonic() - pressed
+            hi = [{"role": "user", "content": "hi"}]
+            LlamaProvider(url, max_retries=0).complete(hi, [], max_tokens=2)
+            free = time.monotonic() - pressed
+        finally:
+            server.stop()
+    print(
+        f"real server     interrupt -> idle: {back:6.2f} s   -> a tiny request answered: {free:.2f} s"
+    )
 
 
 if __name__ == "__main__":
