@@ -68,8 +68,9 @@ class Hangup:
         finally:
             with self._lock:
                 self._ended.set()  # from here the socket may be another call's: never shut it
-            if self._thread is not None:
-                self._thread.join(5.0)
+            # Not joined: the watcher sees `_ended` within LOOK_EVERY_S and ends, and `_shut`
+            # checks it under the lock, so a late watcher shuts nothing; joining cost every
+            # model call up to LOOK_EVERY_S.
         if self.hung_up:
             raise Cancelled
 
