@@ -42,7 +42,6 @@ class Hangup:
         self._lock = threading.Lock()
         self._stream: Any = None
         self._ended = threading.Event()
-        self._thread: threading.Thread | None = None
         self.hung_up = False
         self.extensions = {"trace": self.trace}  # for the request (httpx's trace extension)
 
@@ -57,8 +56,7 @@ class Hangup:
         says (the server "disconnected without sending a response", a body cut short, even a
         clean end) is the person's stop, never a broken server to retry."""
         if self._cancel is not None:
-            self._thread = threading.Thread(target=self._watch, name="hangup", daemon=True)
-            self._thread.start()
+            threading.Thread(target=self._watch, name="hangup", daemon=True).start()
         try:
             yield
         except httpx.TransportError as exc:
