@@ -114,7 +114,7 @@ class ContextConfig(_Model):
 
 
 class RewindConfig(_Model):
-    """How long restore points are kept (session/rewind_gc.py). No rule: a workspace's config
+    """How long restore points are kept (session/rewind/gc.py). No rule: a workspace's config
     cannot shorten them (that would drop the person's own way back) without the person's trust."""
 
     max_age_days: float = Field(30.0, gt=0)

@@ -85,7 +85,7 @@ def collect(settings: Settings) -> dict[str, Any]:
     from .workspace.watch import doctor_info as fingerprint_info
 
     info["fingerprint"] = fingerprint_info(settings.workspace)
-    from .session.rewind_gc import store_size
+    from .session.rewind.gc import store_size
 
     size = store_size(settings.workspace)
     info["rewind"] = {

@@ -1,5 +1,5 @@
 """`cerveau rewind`: list a session's turns, or put the workspace and/or the conversation back to
-how they were just before one of them started (session/rewind.py does it; this is the CLI).
+how they were just before one of them started (session/rewind/ does it; this is the CLI).
 
     cerveau rewind --list [--session ID|last] [--json]
     cerveau rewind [--session ID|last] --to-turn N [--code-only|--conversation-only] [--force]

@@ -1,6 +1,6 @@
 """Rewind from the app: the list, the question, the rewind, and the chat redrawn after it.
 
-Everything that touches the session's rewinder (session/rewind.py: it reads blobs and hashes the
+Everything that touches the session's rewinder (session/rewind/: it reads blobs and hashes the
 workspace) runs on the engine thread, queued with the turns (`SessionRunner.call`), so a rewind
 never races a turn and the UI thread hashes nothing. Each step comes back to the UI thread with
 `call_from_thread`:
@@ -75,7 +75,7 @@ class LastRewind:
 
 
 def _rw(session: object) -> Any:
-    """The session's rewinder (session/rewind.py), None for a session built without one."""
+    """The session's rewinder (session/rewind/), None for a session built without one."""
     return getattr(session, "rewinder", None)
 
 

@@ -92,7 +92,7 @@ class PlanState:
                 self.writes[rel] = max(seq, self.writes.get(rel, 0))
 
     def rewind_to(self, seq: int, writes: Mapping[str, int]) -> list[Event]:
-        """A conversation rewound to bus position `seq` (session/rewind.py): the plan events after
+        """A conversation rewound to bus position `seq` (session/rewind/): the plan events after
         it leave (returned, for a forward), the writes are as they were then."""
         with self._lock:
             gone = [e for e in self.events if e.seq > seq]

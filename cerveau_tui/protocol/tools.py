@@ -104,7 +104,7 @@ class UndoPayload(Payload):
 
 
 class Rewound(Payload):
-    """A rewind (or its forward) ran: session/rewind.py. `mode` says what moved: the files
+    """A rewind (or its forward) ran: session/rewind/. `mode` says what moved: the files
     ("code"), the history ("conversation") or both."""
 
     event_type: ClassVar[EventType] = EventType.REWOUND

@@ -61,7 +61,7 @@ class Session:
     full_registry: Registry | None = None  # the registry outside discussion mode
     journal: Journal | None = None  # what the log holds beyond events
     resumed: StoredSession | None = None  # when this session continues one
-    rewinder: Rewinder | None = None  # restore points and rewinds (session/rewind.py)
+    rewinder: Rewinder | None = None  # restore points and rewinds (session/rewind/)
 
     def transcript(self) -> list[Any]:
         """The stored events of the resumed session for the UI to redraw (messages, tool calls

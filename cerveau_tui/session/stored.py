@@ -14,8 +14,8 @@ journal (session/journal.py):
     undo      a change of the undo log (workspace/undo.py's listener records)
     changes   the paths a turn's fingerprint saw changed (what undo reports as not restorable)
     cut       a turn a crash cut off, closed when the session was resumed
-    restore_point / rewind   rewind's points and rewinds (session/rewind_points.py); a rewind
-              of the conversation cuts what was folded so far back to its point (rewind_fold.py)
+    restore_point / rewind   rewind's points and rewinds (session/rewind/points.py); a rewind
+              of the conversation cuts what was folded so far back to its point (rewind/fold.py)
 
 A line that is not a JSON object (torn by a crash mid-write) is skipped and counted, never fatal;
 so is a record whose fields do not validate, and a line without this harness's seal (each line
@@ -204,7 +204,7 @@ class Reader:
                 raise ValueError("changes without paths")
             s.turn_changes[str(r.get("turn_id", ""))] = [str(p) for p in paths]
         elif kind == "rewind":
-            from .rewind_fold import fold
+            from .rewind.fold import fold
 
             fold(s, r, self.full)
         elif kind == "cut":

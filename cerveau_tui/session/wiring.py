@@ -99,11 +99,11 @@ def token_counter(provider: Any, props: Any) -> tuple[Callable[[str], int], str]
 def rewinder(
     engine: Any, journal: Any, log: Any, store: Any, fp: Any, plan: Any, bus: Any, stored: Any
 ) -> Any:
-    """The session's restore points (session/rewind.py), subscribed to the bus last: a point is
+    """The session's restore points (session/rewind/), subscribed to the bus last: a point is
     taken after the log has the event that caused it. A resumed session reads its points back,
     and the store is collected past its bounds (workspace/checkpoint_gc.py) in the background."""
     from .rewind import Rewinder
-    from .rewind_points import Points, read_points
+    from .rewind.points import Points, read_points
 
     points = read_points(engine.workspace, log.session_id, store) if stored else Points(store)
     rw = Rewinder(store, fp, log, points=points, engine=engine, journal=journal, plan=plan, bus=bus)
@@ -113,7 +113,7 @@ def rewinder(
     import threading
 
     def collect() -> None:
-        from .rewind_gc import collect as gc
+        from .rewind.gc import collect as gc
 
         bounds = engine.settings.rewind
         try:

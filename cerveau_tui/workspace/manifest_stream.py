@@ -1,6 +1,6 @@
 """A manifest (workspace/checkpoints.py) read one entry at a time.
 
-The store's collector (session/rewind_gc.py) runs at every session's start, next to the first
+The store's collector (session/rewind/gc.py) runs at every session's start, next to the first
 fingerprint of the tree, and only needs a manifest's digests: json.loads of a 100,000-file
 manifest made ~30 MB of lists, strings and ints at once, for each earlier session of the
 workspace. Here each key and value goes through the same JSON decoder as manifest_from, so

@@ -119,7 +119,7 @@ class UndoLog:
             self._tell({"op": "command", "turn_id": turn_id})
 
     def drop_turns(self, turn_ids: Iterable[str]) -> None:
-        """Forget the turns a rewind put back (session/rewind.py): their before-images are of a
+        """Forget the turns a rewind put back (session/rewind/): their before-images are of a
         workspace that no longer is. Popped from the end, each told as a `pop`."""
         gone = set(turn_ids)
         while True:

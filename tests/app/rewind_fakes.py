@@ -1,4 +1,4 @@
-"""A session with a rewinder that answers from fixed data (session/rewind.py's interface), for the
+"""A session with a rewinder that answers from fixed data (session/rewind/'s interface), for the
 screens' tests and snapshots: the real rewinder's rows carry the clock's time, which a snapshot
 cannot hold. The engine-backed tests (test_rewind_engine.py) use the real one."""
 

@@ -1,4 +1,4 @@
-"""The rewind store is bounded (session/rewind_gc.py): what no kept point references goes once
+"""The rewind store is bounded (session/rewind/gc.py): what no kept point references goes once
 it is older than the grace; a kept point keeps every blob it needs; past the age or the size,
 the oldest points expire, and a rewind to one says so without touching a file."""
 
@@ -15,7 +15,7 @@ from cerveau_tui.plan.persist import SessionLog
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
 from cerveau_tui.session.rewind import Rewinder, RewindError
-from cerveau_tui.session.rewind_gc import GRACE_S, collect, store_size
+from cerveau_tui.session.rewind.gc import GRACE_S, collect, store_size
 from cerveau_tui.testing.scripted_server import ScriptedServer
 from cerveau_tui.workspace.store import BlobStore
 

@@ -1,4 +1,4 @@
-"""Rewind in a live session (session/rewind.py): the history, the plan ledger and the undo log
+"""Rewind in a live session (session/rewind/): the history, the plan ledger and the undo log
 follow; a `!cmd` has its own point; forward undoes a rewind, conversation included; the event
 and the log say it, and a resume rebuilds the same conversation."""
 

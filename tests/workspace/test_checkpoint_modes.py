@@ -85,7 +85,7 @@ def test_a_chmod_alone_is_seen_and_put_back(tmp_path, fp_of):
 
 
 def test_a_points_delta_from_the_moved_paths_is_the_full_delta(tmp_path, fp_of):
-    from cerveau_tui.session.rewind_points import Point, Points
+    from cerveau_tui.session.rewind.points import Point, Points
     from cerveau_tui.workspace.checkpoints import delta
 
     ws = tmp_path / "ws"

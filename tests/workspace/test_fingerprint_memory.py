@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.session.rewind_gc import _referenced
-from cerveau_tui.session.rewind_points import read_points
+from cerveau_tui.session.rewind.gc import _referenced
+from cerveau_tui.session.rewind.points import read_points
 from cerveau_tui.workspace import watch
 from cerveau_tui.workspace.fingerprint import Fingerprinter, _Entry
 from cerveau_tui.workspace.store import BlobStore

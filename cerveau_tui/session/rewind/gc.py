@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..plan.persist import is_busy, list_sessions
-from ..state_home import locate
-from ..workspace.beneath import open_state_dir
-from ..workspace.manifest_stream import iter_manifest
-from ..workspace.openat import open_dir_beneath
-from ..workspace.store import BlobMissing, BlobStore
-from .rewind_points import Points, read_points
+from ...plan.persist import is_busy, list_sessions
+from ...state_home import locate
+from ...workspace.beneath import open_state_dir
+from ...workspace.manifest_stream import iter_manifest
+from ...workspace.openat import open_dir_beneath
+from ...workspace.store import BlobMissing, BlobStore
+from .points import Points, read_points
 
 GRACE_S = 3600.0
 

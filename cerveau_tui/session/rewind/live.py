@@ -1,6 +1,6 @@
 """A rewind in a live session: the engine's history, window, plan ledger and grants follow.
 
-The same cut session/rewind_fold.py applies to a stored session on resume, applied here to the
+The same cut session/rewind/fold.py applies to a stored session on resume, applied here to the
 running objects: the history back to the point's length (History.restore tells no listener: the
 `rewind` record in the log says it), the compacted window as it was then, the plan events after
 the point gone and the writes as they were, the session grants given since taken back (through
@@ -10,18 +10,18 @@ the person's grant is asked again instead, the safe side.
 Every rewind, whatever its mode, keeps what the conversation was just before it (`_tails`); a
 forward puts exactly that back: the history as it was (the rewind's own note to the model
 leaves with it: after a forward the code and the conversation agree again), the window and the
-plan ledger. rewind_fold.py does the same to the stored session.
+plan ledger. rewind/fold.py does the same to the stored session.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..context.window import WindowState
-from ..history import Message
-from .rewind_points import Point
+from ...context.window import WindowState
+from ...history import Message
+from .points import Point
 
-#: The session/rewind.py Rewinder (not imported: it imports this module).
+#: The Rewinder (rewinder.py; not imported: it imports this module).
 Rewinder = Any
 
 

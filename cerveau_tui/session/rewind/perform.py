@@ -4,8 +4,8 @@ The Rewinder (rewind.py) lists the points, previews and checks a target, and hol
 `perform` is what then happens, in this order: a point of the state now (what `forward` returns
 to), the files put back (workspace/checkpoints.py restore: the person's edits named by the
 preview are kept or overwritten as asked), the `rewind` record in the log (what a resume folds,
-rewind_fold.py), and, in a live session, the conversation, plan and grants cut (rewind_live.py).
-Functions over the Rewinder, as rewind_live.py: it is the one caller, and it holds the lock.
+rewind/fold.py), and, in a live session, the conversation, plan and grants cut (rewind/live.py).
+Functions over the Rewinder, as rewind/live.py: it is the one caller, and it holds the lock.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from .. import protocol as P
-from ..protocol import Event
-from ..workspace.checkpoints import Capture, CheckpointExpired, Manifest, restore
-from ..workspace.store import BlobStore
-from .rewind_points import REWIND, Point, Points, Rewound
-from .rewind_types import OutsideChanges, RewindError, RewindMode, RewindResult
+from ... import protocol as P
+from ...protocol import Event
+from ...workspace.checkpoints import Capture, CheckpointExpired, Manifest, restore
+from ...workspace.store import BlobStore
+from .points import REWIND, Point, Points, Rewound
+from .types import OutsideChanges, RewindError, RewindMode, RewindResult
 
 
 class Rewinder(Protocol):
@@ -123,7 +123,7 @@ def cut_turns(rw: Rewinder, i: int) -> list[str]:
 def _live(
     rw: Rewinder, target: Point, mode: str, forward: bool, cut: list[str], code: bool
 ) -> None:
-    from .rewind_live import apply_conversation, forward_conversation, keep_before, tell_model
+    from .live import apply_conversation, forward_conversation, keep_before, tell_model
 
     eng = rw.engine
     if forward:

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..person_key import load_key
-from ..plan.persist import iter_lines, open_log, sealed_by
-from ..workspace.checkpoints import (
+from ...person_key import load_key
+from ...plan.persist import iter_lines, open_log, sealed_by
+from ...workspace.checkpoints import (
     NOT_CAPTURED,
     Entry,
     Manifest,
@@ -37,7 +37,7 @@ from ..workspace.checkpoints import (
     entry_or_none,
     manifest_from,
 )
-from ..workspace.store import BlobMissing, BlobStore
+from ...workspace.store import BlobMissing, BlobStore
 
 POINT = "restore_point"
 REWIND = "rewind"
@@ -198,7 +198,7 @@ class Points:
         `since`: the manifest the capture started from and the paths it found could differ
         (Capture.moved_from, .moved); when that is the last point's, the delta reads only them."""
         if not self.points or len(self.points) % FULL_EVERY == 0:
-            from ..workspace.checkpoints import manifest_bytes
+            from ...workspace.checkpoints import manifest_bytes
 
             p.full = self.store.put(manifest_bytes(manifest))
         else:

@@ -1,6 +1,6 @@
 """Rewind: back to any earlier turn, the code, the conversation or both; and forward again.
 
-The Rewinder listens to the bus and takes a restore point (rewind_points.py) just before each
+The Rewinder listens to the bus and takes a restore point (rewind/points.py) just before each
 turn starts and before each of the person's `!cmd`, and an "end" point after each turn, command,
 undo and rewind. A rewind puts the workspace back to a point's manifest (workspace/checkpoints.py)
 and/or cuts the history back to that turn's start: the next request is then a prefix of one the
@@ -11,7 +11,7 @@ is itself a point, so `forward` undoes it. The log records it (a `rewind` record
 continues from the rewound conversation (session/stored.py).
 
 Here: the points taken from the bus, what can be rewound to, the previews and the API; what a
-rewind then does to the files, the log and the live session is rewind_perform.py.
+rewind then does to the files, the log and the live session is rewind/perform.py.
 
 /tmp-free contract with the TUI: see the README's Rewind paragraph; the names below are kept.
 """
@@ -25,18 +25,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import protocol as P
-from ..history import Message
-from ..plan.persist import SessionLog
-from ..protocol import Event, EventType
-from ..workspace.checkpoints import Capture, Manifest, differs
-from ..workspace.fingerprint import Fingerprinter
-from ..workspace.store import BlobStore
-from .rewind_perform import perform
-from .rewind_points import TARGETS, Point, Points, read_points
-from .rewind_types import (  # noqa: F401 - the API's names, imported from here
+from ... import protocol as P
+from ...history import Message
+from ...plan.persist import SessionLog
+from ...protocol import Event, EventType
+from ...workspace.checkpoints import Capture, Manifest, differs
+from ...workspace.fingerprint import Fingerprinter
+from ...workspace.store import BlobStore
+from .perform import perform
+from .points import TARGETS, Point, Points, read_points
+from .types import (
     MODES,
-    OutsideChanges,
     RewindError,
     RewindMode,
     RewindPreview,
@@ -256,7 +255,7 @@ class Rewinder:
         return result
 
     def transcript(self) -> list[Event]:
-        from .stored import read_session
+        from ..stored import read_session
 
         return read_session(self.workspace, self.log.session_id).transcript()
 
@@ -332,7 +331,7 @@ class Rewinder:
     def _go(
         self, i: int, mode: RewindMode, turn: int, force: bool, keep: set[str], *, forward: bool
     ) -> RewindResult:
-        """Rewind (or forward) to point `i` (rewind_perform.py); said by _announce, unlocked."""
+        """Rewind (or forward) to point `i` (rewind/perform.py); said by _announce, unlocked."""
         result, self._said = perform(self, i, mode, turn, force, keep, forward=forward)
         return result
 

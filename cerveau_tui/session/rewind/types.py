@@ -1,4 +1,4 @@
-"""What the rewind API hands back (session/rewind.py re-exports every name: import from there)."""
+"""What the rewind API hands back (the package re-exports every name: import from there)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A stored session's `rewind` records folded: what `cerveau run --resume` continues from.
 
-session/stored.py's Reader calls `fold` for each `rewind` record (built by session/rewind_perform.py,
+session/stored.py's Reader calls `fold` for each `rewind` record (built by session/rewind/perform.py,
 live or by `cerveau rewind`). A rewind of the conversation cuts what the log rebuilt so far back
 to the point it names: the history to that length, the compacted window as it was then, the plan
 events after the point and the turns cut away, the writes as they were, the session grants to
@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ..history import History, Message
+from ...history import History, Message
 
 #: session/stored.py's StoredSession (not imported: stored.py imports this module).
 StoredSession = Any
