@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 from cerveau_tui.sandbox.die_exec import ORPHANED
 from cerveau_tui.sandbox.none import DIE_EXEC
-from cerveau_tui.sandbox.reaper import Reaper
 
 from .procs import kill_left, wait_until, with_marker
 
@@ -36,19 +35,52 @@ def test_the_helper_runs_the_command_under_a_live_session():
     assert (r.returncode, r.stdout) == (0, b"ran\n")
 
 
+#: A session process as the reaper sees one: it tracks the groups it is given (untracking those
+#: after "-"), with "kill" kills its reaper by hand first, says its reaper's pid (both, with
+#: "kill") and waits to be killed: its death, not a method, is what closes the reaper's pipe.
+SESSION = r"""
+import os, signal, sys
+from cerveau_tui.sandbox.reaper import Reaper
+reaper, said = Reaper(), []
+for word in sys.argv[1:]:
+    if word == "kill":
+        os.kill(reaper.pid, signal.SIGKILL)
+        os.waitpid(reaper.pid, 0)
+    elif word.startswith("-"):
+        reaper.untrack(int(word[1:]))
+    else:
+        reaper.track(int(word))
+    if reaper.pid not in said:
+        said.append(reaper.pid)
+print(*said, flush=True)
+sys.stdin.read()
+"""
+
+
+def session_killed_after(*words: str) -> list[int]:
+    """Run SESSION with `words`, SIGKILL it once it has done them; its reapers' pids."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SESSION, *words], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    said = [int(w) for w in proc.stdout.readline().split()]
+    proc.kill()
+    proc.wait()
+    return said
+
+
+def gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def test_a_reaper_killed_by_hand_is_replaced_and_told_every_group_still_held():
     a, b = (f"900.{uuid.uuid4().int % 10**9:09d}" for _ in range(2))
-    reaper = Reaper()
     try:
-        reaper.track(_group(a))
-        first = reaper.pid
-        assert first is not None
-        os.kill(first, signal.SIGKILL)
-        os.waitpid(first, 0)
-        reaper.track(_group(b))
-        assert reaper.pid not in (None, first)
-        assert reaper._proc is not None and reaper._proc.stdin is not None
-        reaper._proc.stdin.close()  # what our death does to its pipe
+        reapers = session_killed_after(str(_group(a)), "kill", str(_group(b)))
+        assert len(reapers) == 2  # the one killed by hand, and the one that replaced it
         assert wait_until(lambda: not with_marker(a) and not with_marker(b), 10.0)
     finally:
         kill_left(a)
@@ -57,14 +89,11 @@ def test_a_reaper_killed_by_hand_is_replaced_and_told_every_group_still_held():
 
 def test_an_untracked_group_is_not_killed_when_the_session_ends():
     kept = f"900.{uuid.uuid4().int % 10**9:09d}"
-    reaper = Reaper()
     pid = _group(kept)
     try:
-        reaper.track(pid)
-        reaper.untrack(pid)  # its command finished: the number may belong to someone else later
-        assert reaper._proc is not None and reaper._proc.stdin is not None
-        reaper._proc.stdin.close()
-        reaper._proc.wait()
+        # its command finished: the number may belong to someone else later
+        (reaper,) = session_killed_after(str(pid), f"-{pid}")
+        assert wait_until(lambda: gone(reaper), 10.0)
         assert with_marker(kept)
     finally:
         kill_left(kept)

@@ -1,6 +1,7 @@
 """A `--server` URL holding a credential never stays on the harness's own command line: any
 process of the same user reads /proc/PID/cmdline (under Landlock, the model's command did), so
-the CLI restarts itself with the URL in its environment instead (cli._credential_off_the_command_line)."""
+the CLI restarts itself with the URL in its environment instead (before it parses its own
+command line, when `cli.main` reads `sys.argv`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ class Replaced(Exception):
     pass
 
 
+class Parsed(Exception):
+    """main went on to parse its command line: it did not restart."""
+
+
 @pytest.fixture
 def replaced(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str, str]]]:
     seen: list[tuple[list[str], dict[str, str]]] = []
@@ -21,8 +26,17 @@ def replaced(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str,
         seen.append((list(argv), dict(env)))
         raise Replaced
 
+    def parse_instead():  # type: ignore[no-untyped-def]
+        raise Parsed
+
     monkeypatch.setattr(host_process, "replace_self", fake)
+    monkeypatch.setattr(cli, "build_parser", parse_instead)
     return seen
+
+
+def main_with_argv(monkeypatch: pytest.MonkeyPatch, words: list[str]) -> None:
+    monkeypatch.setattr("sys.argv", ["cerveau", *words])
+    cli.main()
 
 
 @pytest.mark.parametrize(
@@ -33,9 +47,11 @@ def replaced(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str,
         ["run", "--server", "http://127.0.0.1:1/?token=abc", "task"],
     ],
 )
-def test_a_credential_in_server_restarts_without_it_on_the_command_line(replaced, words) -> None:
+def test_a_credential_in_server_restarts_without_it_on_the_command_line(
+    replaced, monkeypatch, words
+) -> None:
     with pytest.raises(Replaced):
-        cli._credential_off_the_command_line(words)
+        main_with_argv(monkeypatch, words)
     argv, env = replaced[0]
     assert not [w for w in argv if "pw@" in w or "token=" in w]
     assert argv[argv.index("cerveau_tui") + 1 :] == [
@@ -44,13 +60,15 @@ def test_a_credential_in_server_restarts_without_it_on_the_command_line(replaced
     assert env[cli.HIDDEN_SERVER] in " ".join(words)
 
 
-def test_a_plain_server_url_stays_where_it_is(replaced) -> None:
-    cli._credential_off_the_command_line(["run", "--server", "http://127.0.0.1:8080", "t"])
+def test_a_plain_server_url_stays_where_it_is(replaced, monkeypatch) -> None:
+    with pytest.raises(Parsed):
+        main_with_argv(monkeypatch, ["run", "--server", "http://127.0.0.1:8080", "t"])
     assert replaced == []
 
 
-def test_a_task_after_the_double_dash_is_not_read_as_an_option(replaced) -> None:
-    cli._credential_off_the_command_line(["run", "--", "--server", "http://a:b@h"])
+def test_a_task_after_the_double_dash_is_not_read_as_an_option(replaced, monkeypatch) -> None:
+    with pytest.raises(Parsed):
+        main_with_argv(monkeypatch, ["run", "--", "--server", "http://a:b@h"])
     assert replaced == []
 
 

@@ -16,7 +16,9 @@ def test_the_real_server_has_the_control_route_and_props_does_not_name_it(real_s
     p = LlamaProvider(real_stack, temperature=0.0)
     raw = p.props().raw
     assert "reasoning_control" not in str(raw) and "completions/control" not in str(raw)
-    assert p._control.offered() is True
+    # Asked to end with no stream read yet, it answers as a server WITH the route does ("no id
+    # yet"), not "the server has no reasoning control": the route was found by asking it.
+    assert p.end_reasoning() == ReasoningEnd(False, "the stream has not said its completion id yet")
     p.close()
 
 
