@@ -65,19 +65,30 @@ PACKAGES = (
     "stack",
 )
 TOP_MODULES = (
+    "__main__",
     "cli",
     "headless",
     "doctor",
+    "rewind_cli",
+    "testing",
     "session",
     "hooks",
     "history",
     "protocol",
     "bus",
     "config",
+    "config_env",
     "config_sections",
+    "config_tighten",
     "trust",
     "deny_read",
     "state_file",
+    "state_home",
+    "person_key",
+    "redact",
+    "host_process",
+    "text_cut",
+    "text_safety",
 )
 
 
@@ -116,6 +127,13 @@ def test_the_layers_break_when_a_mechanism_imports_the_loop(tmp_path: Path) -> N
 def test_the_mini_package_alone_keeps_every_contract(tmp_path: Path) -> None:
     result = _lint_mini(tmp_path, {})
     assert result.returncode == 0, result.stdout
+
+
+def test_a_top_level_module_without_a_row_breaks_the_layers(tmp_path: Path) -> None:
+    """The contract is exhaustive: a module nobody placed is a breach, not a blind spot."""
+    result = _lint_mini(tmp_path, {"unplaced.py": ""})
+    assert result.returncode != 0
+    assert "not listed as layers:\n\n- minipkg.unplaced" in result.stdout
 
 
 def _cycles(package: str) -> list[list[str]]:
