@@ -6,12 +6,10 @@ import re
 import shlex
 from pathlib import Path
 
+from ..done.pytest_lines import E_LINE, EXC_LINE, SUMMARY
 from .base import RunCommand, normalise, unique
 from .python_detect import project_check
 
-_SUMMARY = re.compile(r"^(FAILED|ERROR)\s+(\S+)")
-_E_LINE = re.compile(r"^E\s{2,}(.*\S)")
-_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning))\b(:.*)?$")
 _FIXED = re.compile(r"(\d+) fixed")
 _REFORMATTED = re.compile(r"(\d+) files? reformatted")
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".cerveau", ".tox"}
@@ -142,14 +140,12 @@ class PythonAdapter:
         lines = [normalise(x) for x in raw]
         summary = []
         for line in lines:
-            m = _SUMMARY.match(line)
+            m = SUMMARY.match(line)
             if m:
                 summary.append(f"{m.group(1)} {m.group(2)}")
         if summary:
             return unique(summary)
-        # `E` plus at least two spaces is pytest's detail line; matched before whitespace is
-        # collapsed, or "E  x" could not be told from a sentence starting with "E".
-        e_lines = [f"E {normalise(m.group(1))}" for x in raw if (m := _E_LINE.match(x))]
+        e_lines = [f"E {normalise(m.group(1))}" for x in raw if (m := E_LINE.match(x))]
         if e_lines:
             return unique(e_lines)
-        return unique([line for line in lines if _EXC_LINE.match(line)])
+        return unique([line for line in lines if EXC_LINE.match(line)])

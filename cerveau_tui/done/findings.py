@@ -19,17 +19,14 @@ from dataclasses import dataclass, field
 from .. import protocol as P
 from ..context.pack import estimate_tokens
 from .criteria import CriterionState, Report
+from .pytest_lines import E_LINE, is_error_line, summary_id
 
-# pytest's short summary: `FAILED tests/t.py::test_a - AssertionError` / `ERROR tests/t.py`.
-_PYTEST_ID = re.compile(r"^(FAILED|ERROR)\s+([^\s(]\S*)")
 # pytest's last line: `2 failed, 3 passed in 0.12s`, `1 error in 0.05s`.
 _PYTEST_COUNT = re.compile(r"(\d+) (failed|errors?)\b")
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$")
 # unittest: `FAIL: test_a (tests.test_x.T.test_a)` and its last line `FAILED (failures=2, errors=1)`.
 _UNITTEST_ID = re.compile(r"^(FAIL|ERROR): (\S+) \(([^)]+)\)")
 _UNITTEST_COUNT = re.compile(r"(failures|errors)=(\d+)")
-_E_LINE = re.compile(r"^E\s{2,}(.*\S)")
-_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit))\b(:.*)?$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 #: How much of the findings the model reads in its first request: a few hundred tokens, enough
@@ -60,8 +57,8 @@ def _cause(lines: list[str]) -> str:
     for i, line in enumerate(lines):
         m = _COLLECTING.match(line.strip())
         if m:
-            exc = next((x.strip() for x in lines[i + 1 :] if _E_LINE.match(x)), "")
-            exc = _E_LINE.sub(r"\1", exc) if exc else ""
+            exc = next((x.strip() for x in lines[i + 1 :] if E_LINE.match(x)), "")
+            exc = E_LINE.sub(r"\1", exc) if exc else ""
             return f"cannot collect {m.group(1)}" + (f": {exc}" if exc else "")
     for line in lines:
         s = line.strip()
@@ -79,8 +76,8 @@ def read_output(output: str, keys: Callable[[str], list[str]] | None = None) -> 
     failing: list[str] = []
     counted = 0
     for line in lines:
-        if m := _PYTEST_ID.match(line):
-            failing.append(m.group(2))
+        if test_id := summary_id(line):
+            failing.append(test_id)
         elif m := _UNITTEST_ID.match(line):
             failing.append(f"{m.group(3)}")
     for line in reversed(lines):
@@ -91,9 +88,9 @@ def read_output(output: str, keys: Callable[[str], list[str]] | None = None) -> 
             counted = sum(int(n) for _, n in found)
             break
     failing = _unique(failing)
-    errors = _unique([_E_LINE.sub(r"\1", x).strip() for x in lines if _E_LINE.match(x)])
+    errors = _unique([E_LINE.sub(r"\1", x).strip() for x in lines if E_LINE.match(x)])
     if not errors:
-        errors = _unique([x.strip() for x in lines if _EXC_LINE.match(x.strip())])
+        errors = _unique([x.strip() for x in lines if is_error_line(x.strip())])
     if not failing and not errors and keys is not None:
         errors = _unique(keys(output))
     if not errors:
