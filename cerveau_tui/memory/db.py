@@ -18,6 +18,18 @@ an `internal` error at every session. So here:
   aside to `<name>.corrupt-<UTC time>` (with its journal files), said once as a warning, and a
   fresh database takes its place. A lock held by another process is not corruption: that query
   just answers nothing this time.
+
+The file holds two tables, notes (memory/store.py's MemoryStore) and lessons (LessonStore): this
+module alone opens it (`MemoryDB`), with one schema and one set of probes for both, so the two
+cannot disagree on what a usable file is. A file written before the lessons table existed gets
+it at its next open (`CREATE TABLE IF NOT EXISTS`); nothing else has changed in its format.
+
+SQLite opens its files by name, following links, with the person's rights. So `.cerveau` is
+opened beneath the workspace without following links (a planted link is moved aside), the
+database and its side files are checked not to be links (moved aside too), and the database is
+named through `/proc/self/fd/<dir fd>`, the directory just checked. WAL mode opens the side files
+once, at connect, and keeps them open: a `.cerveau` swapped later cannot redirect a journal
+created mid-session.
 """
 
 from __future__ import annotations
@@ -30,7 +42,11 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
+
+from ..state_home import locate, shown, state_path
+from ..workspace.io.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
 
 T = TypeVar("T")
 
@@ -275,3 +291,86 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, NotOurs):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+# --- memory.sqlite: the one file of notes and lessons ------------------------------------------
+
+DB = "memory.sqlite"
+_DB_FILES = (DB, *(DB + s for s in _SIDE))
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS notes (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,           -- 'fact' | 'lesson'
+    text TEXT NOT NULL,
+    key TEXT NOT NULL UNIQUE,     -- normalised text, for deduplication
+    seen INTEGER NOT NULL DEFAULT 1,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lessons (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,           -- 'breaker' | 'gate' | 'denied'
+    trigger TEXT NOT NULL,        -- what failed
+    fix TEXT NOT NULL,            -- what then worked
+    stack TEXT NOT NULL DEFAULT '',
+    words TEXT NOT NULL DEFAULT '',
+    key TEXT NOT NULL UNIQUE,     -- for deduplication
+    seen INTEGER NOT NULL DEFAULT 1,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+"""
+NOTE_COLUMNS = "id, kind, text, seen, created, updated"
+LESSON_COLUMNS = "id, kind, trigger, fix, stack, seen, created, updated"
+#: A file whose tables lack a column the stores read is not one this harness wrote.
+PROBES = (
+    f"SELECT {NOTE_COLUMNS}, key FROM notes LIMIT 0",
+    f"SELECT {LESSON_COLUMNS}, words, key FROM lessons LIMIT 0",
+)
+
+
+class MemoryDB(StateDB):
+    """The workspace's memory.sqlite, opened beneath it and checked (the module's docstring).
+    `moved_aside`: what was found in the way at the opening (a link, a FIFO, a file not ours)."""
+
+    def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
+        self.path = state_path(workspace, DB)
+        dir_fd, moved = memory_dir(Path(workspace))
+        try:
+            super().__init__(
+                dir_fd, DB, shown(workspace, DB), SCHEMA, PROBES, clock=clock,
+                fallback=str(self.path),
+            )  # fmt: skip
+        except BaseException:
+            os.close(dir_fd)
+            raise
+        self.moved_aside: list[MovedAside | SetAside] = [*moved, *self.take_set_aside()]
+
+    @staticmethod
+    def exists(workspace: Path) -> bool:
+        """Whether there can be anything to recall: asking must not create the database."""
+        st = lstat_beneath(*locate(workspace, DB))
+        return st is not None and stat.S_ISREG(st.st_mode)
+
+    def close(self) -> None:
+        super().close()
+        if self._dir_fd >= 0:
+            os.close(self._dir_fd)
+            self._dir_fd = -1
+
+
+def memory_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
+    """`.cerveau/` opened beneath the workspace, with any non-file planted where the database
+    or its journal go moved aside."""
+    root, rel = locate(workspace)  # `.cerveau`, or the alternate itself (state_home.py)
+    fd, moved = open_state_dir(root, rel)
+    try:
+        for name in _DB_FILES:
+            st = lstat_beneath(fd, name)
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                moved.append(move_aside(fd, name, [rel] if rel else []))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, moved

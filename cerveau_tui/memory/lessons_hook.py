@@ -21,8 +21,8 @@ from .. import protocol as P
 from ..bus import Emitter
 from ..hooks import Hook, Stop, TurnContext
 from ..protocol import Event
-from .lesson_store import LessonStore
 from .lessons import Lesson, Seen, consolidate_lessons, observe, recall, render_recall, words_of
+from .store import LessonStore
 
 #: Events kept for mining: a long session keeps its most recent ones.
 KEEP_EVENTS = 4000

@@ -1,44 +1,40 @@
-"""The memory store: SQLite under the workspace's `.cerveau/`, one row per note, deduplicated.
-
-SQLite opens its files by name, following links, with the person's rights. So `.cerveau` is
-opened beneath the workspace without following links (a planted link is moved aside:
-`moved_aside`), the database and its side files are checked not to be links (moved aside too),
-and the database is named through `/proc/self/fd/<dir fd>`, the directory just checked. WAL mode
-opens the side files once, at connect, and keeps them open: a `.cerveau` swapped later cannot
-redirect a journal created mid-session. The connection itself is db.StateDB's: every query
-bounded, and a file that is corrupt or not this harness's (a cloned repository's view that never
-ends) moved aside for a fresh one.
+"""What the person's memory holds, as two typed APIs over the one database (memory/db.py owns the
+file: where it is, its schema, its checks, every query bounded): `MemoryStore`, the notes turn
+close distils (one row per note, deduplicated), and `LessonStore`, the failure-to-fix pairs
+lessons mines (one row per pair, deduplicated, bounded).
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..state_home import locate, shown, state_path
-from ..workspace.beneath import MovedAside, lstat_beneath, move_aside, open_state_dir
-from .db import SetAside, StateDB
+from .db import LESSON_COLUMNS, NOTE_COLUMNS, MemoryDB, SetAside
+from .lessons import Lesson, LessonDraft
 
-DB = "memory.sqlite"
-_SIDE_FILES = (DB, f"{DB}-journal", f"{DB}-wal", f"{DB}-shm")
+#: Beyond this many lessons the least confirmed, oldest ones go: recall reads them all.
+MAX_LESSONS = 200
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS notes (
-    id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,           -- 'fact' | 'lesson'
-    text TEXT NOT NULL,
-    key TEXT NOT NULL UNIQUE,     -- normalised text, for deduplication
-    seen INTEGER NOT NULL DEFAULT 1,
-    created REAL NOT NULL,
-    updated REAL NOT NULL
-);
-"""
+
+class _Table:
+    """One table's API over its own bounded connection to memory.sqlite."""
+
+    def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
+        self._db = MemoryDB(workspace, clock)
+        self._clock = clock
+        self.path = self._db.path
+        self.moved_aside = self._db.moved_aside
+
+    def take_set_aside(self) -> list[SetAside]:
+        """Databases set aside mid-session (a query aborted or corruption found), to be said."""
+        return self._db.take_set_aside()
+
+    def close(self) -> None:
+        self._db.close()
 
 
 @dataclass(frozen=True)
@@ -57,29 +53,8 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .")
 
 
-_NOTE_COLUMNS = "id, kind, text, seen, created, updated"
-
-
-class MemoryStore:
-    def __init__(self, workspace: Path, clock: Callable[[], float] = time.time) -> None:
-        self.path = state_path(workspace, DB)
-        self._dir_fd, moved = memory_dir(Path(workspace))
-        self.moved_aside: list[MovedAside | SetAside] = list(moved)
-        self._clock = clock
-        try:
-            self._sdb = StateDB(
-                self._dir_fd,
-                DB,
-                shown(workspace, DB),
-                SCHEMA,
-                probes=[f"SELECT {_NOTE_COLUMNS}, key FROM notes LIMIT 0"],
-                clock=clock,
-                fallback=str(self.path),
-            )
-        except BaseException:
-            os.close(self._dir_fd)
-            raise
-        self.moved_aside.extend(self._sdb.take_set_aside())
+class MemoryStore(_Table):
+    """The notes."""
 
     def add(self, kind: str, text: str) -> bool:
         """Add a note; a note already known is counted again instead. Returns True when new."""
@@ -100,24 +75,18 @@ class MemoryStore:
             )
             return True
 
-        return self._sdb.run(add, False, write=True)
+        return self._db.run(add, False, write=True)
 
     def recent(self, limit: int = 8) -> list[tuple[str, str]]:
         """The notes worth carrying into a new session: most confirmed first, then newest."""
-        rows: list[tuple[Any, ...]] = self._sdb.run(
-            lambda db: db.execute(
-                "SELECT kind, text FROM notes ORDER BY seen DESC, updated DESC LIMIT ?", (limit,)
-            ).fetchall(),
-            [],
-        )
-        return [(k, t) for k, t in rows]
+        return [(n.kind, n.text) for n in self.notes(limit)]
 
     def notes(self, limit: int = 200) -> list[Note]:
         """Every note, the ones recalled first (most confirmed, then newest): what the palette
         lists so the person can see what the next session will be told."""
-        rows: list[tuple[Any, ...]] = self._sdb.run(
+        rows: list[tuple[Any, ...]] = self._db.run(
             lambda db: db.execute(
-                f"SELECT {_NOTE_COLUMNS} FROM notes ORDER BY seen DESC, updated DESC LIMIT ?",
+                f"SELECT {NOTE_COLUMNS} FROM notes ORDER BY seen DESC, updated DESC LIMIT ?",
                 (limit,),
             ).fetchall(),
             [],
@@ -126,37 +95,81 @@ class MemoryStore:
 
     def forget(self, note_id: int) -> bool:
         """Delete one note for good. False when there was no such note."""
-        return self._sdb.run(
+        return self._db.run(
             lambda db: db.execute("DELETE FROM notes WHERE id = ?", (int(note_id),)).rowcount > 0,
             False,
             write=True,
         )
 
-    def take_set_aside(self) -> list[SetAside]:
-        """Databases set aside mid-session (a query aborted or corruption found), to be said."""
-        return self._sdb.take_set_aside()
-
     def now(self) -> float:
         return float(self._clock())
 
-    def close(self) -> None:
-        self._sdb.close()
-        if self._dir_fd >= 0:
-            os.close(self._dir_fd)
-            self._dir_fd = -1
+
+class LessonStore(_Table):
+    """The lessons."""
+
+    exists = staticmethod(MemoryDB.exists)
+
+    def add(self, draft: LessonDraft) -> tuple[Lesson, bool] | None:
+        """Store a lesson; one already known is counted again instead. (lesson, True when new);
+        None when the database could not take it (set aside: take_set_aside says why)."""
+        now = self._clock()
+
+        def add(db: sqlite3.Connection) -> tuple[tuple[Any, ...] | None, bool]:
+            cur = db.execute(
+                "UPDATE lessons SET seen = seen + 1, updated = ? WHERE key = ?", (now, draft.key)
+            )
+            new = not cur.rowcount
+            if new:
+                db.execute(
+                    "INSERT INTO lessons (kind, trigger, fix, stack, words, key, created, updated)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (draft.kind, draft.trigger, draft.fix, draft.stack, draft.words, draft.key,
+                     now, now),
+                )  # fmt: skip
+                db.execute(
+                    "DELETE FROM lessons WHERE id NOT IN (SELECT id FROM lessons"
+                    " ORDER BY seen DESC, updated DESC, id DESC LIMIT ?)",
+                    (MAX_LESSONS,),
+                )
+            row = db.execute(f"SELECT {LESSON_COLUMNS} FROM lessons WHERE key = ?", (draft.key,))
+            return row.fetchone(), new
+
+        done = self._db.run(add, None, write=True)
+        if done is None or done[0] is None:
+            return None
+        try:
+            return _lesson(done[0]), done[1]
+        except ValueError:  # a planted row under the same key that this version cannot read
+            return None
+
+    def lessons(self) -> list[Lesson]:
+        """Every stored lesson, most confirmed first, then newest."""
+        rows: list[tuple[Any, ...]] = self._db.run(
+            lambda db: db.execute(
+                f"SELECT {LESSON_COLUMNS} FROM lessons ORDER BY seen DESC, updated DESC, id"
+            ).fetchall(),
+            [],
+        )
+        out = []
+        for r in rows:
+            try:
+                out.append(_lesson(r))
+            except ValueError:  # a row this version cannot read is skipped, not fatal
+                continue
+        return out
+
+    def forget(self, lesson_id: int) -> bool:
+        return self._db.run(
+            lambda db: bool(db.execute("DELETE FROM lessons WHERE id = ?", (lesson_id,)).rowcount),
+            False,
+            write=True,
+        )
 
 
-def memory_dir(workspace: Path) -> tuple[int, list[MovedAside]]:
-    """`.cerveau/` opened beneath the workspace, with any non-file planted where the database
-    or its journal go moved aside: the one opening every table of memory.sqlite shares."""
-    root, rel = locate(workspace)  # `.cerveau`, or the alternate itself (state_home.py)
-    fd, moved = open_state_dir(root, rel)
-    try:
-        for name in _SIDE_FILES:
-            st = lstat_beneath(fd, name)
-            if st is not None and not stat.S_ISREG(st.st_mode):
-                moved.append(move_aside(fd, name, [rel] if rel else []))
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, moved
+def _lesson(row: tuple[Any, ...]) -> Lesson:
+    id_, kind, trigger, fix, stack, seen, created, updated = row
+    return Lesson(
+        id=id_, kind=kind, trigger=trigger, fix=fix, stack=stack, seen=seen, created=created,
+        updated=updated,
+    )  # fmt: skip

@@ -6,7 +6,6 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from cerveau_tui.memory.lesson_store import LessonStore
 from cerveau_tui.memory.lessons import (
     Lesson,
     LessonDraft,
@@ -16,6 +15,7 @@ from cerveau_tui.memory.lessons import (
     recall,
     render_recall,
 )
+from cerveau_tui.memory.store import LessonStore
 from cerveau_tui.protocol import Event
 
 _seq = itertools.count(1)

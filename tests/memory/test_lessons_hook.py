@@ -12,9 +12,9 @@ from cerveau_tui.config import load_settings
 from cerveau_tui.history import History
 from cerveau_tui.hooks import TurnContext
 from cerveau_tui.loop.approver import ApproveAll
-from cerveau_tui.memory.lesson_store import LessonStore
 from cerveau_tui.memory.lessons import LessonDraft
 from cerveau_tui.memory.lessons_hook import LessonsHook
+from cerveau_tui.memory.store import LessonStore
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer

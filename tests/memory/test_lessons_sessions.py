@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cerveau_tui.memory.lesson_store import LessonStore
+from cerveau_tui.memory.store import LessonStore
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 

@@ -453,7 +453,7 @@ def test_a_corrupted_memory_db_is_set_aside_and_a_fresh_one_works(tmp_path: Path
 
 
 def test_a_trigger_in_a_cloned_lessons_db_is_set_aside(tmp_path: Path) -> None:
-    from cerveau_tui.memory.lesson_store import LessonStore
+    from cerveau_tui.memory.store import LessonStore
 
     _planted_db(
         tmp_path,
@@ -588,7 +588,7 @@ def test_a_session_starts_in_a_tree_deeper_than_the_recursion_limit() -> None:
 
 
 def test_the_torn_temp_sweep_is_bounded_in_depth_and_still_sweeps(tmp_path: Path) -> None:
-    from cerveau_tui.workspace.beneath import TEMP_PREFIX, sweep_torn_temps
+    from cerveau_tui.workspace.io.beneath import TEMP_PREFIX, sweep_torn_temps
 
     (tmp_path / "d").mkdir()
     torn = tmp_path / "d" / f"{TEMP_PREFIX}abc-x.py"

@@ -11,9 +11,8 @@ from typing import get_args
 
 import pytest
 
-from cerveau_tui.memory.lesson_store import LessonStore
 from cerveau_tui.memory.lessons import Kind, LessonDraft
-from cerveau_tui.memory.store import MemoryStore
+from cerveau_tui.memory.store import LessonStore, MemoryStore
 from cerveau_tui.memory.turn_close import TurnCloseHook
 
 KIND = get_args(Kind)[0]
