@@ -15,11 +15,11 @@ from pydantic import ValidationError
 
 from .. import protocol as P
 from ..hooks import Hook, TurnContext
+from ..policy.judge import Judge
 from ..policy.verdict import Verdict
 from ..protocol import CallStatus
 from ..sandbox.base import Grant
 from ..tools.base import RetryClass, Tool, ToolContext, ToolError, ToolResult, clean_text
-from ..tools.judge import Judge
 from ..tools.registry import Registry
 from ..workspace.undo import UndoLog
 from .approver import ApprovalDecision, ApprovalRequest, Approver, resolved_event
@@ -110,7 +110,7 @@ class Dispatcher:
         Found by probing: one reply of `bash: ln -s /anywhere d` then `write_file d/x` was judged
         whole before anything ran, so the write was "inside" when judged and outside when done.
         The declaration is taken again (its realpaths see the new link) and judged again; the
-        file tools then open what was judged without following a link (workspace/beneath.py)."""
+        file tools then open what was judged without following a link (workspace/io/beneath.py)."""
         if ex.tool is None or ex.args is None or ex.declared is None or ex.error is not None:
             return ex.verdict
         try:
@@ -160,12 +160,7 @@ class Dispatcher:
         lasting rule of this workspace), and which yes let the call through, for its card."""
         chosen = verdict.choose(decision.scope_key)
         if self.judge is not None and decision.decision in ("approved_session", "approved_always"):
-            keep = getattr(self.judge, "keep_rule", None)
-            kept = (
-                decision.decision == "approved_always"
-                and keep is not None
-                and keep(chosen, "allow")
-            )
+            kept = decision.decision == "approved_always" and self.judge.keep_rule(chosen, "allow")
             if not kept:  # no store (an unwritable config dir): it lasts the session
                 self.judge.grant_session(chosen)
             chosen.granted_by = (
@@ -202,9 +197,7 @@ class Dispatcher:
         scope = verdict.choose(decision.scope_key).scope if decision.decision in lasting else ""
         resolved_event(self.events.bus, req, decision, scope)
         if decision.decision == "denied_always" and self.judge is not None:
-            keep = getattr(self.judge, "keep_rule", None)
-            if keep is not None:
-                keep(verdict.choose(decision.scope_key), "deny")
+            self.judge.keep_rule(verdict.choose(decision.scope_key), "deny")
         return decision
 
     def _preview(self, ex: ToolExecution) -> str | None:

@@ -23,10 +23,10 @@ from ..context.window import WindowState
 from ..history import History, Message, Origin
 from ..hooks import Hook
 from ..plan.state import PlanState
+from ..policy.judge import Judge
 from ..provider.types import Provider
 from ..sandbox.base import Grant, Runner
 from ..tools.base import Delegator, ToolContext
-from ..tools.judge import Judge
 from ..tools.registry import Registry
 from ..workspace.fingerprint import Fingerprinter
 from ..workspace.store import BlobStore

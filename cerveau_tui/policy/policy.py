@@ -29,6 +29,7 @@ from ..tools.base import Declared
 from .commands import COMMAND_TOOLS, is_known_safe
 from .glob import glob_match
 from .grants import GrantBook
+from .judge import GrantListener
 from .paths import Boundary, app_refusal, own_paths, realpath, room_for
 from .rerun import rerun_verdict
 from .rules_store import LastingRules
@@ -74,6 +75,7 @@ class Policy:
         self.own_paths = own_paths()  # never written by the file tools (paths.own_paths)
         # Session grants and the lasting rules kept outside the workspace (grants.py).
         self.grants = GrantBook(lasting)
+        self.listener: GrantListener | None = None  # the session's journal (judge.py)
 
     # -- the question -------------------------------------------------------------------------
     def evaluate(self, tool: str, declared: Declared) -> Verdict:
@@ -201,6 +203,8 @@ class Policy:
     def grant_session(self, verdict: Verdict) -> None:
         if verdict.scope_key:
             self.grants.grant(verdict.scope_key, verdict.scope, verdict.grant)
+            if self.listener is not None:
+                self.listener.granted(verdict)
 
     def keep_rule(self, verdict: Verdict, decision: str) -> bool:
         """ "Always in this workspace" (decision "allow") or "never" ("deny") for this verdict's
@@ -217,7 +221,10 @@ class Policy:
         return self.grants.session_scopes()
 
     def revoke(self, scope_key: str) -> bool:
-        return self.grants.revoke(scope_key)
+        done = self.grants.revoke(scope_key)
+        if done and self.listener is not None:
+            self.listener.revoked(scope_key)
+        return done
 
     def lasting_rules(self) -> list[tuple[str, str, str]]:
         """(scope_key, scope, "allow" | "deny") of this workspace's lasting rules (the palette)."""

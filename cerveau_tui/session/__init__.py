@@ -33,7 +33,7 @@ from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog
 from . import boundary, slot_keeper, wiring
 from . import resume as resume_
-from .journal import Journal, RecordedJudge
+from .journal import Journal
 from .rewind import Rewinder
 from .stored import StoredSession
 
@@ -169,8 +169,8 @@ class Session:
         """(scope_key, scope spelled out) for each "approve for this session" still in force:
         the palette lists them so the person can take one back. The UI asks here, never the
         engine's policy: the session is the UI's one handle on what the engine was built with."""
-        scopes = getattr(self.engine.policy, "session_scopes", None)
-        return list(scopes()) if scopes is not None else []
+        policy = self.engine.policy
+        return policy.session_scopes() if policy is not None else []
 
     def notes(self) -> list[Any]:
         """The remembered notes (memory.store.Note: id, kind, text, seen, created, updated) that
@@ -225,18 +225,18 @@ class Session:
 
     def revoke(self, scope_key: str) -> bool:
         """Take back a session grant: the next matching call asks again. False if none was held."""
-        revoke = getattr(self.engine.policy, "revoke", None)
-        return bool(revoke(scope_key)) if revoke is not None else False
+        policy = self.engine.policy
+        return policy is not None and policy.revoke(scope_key)
 
     def lasting_rules(self) -> list[tuple[str, str, str]]:
         """(scope_key, scope, "allow" | "deny") of the workspace's lasting rules (the palette)."""
-        rules = getattr(self.engine.policy, "lasting_rules", None)
-        return list(rules()) if rules is not None else []
+        policy = self.engine.policy
+        return policy.lasting_rules() if policy is not None else []
 
     def revoke_rule(self, scope_key: str) -> bool:
         """Take back a lasting rule, in this session and the next. False if there was none."""
-        revoke = getattr(self.engine.policy, "revoke_rule", None)
-        return bool(revoke(scope_key)) if revoke is not None else False
+        policy = self.engine.policy
+        return policy is not None and policy.revoke_rule(scope_key)
 
 
 def _action_mode(provider: Provider, configured: str) -> str:
@@ -344,6 +344,7 @@ def build_session(
         raise
     state = EngineState()
     journal = Journal(log, state, settings.workspace)
+    policy.listener = journal  # each session grant and revoke, written as it happens
     undo_log = UndoLog(store)
     undo_log.listener = journal.undo_changed
     engine = Engine(
@@ -353,7 +354,7 @@ def build_session(
         settings=settings,
         approver=approver or DenyAll(),
         runner=runner,
-        policy=RecordedJudge(policy, journal),
+        policy=policy,
         hooks=hooks,
         n_ctx=n_ctx,
         model=(props.model_path if props else None) or settings.model_name or "",

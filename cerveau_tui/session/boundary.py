@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
+
+if TYPE_CHECKING:
+    from ..policy import Policy
 
 
 def boundary_notice(bus: Emitter, text: str) -> None:
@@ -36,7 +39,7 @@ def guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
 
 def sweep(settings: Settings, bus: Emitter) -> None:
     """Temp files a crash left half-written are never listed, and go at the next start."""
-    from ..workspace.beneath import sweep_torn_temps
+    from ..workspace.io.beneath import sweep_torn_temps
 
     try:
         swept = sweep_torn_temps(settings.workspace)
@@ -129,7 +132,7 @@ def denied_reads(settings: Settings) -> list[Any]:
     return [p for p in paths if not (p == ws or p in ws.parents)]
 
 
-def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Any:
+def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Policy:
     from ..policy import Policy
     from ..policy.rules_store import LastingRules
 

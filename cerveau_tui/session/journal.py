@@ -11,7 +11,8 @@ writes the records session/stored.py folds back:
   that hold the wire dict alone, and `reset` records from when a compaction replaced the history;
   session/stored.py reads both);
 - the compacted window's state at each `compacted` event;
-- each session grant (sealed: session/grant_seal.py) and revoke (fsync'd: the person's decision);
+- each session grant (sealed: session/grant_seal.py) and revoke (fsync'd: the person's decision),
+  told by the policy (its `listener`: policy/judge.py GrantListener);
 - the undo log's changes (which blob was which file before which turn);
 - at a turn's end, the paths its fingerprint saw changed.
 
@@ -30,8 +31,6 @@ from ..loop.state import EngineState
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
 from ..protocol import Event, EventType
-from ..tools.base import Declared
-from ..tools.judge import Judge
 from . import grant_seal
 
 
@@ -106,39 +105,3 @@ def message_record(m: Message) -> dict[str, Any]:
     if m.status:
         record["status"] = m.status
     return record
-
-
-class RecordedJudge:
-    """The policy, with each session grant and revoke told to the journal as it happens. A
-    wrapper rather than a snapshot at events: the dispatcher grants after `approval_resolved` is
-    out, so a snapshot there would miss the grant it resolved."""
-
-    def __init__(self, inner: Judge, journal: Journal) -> None:
-        self.inner = inner
-        self.journal = journal
-
-    def evaluate(self, tool: str, declared: Declared) -> Verdict:
-        return self.inner.evaluate(tool, declared)
-
-    def after_failure(
-        self, tool: str, declared: Declared, exit_code: int | None, output: str
-    ) -> Verdict | None:
-        return self.inner.after_failure(tool, declared, exit_code, output)
-
-    def grant_session(self, verdict: Verdict) -> None:
-        self.inner.grant_session(verdict)
-        self.journal.granted(verdict)
-
-    def session_scopes(self) -> list[tuple[str, str]]:
-        scopes = getattr(self.inner, "session_scopes", None)
-        return list(scopes()) if scopes is not None else []
-
-    def revoke(self, scope_key: str) -> bool:
-        revoke = getattr(self.inner, "revoke", None)
-        done = bool(revoke(scope_key)) if revoke is not None else False
-        if done:
-            self.journal.revoked(scope_key)
-        return done
-
-    def __getattr__(self, name: str) -> Any:  # the rest of the policy (boundary, mode, ...)
-        return getattr(self.inner, name)

@@ -24,10 +24,11 @@ from ..bus import Emitter
 from ..config import Settings
 from ..history import History, Message, Origin
 from ..plan.persist import SessionLog
-from ..policy.verdict import Verdict
+from ..policy.judge import Judge
+from ..policy.policy import Policy
 from ..sandbox.base import Grant
 from . import grant_seal
-from .journal import Journal, RecordedJudge
+from .journal import Journal
 from .listing import ResumeError, foreign_newer_than, resolve_session
 from .stored import StoredSession, read_session
 
@@ -200,13 +201,14 @@ def answer_unfinished_calls(history: History, results: dict[str, str] | None = N
     return 0
 
 
-def restore_grants(policy: Any, stored: StoredSession, workspace: Path) -> tuple[list[str], int]:
-    """Each stored "approve for this session" whose seal verifies, granted again on the policy
-    itself (not through the journal: it is in the log already). Returns (the scopes restored,
-    spelled out; how many were dropped for a seal that did not verify)."""
-    inner = policy.inner if isinstance(policy, RecordedJudge) else policy
-    grant = getattr(inner, "grant_session", None)
-    if grant is None or not stored.grants:
+def restore_grants(
+    policy: Judge | None, stored: StoredSession, workspace: Path
+) -> tuple[list[str], int]:
+    """Each stored "approve for this session" whose seal verifies, given back to the policy's
+    grant book (not through grant_session: its listener, the journal, has it in the log already).
+    Returns (the scopes restored, spelled out; how many were dropped for a seal that did not
+    verify). A judge that is not the policy (a test's) has no book to restore."""
+    if not isinstance(policy, Policy) or not stored.grants:
         return [], 0
     key = grant_seal.load_key(create=False)
     restored: list[str] = []
@@ -220,6 +222,6 @@ def restore_grants(policy: Any, stored: StoredSession, workspace: Path) -> tuple
             network=g.network,
             hosts=tuple(g.hosts),
         )
-        grant(Verdict("allow", "restored session grant", room, g.scope, g.scope_key))
+        policy.grants.grant(g.scope_key, g.scope, room)
         restored.append(g.scope)
     return restored, dropped

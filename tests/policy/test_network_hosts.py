@@ -15,7 +15,7 @@ from cerveau_tui.policy.rules_store import LastingRule, LastingRules
 from cerveau_tui.policy.scopes import merged, scoped_room
 from cerveau_tui.sandbox.base import Grant
 from cerveau_tui.session import grant_seal
-from cerveau_tui.session.journal import Journal, RecordedJudge
+from cerveau_tui.session.journal import Journal
 from cerveau_tui.session.resume import restore_grants
 from cerveau_tui.session.stored import read_session
 
@@ -131,16 +131,18 @@ def test_an_old_rule_without_hosts_for_any_host_still_means_any_host(
 
 def test_a_sealed_session_grant_keeps_its_hosts_on_resume(ws: Path, make_policy) -> None:
     log = SessionLog(ws, "h")
-    judge = RecordedJudge(make_policy(), Journal(log, EngineState(), ws))
-    v = judge.evaluate("bash", bash(ws, "curl https://github.com/a", network=True))
-    judge.grant_session(v.choose("command:curl@github.com"))
+    policy = make_policy()
+    policy.listener = Journal(log, EngineState(), ws)
+    v = policy.evaluate("bash", bash(ws, "curl https://github.com/a", network=True))
+    policy.grant_session(v.choose("command:curl@github.com"))
     log.close()
     stored = read_session(ws, "h")
     (record,) = stored.grants.values()
     assert record.hosts == ["github.com"]
     fresh = make_policy()
     assert restore_grants(fresh, stored, ws) == (["commands starting with `curl` to github.com only"], 0)  # fmt: skip
-    assert fresh.grants._room["command:curl@github.com"] == GITHUB
+    again = fresh.evaluate("bash", bash(ws, "curl https://github.com/b", network=True))
+    assert again.allowed and again.grant == GITHUB  # the room it gave: github.com only
 
 
 def test_a_session_grant_whose_hosts_were_stripped_does_not_verify(ws: Path) -> None:

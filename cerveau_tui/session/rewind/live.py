@@ -64,12 +64,10 @@ def apply_conversation(rw: Rewinder, target: Point, cut: list[str]) -> None:
     for turn_id in cut:
         state.turn_changes.pop(turn_id, None)
     state.task = ""
-    policy = eng.policy
-    scopes = getattr(policy, "session_scopes", None)
-    if scopes is not None:
-        for key, _ in list(scopes()):
+    if eng.policy is not None:
+        for key, _ in eng.policy.session_scopes():
             if key not in target.grants:
-                policy.revoke(key)
+                eng.policy.revoke(key)
 
 
 def tell_model(rw: Rewinder, target: Point, mode: str) -> None:

@@ -363,5 +363,5 @@ class Rewinder:
     def _grants(self) -> list[str]:
         if self.engine is None:
             return []
-        scopes = getattr(self.engine.policy, "session_scopes", None)
-        return [k for k, _ in scopes()] if scopes is not None else []
+        policy = self.engine.policy
+        return [k for k, _ in policy.session_scopes()] if policy is not None else []
