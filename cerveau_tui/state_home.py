@@ -10,7 +10,7 @@ in their own config (or CERVEAU_STATE_DIR); a workspace's own `.cerveau/config.t
 (config.py drops the key there: it would choose where the harness reads its next config from).
 
 Every state path is `locate(workspace, sub)`: a (root, rel) pair for the beneath-fd functions
-(workspace/beneath.py), `(workspace, ".cerveau/sub")` or `(alternate, "sub")`. The alternate is
+(workspace/io/beneath.py), `(workspace, ".cerveau/sub")` or `(alternate, "sub")`. The alternate is
 made here one component at a time, never following a link (`_make_dirs`), and below it the
 callers open everything beneath its fd as they do in the workspace. The sandbox keeps it out of
 reach (sandbox/view.py control_paths: not visible to commands, never granted, never written by

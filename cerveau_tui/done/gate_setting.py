@@ -22,8 +22,8 @@ import tomli_w
 from .. import trust
 from ..config import ConfigError, Settings, trust_store_path
 from ..state_home import locate, state_path
-from ..workspace.beneath import atomic_write_beneath
-from ..workspace.openat import read_bytes_beneath
+from ..workspace.io.beneath import atomic_write_beneath
+from ..workspace.io.openat import read_bytes_beneath
 
 CONFIG = Path(".cerveau") / "config.toml"
 MAX_BYTES = 1_000_000

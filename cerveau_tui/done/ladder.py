@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..state_home import locate, state_path
-from ..workspace.beneath import atomic_write_beneath, read_bytes_beneath, unlink_beneath
+from ..workspace.io.beneath import atomic_write_beneath, read_bytes_beneath, unlink_beneath
 from .criteria import Report
 
 RUNGS: tuple[str, ...] = ("R1", "R2", "R3", "R4")

@@ -17,9 +17,9 @@ from .. import protocol as P
 from ..adapters.base import RunCommand
 from ..hooks import TurnContext
 from ..state_home import in_workspace
-from ..workspace.beneath import atomic_write_beneath, unlink_beneath
-from ..workspace.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
-from ..workspace.openat import UnsafePath
+from ..workspace.io.beneath import atomic_write_beneath, unlink_beneath
+from ..workspace.io.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
+from ..workspace.io.openat import UnsafePath
 from .criteria import CriterionState, DoneSet, Report, check
 
 SCRATCH = Path(".cerveau") / "verify"

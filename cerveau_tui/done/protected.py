@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..workspace.beneath import read_bytes_beneath
+from ..workspace.io.beneath import read_bytes_beneath
 from .criteria import DoneSet
 from .near_green import workspace_files
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import protocol as P
 from ..hooks import Hook, TurnContext
-from ..workspace.beneath import UnsafePath, lstat_beneath
+from ..workspace.io.beneath import UnsafePath, lstat_beneath
 from .reading import Head, read_head, read_head_beneath, with_cut
 
 NAME = "AGENTS.md"

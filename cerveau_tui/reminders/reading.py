@@ -1,6 +1,6 @@
 """Reading the files the reminder sources quote (AGENTS.md, skills): the head of a file, capped.
 
-Beneath the workspace nothing is followed through a symbolic link (workspace.beneath): an
+Beneath the workspace nothing is followed through a symbolic link (workspace.io.beneath): an
 `AGENTS.md -> ~/.ssh/id_rsa` planted in a cloned repository would otherwise be pasted into the
 model's prompt, and from there into whatever the model writes. The person's own config dir is
 theirs, so a link there (a dotfiles checkout) is followed.
@@ -13,8 +13,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..workspace.beneath import NotRegularFile, open_beneath
 from ..workspace.digest import hash_bytes
+from ..workspace.io.beneath import NotRegularFile, open_beneath
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 from .. import protocol as P
 from ..hooks import Hook, TurnContext
 from ..state_home import locate
-from ..workspace.beneath import UnsafePath, open_dir_beneath
+from ..workspace.io.beneath import UnsafePath, open_dir_beneath
 from .reading import Head, read_head, read_head_beneath
 
 #: At most this many skills in the index: each line costs ~30 tokens of every request.

@@ -96,7 +96,7 @@ def keep_out_of_git(ws: Path) -> None:
     """`.cerveau/.gitignore` saying `*`, unless one is there: the session log and blob store were
     showing up in `git status` and went into a person's commit with `git add -A`. Written beneath
     the workspace following no link, so a planted `.cerveau/.gitignore` link writes nowhere else."""
-    from ..workspace.beneath import UnsafePath, atomic_write_beneath
+    from ..workspace.io.beneath import UnsafePath, atomic_write_beneath
 
     if chosen(ws) is not None:
         return  # the state is outside the workspace: nothing of ours in its git status

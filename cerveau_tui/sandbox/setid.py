@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..workspace.openat import open_dir_beneath
+from ..workspace.io.openat import open_dir_beneath
 
 SETID_BITS = stat.S_ISUID | stat.S_ISGID
 #: Folders are visited by name from the root (one fd open at a time, as sweep_torn_temps does):

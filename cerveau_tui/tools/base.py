@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from ..bus import Emitter
 from ..plan.state import PlanState
 from ..sandbox.base import Grant, Runner
-from ..workspace.beneath import FileTooLarge, NotRegularFile, UnsafePath
 from ..workspace.fingerprint import Fingerprinter
+from ..workspace.io.beneath import FileTooLarge, NotRegularFile, UnsafePath
 from ..workspace.store import BlobStore
 from .args import inline_refs
 

@@ -2,7 +2,7 @@
 exact and the policy alone decides them.
 
 They run in the harness's process with the person's rights, so run() opens what declare() named
-through workspace.beneath: no symbolic link is followed at open time, and one swapped in after
+through workspace.io.beneath: no symbolic link is followed at open time, and one swapped in after
 the verdict makes the call fail instead of taking it elsewhere. Writes into `.git` or the
 workspace's `.cerveau/` are refused here whatever the policy says (base.refuse_state_write),
 and every write goes through the workspace's git guard (workspace/git_change): a `.git` check by
@@ -19,9 +19,9 @@ import stat
 
 from pydantic import BaseModel, Field
 
-from ..workspace.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from ..workspace.digest import hash_bytes
 from ..workspace.git_change import guard_for
+from ..workspace.io.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from .args import NonEmpty, PathArg
 from .base import (
     Declared,

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..sandbox.base import CommandResult, Runner
 from ..sandbox.process import minimal_env, run_process
 from ..state_file import kind_of
-from ..workspace.beneath import TEMP_PREFIX
+from ..workspace.io.beneath import TEMP_PREFIX
 from .walk import SKIP_DIRS
 
 SYSTEM_RG = ("/usr/bin/rg", "/bin/rg")

@@ -27,7 +27,7 @@ import re2
 from pydantic import BaseModel
 
 from ..state_file import kind_of
-from ..workspace.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
+from ..workspace.io.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
 from .args import NonEmpty, PathArg
 from .base import (
     Declared,

@@ -27,7 +27,7 @@ import blake3
 
 from .. import host_process
 from ..sandbox.process import minimal_env
-from ..workspace.openat import open_dir_beneath
+from ..workspace.io.openat import open_dir_beneath
 from . import ripgrep
 from .search_index import LARGE, LARGE_BYTES, UNREADABLE, Signer, flags_of
 from .search_index_file import FileRecord, FolderRecord, read_index, write_index

@@ -19,7 +19,7 @@ from pathlib import Path
 import pathspec
 
 from ..state_file import kind_of
-from ..workspace.beneath import is_torn_temp, open_dir_beneath, read_bytes_beneath
+from ..workspace.io.beneath import is_torn_temp, open_dir_beneath, read_bytes_beneath
 
 SKIP_DIRS = {
     ".git",

@@ -1,10 +1,4 @@
-"""The workspace as bytes: blake3 fingerprints, a content-addressed store, atomic writes."""
+"""The workspace as bytes: blake3 fingerprints, a content-addressed store, atomic writes.
 
-from __future__ import annotations
-
-from .atomic import atomic_write
-from .digest import hash_bytes, hash_path
-from .fingerprint import Fingerprinter, Snapshot
-from .store import BlobStore
-
-__all__ = ["BlobStore", "Fingerprinter", "Snapshot", "atomic_write", "hash_bytes", "hash_path"]
+Importers name the module they use; this file imports nothing, so naming one stays cheap.
+"""

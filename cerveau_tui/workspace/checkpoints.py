@@ -33,7 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..state_home import locate
-from .beneath import (
+from .digest import hash_bytes
+from .fingerprint import Fingerprinter
+from .git_change import guard_for
+from .io.beneath import (
     NotRegularFile,
     UnsafePath,
     lstat_beneath,
@@ -43,9 +46,6 @@ from .beneath import (
     split_parent,
     temp_name,
 )
-from .digest import hash_bytes
-from .fingerprint import Fingerprinter
-from .git_change import guard_for
 from .snapshot import Snapshot, diff_snapshots
 from .store import BlobMissing, BlobStore
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from .beneath import UnsafePath, open_dir_beneath
 from .git_config_rules import ParseConfig, danger, split_key
 from .git_guard import Finding
 from .git_quarantine import neutralize
@@ -40,6 +39,7 @@ from .git_snapshot import (
     snapshot,
 )
 from .git_view import Difference, RunGit, View, chain, compare, run_git, view
+from .io.beneath import UnsafePath, open_dir_beneath
 
 T = TypeVar("T")
 OnFindings = Callable[[list[Finding]], None]

@@ -27,9 +27,9 @@ import stat
 from pathlib import Path
 
 from ..state_home import locate, state_path
-from .beneath import UnsafePath, open_dir_beneath, write_at
 from .git_guard import Finding
 from .git_snapshot import Control
+from .io.beneath import UnsafePath, open_dir_beneath, write_at
 
 QUARANTINE_REL = ".cerveau/quarantine"
 _DEFANG = {"HEAD": "HEAD.quarantined", ".git": "dot-git.quarantined"}

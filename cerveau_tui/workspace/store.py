@@ -4,7 +4,7 @@ Undo, plan checkpoints and the near-green rollback all need "the bytes this file
 Keying blobs by the same blake3 the fingerprint uses means a checkpoint's hash IS the key to its
 content: no second index to drift out of step with the first.
 
-Everything is opened beneath a directory fd without following links (workspace.beneath): a
+Everything is opened beneath a directory fd without following links (workspace.io.beneath): a
 `.cerveau/blobs` replaced by a link is moved aside (see `moved_aside`) instead of receiving the
 blobs, and a workspace file swapped for a link is neither snapshotted through it nor restored
 through it.
@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..state_home import locate, state_path
-from .beneath import (
+from .digest import hash_bytes
+from .io.beneath import (
     MovedAside,
     NotRegularFile,
     UnsafePath,
@@ -31,7 +32,6 @@ from .beneath import (
     unlink_beneath,
     write_at,
 )
-from .digest import hash_bytes
 
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 BLOBS = ".cerveau/blobs"

@@ -41,7 +41,7 @@ from cerveau_tui.session.stored import read_session
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
 from cerveau_tui.tools.walk import walk_files
-from cerveau_tui.workspace.beneath import is_torn_temp
+from cerveau_tui.workspace.io.beneath import is_torn_temp
 
 from .procs import kill_left, wait_until, with_marker
 

@@ -8,7 +8,7 @@ from cerveau_tui.tools.base import PathError, ToolContext, ToolError, ToolState,
 from cerveau_tui.tools.bash import Bash
 from cerveau_tui.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from cerveau_tui.tools.search import Search
-from cerveau_tui.workspace.atomic import atomic_write
+from cerveau_tui.workspace.io.atomic import atomic_write
 
 
 @pytest.fixture
@@ -272,7 +272,7 @@ def test_list_files_does_not_follow_a_linked_directory(ctx, tmp_path, outside):
 
 
 def test_torn_temp_files_are_never_listed(ctx, tmp_path):
-    from cerveau_tui.workspace.beneath import TEMP_PREFIX
+    from cerveau_tui.workspace.io.beneath import TEMP_PREFIX
 
     (tmp_path / f"{TEMP_PREFIX}abc-keep.py").write_text("torn")
     (tmp_path / "keep.py").write_text("k\n")

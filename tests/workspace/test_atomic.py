@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace.atomic import UnsafePath, atomic_write
+from cerveau_tui.workspace.io.atomic import UnsafePath, atomic_write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_a_write_failing_midway_keeps_the_old_content(tmp_path: Path) -> None:
     script = (
         "import resource, signal, sys\n"
         "from pathlib import Path\n"
-        "from cerveau_tui.workspace.atomic import atomic_write\n"
+        "from cerveau_tui.workspace.io.atomic import atomic_write\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))\n"
         "try:\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace import openat
-from cerveau_tui.workspace.beneath import (
+from cerveau_tui.workspace.io import openat
+from cerveau_tui.workspace.io.beneath import (
     TEMP_PREFIX,
     FileTooLarge,
     NotRegularFile,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace import copy_beneath
-from cerveau_tui.workspace.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
+from cerveau_tui.workspace.io import copy_beneath
+from cerveau_tui.workspace.io.copy_beneath import CopyTooLarge, copy_tree_beneath, remove_beneath
 
 DEST = ".cerveau/verify"
 

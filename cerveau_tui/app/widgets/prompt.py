@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from ...state_home import locate
-from ...workspace.beneath import atomic_write_beneath, read_bytes_beneath
+from ...workspace.io.beneath import atomic_write_beneath, read_bytes_beneath
 
 HISTORY_REL = ".cerveau/prompt-history"
 HISTORY = "prompt-history"  # in the workspace's state (state_home.locate): HISTORY_REL by default

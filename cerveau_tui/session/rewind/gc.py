@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ...plan.persist import is_busy, list_sessions
 from ...state_home import locate
-from ...workspace.beneath import open_state_dir
+from ...workspace.io.beneath import open_state_dir
+from ...workspace.io.openat import open_dir_beneath
 from ...workspace.manifest_stream import iter_manifest
-from ...workspace.openat import open_dir_beneath
 from ...workspace.store import BlobMissing, BlobStore
 from .points import Points, read_points
 
