@@ -13,11 +13,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import fields, replace
 
-from ..protocol import Event, EventType
+from ..protocol import Event, ReasoningPayload, TokenPayload
 from ..text_safety import visible, visible_data
 from .messages import EngineEvent, Item, StreamText, Wake
 
-_TEXT_KINDS = {EventType.TOKEN.value: "answer", EventType.REASONING.value: "reasoning"}
+_TEXT_KINDS = {TokenPayload.event_type: "answer", ReasoningPayload.event_type: "reasoning"}
 
 
 def _shown(item: Item) -> Item:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from textual.dom import DOMNode
 
 from ..plan.models import PlanReport
-from ..protocol import Event, EventType
+from ..protocol import Event, PlanReported
 from .widgets.plan_strip import PlanStrip
 from .widgets.planner import PlannerPanel
 
@@ -27,7 +27,7 @@ class PlanFeed:
         self._received: dict[str, object] | None = None
 
     def record(self, event: Event) -> None:
-        if event.type == EventType.PLAN_REPORT:
+        if event.type == PlanReported.event_type:
             self._received = dict(event.payload)
 
     def clear(self) -> None:

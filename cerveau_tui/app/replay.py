@@ -11,19 +11,29 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..protocol import Event, EventType
+from ..protocol import (
+    ApprovalRequested,
+    AssistantMessage,
+    Event,
+    IterationStarted,
+    ReasoningPayload,
+    ReplyProgress,
+    SessionStarted,
+    StackProgress,
+    TokenPayload,
+)
 from .messages import EngineEvent, Item, StreamText
 
 #: Live-only: a question already answered, progress of a reply long finished, start-up lines.
 NOT_REDRAWN = frozenset(
     {
-        EventType.APPROVAL_REQUESTED,
-        EventType.REPLY_PROGRESS,
-        EventType.STACK_PROGRESS,
-        EventType.SESSION_STARTED,
-        EventType.TOKEN,
-        EventType.REASONING,
-        EventType.ITERATION_STARTED,
+        ApprovalRequested.event_type,
+        ReplyProgress.event_type,
+        StackProgress.event_type,
+        SessionStarted.event_type,
+        TokenPayload.event_type,
+        ReasoningPayload.event_type,
+        IterationStarted.event_type,
     }
 )
 
@@ -33,7 +43,7 @@ def redraw_items(events: Iterable[Event], show_reasoning: bool = True) -> list[I
     for ev in events:
         if ev.type in NOT_REDRAWN:
             continue
-        if ev.type == EventType.ASSISTANT_MESSAGE:
+        if ev.type == AssistantMessage.event_type:
             p: dict[str, Any] = ev.payload
             if show_reasoning and p.get("reasoning"):
                 items.append(StreamText("reasoning", str(p["reasoning"])))

@@ -15,11 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..protocol import EVENT_MODELS, Event, EventType, Payload
-
-#: Every event type is read as its model (the protocol is closed); only an event whose type is
-#: outside the protocol, or whose payload does not fit (a log from another version), is Untyped.
-PAYLOAD_MODELS: dict[EventType, type[Payload]] = EVENT_MODELS
+from ..protocol import Event, Payload, UnknownEvent, payload_model
 
 
 @dataclass(frozen=True)
@@ -32,11 +28,13 @@ class Untyped:
 
 
 def typed(event: Event) -> Payload | Untyped:
+    """Every event type is read as its model (the protocol is closed); only an event whose type is
+    outside the protocol, or whose payload does not fit (a log from another version), is Untyped."""
     if event._data is not None:  # built typed by the emitter: read as built
         return event._data
     try:
-        model = PAYLOAD_MODELS[EventType(event.type)]
-    except ValueError:
+        model = payload_model(event.type)
+    except UnknownEvent:
         return Untyped(event.type, event.payload)
     try:
         return model.model_validate(event.payload)

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from .. import protocol as P
 from ..bus import Emitter, Recorder
 from ..config_sections import DelegationConfig
-from ..protocol import Event, EventType
+from ..protocol import Event, TurnStarted, UsagePayload
 from ..provider.types import Usage
 from .state import Limits, Outcome
 
@@ -115,9 +115,9 @@ class Spend:
     def _on(self, e: Event) -> None:
         payload: Any = e.payload
         with self._lock:
-            if e.type == EventType.TURN_STARTED:
+            if e.type == TurnStarted.event_type:
                 self._spent = 0
-            elif e.type == EventType.USAGE and isinstance(payload, dict):
+            elif e.type == UsagePayload.event_type and isinstance(payload, dict):
                 self._spent += int(payload.get("prompt_tokens") or 0)
                 self._spent += int(payload.get("completion_tokens") or 0)
 

@@ -27,7 +27,7 @@ from ..bus import Emitter
 from ..context.pack import message_tokens
 from ..history import Message
 from ..hooks import CallRecord
-from ..protocol import Event, EventType, GuardTripped, payload_of
+from ..protocol import Event, GuardTripped, payload_of
 from .guards.stops import (
     Fold,
     GuardStop,
@@ -56,7 +56,7 @@ class StopNotes:
         self._unsubscribe: Callable[[], None] | None = bus.subscribe(self._heard)
 
     def _heard(self, ev: Event) -> None:
-        if ev.type == EventType.GUARD_TRIPPED and ev.turn_id == self.turn_id:
+        if ev.type == GuardTripped.event_type and ev.turn_id == self.turn_id:
             payload = payload_of(ev)
             if isinstance(payload, GuardTripped):
                 self.trips.append(payload)

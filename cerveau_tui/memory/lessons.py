@@ -29,7 +29,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..protocol import Event, EventType
+from ..protocol import (
+    ApprovalResolved,
+    CheckPayload,
+    Event,
+    GuardTripped,
+    ToolCallPayload,
+    ToolResultPayload,
+)
 
 Kind = Literal["breaker", "gate", "denied"]
 
@@ -77,7 +84,7 @@ def observe(event: Event) -> Seen | None:
     """The part of an event lessons are mined from, or None for every other event."""
     p = event.payload
     t = event.type
-    if t == EventType.TOOL_CALL:
+    if t == ToolCallPayload.event_type:
         args = p.get("arguments")
         args = args if isinstance(args, dict) else {}
         text = args.get("command") or args.get("path") or ""
@@ -89,7 +96,7 @@ def observe(event: Event) -> Seen | None:
             text=one_line(text),
             by_person=p.get("via") == "person",
         )
-    if t == EventType.TOOL_RESULT:
+    if t == ToolResultPayload.event_type:
         wrote = p.get("wrote")
         wrote = wrote if isinstance(wrote, list) else []
         code = p.get("exit_code")
@@ -101,11 +108,11 @@ def observe(event: Event) -> Seen | None:
             exit_code=code if isinstance(code, int) else None,
             wrote=tuple(one_line(w) for w in wrote[:10]),
         )
-    if t == EventType.GUARD_TRIPPED and p.get("guard") == "breaker":
+    if t == GuardTripped.event_type and p.get("guard") == "breaker":
         return Seen("trip", text=one_line(p.get("reason")))
-    if t == EventType.CHECK:
+    if t == CheckPayload.event_type:
         return Seen("check", keys=tuple(one_line(k) for k in _check_keys(p)[:MAX_KEYS]))
-    if t == EventType.APPROVAL_RESOLVED and p.get("decision") == "denied":
+    if t == ApprovalResolved.event_type and p.get("decision") == "denied":
         return Seen("denied", call_id=str(p.get("call_id", "")))
     return None
 

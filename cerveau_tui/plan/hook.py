@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
-from ..protocol import Event, EventType
-from ..workspace.io.beneath import read_bytes_beneath
+from ..protocol import Drift, Event, NoticePayload, PlanCommitted
+from ..workspace.beneath import read_bytes_beneath
 from .detect import looks_like_plan_file, plan_from_markdown
 from .drift import drift_for_write
 from .models import FINISHED, PlanReport, PlanStep, StepReport, StepStatus
@@ -154,7 +154,7 @@ class PlanHook(Hook):
         revision = current.revision + 1
         self._emit(
             ctx,
-            EventType.PLAN_COMMITTED,
+            PlanCommitted.event_type,
             {
                 "source": "file",
                 "path": rel,
@@ -163,7 +163,7 @@ class PlanHook(Hook):
             },
         )
         message = f"{rel} looks like a plan: committed it as the session plan (r{revision}, {len(steps)} steps)"
-        self._emit(ctx, EventType.NOTICE, {"text": message, "source": "plan"})
+        self._emit(ctx, NoticePayload.event_type, {"text": message, "source": "plan"})
         return f"{message}. Track it with update_plan (step ids 1-{len(steps)}); the file was written as asked."
 
     def _drift(self, ctx: TurnContext, rel: str) -> str | None:
@@ -175,7 +175,7 @@ class PlanHook(Hook):
         cur = report.current
         self._emit(
             ctx,
-            EventType.DRIFT,
+            Drift.event_type,
             {"path": rel, "step_id": cur.id if cur else None, "message": message},
         )
         return f"{message}. Fine if intended; if the plan changed, call commit_plan with the revised steps."

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..protocol import Event, EventType
+from ..protocol import CheckpointPayload, Event, PlanCommitted, PlanUpdated, ToolResultPayload
 from ..workspace.fingerprint import Fingerprinter
 from .models import PlanReport, PlanRevision, PlanStep, StepReport, StepStatus
 from .paths import covers, is_pattern, norm_rel
@@ -70,7 +70,7 @@ def build_report(events: Iterable[Event]) -> PlanReport:
     source: str | None = None
     for ev in events:
         p = ev.payload
-        if ev.type == EventType.PLAN_COMMITTED:
+        if ev.type == PlanCommitted.event_type:
             current = parse_steps(p.get("steps"))
             source = str(p.get("source") or "tool")
             path = p.get("path")
@@ -92,7 +92,7 @@ def build_report(events: Iterable[Event]) -> PlanReport:
                 if prog is None:
                     prog = progress[s.id] = _Progress()
                 prog.title, prog.files = s.title, tuple(s.files)
-        elif ev.type == EventType.PLAN_UPDATED:
+        elif ev.type == PlanUpdated.event_type:
             prog = progress.get(str(p.get("step_id", "")))
             if prog is None:
                 continue  # an update for a step no plan declared: nothing to attach it to
@@ -102,7 +102,7 @@ def build_report(events: Iterable[Event]) -> PlanReport:
                 prog.evidence.append(f"marked {status} (event {ev.seq})")
             if p.get("note"):
                 prog.note = str(p["note"])
-        elif ev.type == EventType.CHECKPOINT:
+        elif ev.type == CheckpointPayload.event_type:
             prog = progress.get(str(p.get("step_id", "")))
             if prog is None:
                 continue
@@ -138,7 +138,7 @@ def written_paths(events: Iterable[Event]) -> dict[str, int]:
     """rel path -> seq of the last successful tool_result that wrote it (payload `wrote`)."""
     out: dict[str, int] = {}
     for ev in events:
-        if ev.type == EventType.TOOL_RESULT:
+        if ev.type == ToolResultPayload.event_type:
             p = ev.payload
             if p.get("ok", True):
                 for raw in p.get("wrote") or p.get("paths") or ():
@@ -168,7 +168,7 @@ def build_report_at(
     # accounted for by that step.
     settled: dict[str, int] = {}
     for ev in events:
-        if ev.type == EventType.CHECKPOINT:
+        if ev.type == CheckpointPayload.event_type:
             for rel in ev.payload.get("hashes") or {}:
                 settled[norm_rel(rel)] = ev.seq
     steps = [_reconcile(s, fp, writes, settled, workspace) for s in report.steps]

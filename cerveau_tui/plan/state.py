@@ -27,7 +27,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..protocol import Event, EventType, PlanReported
+from ..protocol import (
+    CheckpointPayload,
+    Event,
+    PlanCommitted,
+    PlanReported,
+    PlanUpdated,
+    ToolResultPayload,
+)
 from .models import PlanReport
 from .report import build_report, build_report_at, written_paths
 
@@ -36,7 +43,7 @@ if TYPE_CHECKING:
     from ..workspace.fingerprint import Fingerprinter
 
 PLAN_EVENT_TYPES = frozenset(
-    {EventType.PLAN_COMMITTED, EventType.PLAN_UPDATED, EventType.CHECKPOINT}
+    {PlanCommitted.event_type, PlanUpdated.event_type, CheckpointPayload.event_type}
 )
 
 
@@ -66,7 +73,7 @@ class PlanState:
         self.apply(event)
 
     def apply(self, event: Event) -> None:
-        if event.type == EventType.TOOL_RESULT:
+        if event.type == ToolResultPayload.event_type:
             wrote = written_paths([event])
             if wrote:
                 with self._lock:
@@ -119,7 +126,7 @@ class PlanState:
             sid = self.events[0].session_id if self.events else "ledger"
             writes = [
                 Event(
-                    type=EventType.TOOL_RESULT,
+                    type=ToolResultPayload.event_type,
                     session_id=sid,
                     seq=seq,
                     payload={"ok": True, "wrote": [rel]},

@@ -6,111 +6,27 @@ payload model (`EVENT_MODELS`), every model forbids fields it does not declare, 
 takes the model and derives the type from it: a payload is built typed where it is said and read
 typed where it is shown, and the JSON line `cerveau run --json` prints is what the model dumped.
 Before, 53 of 81 emits sent dict literals, 23 types had no model, and readers guessed keys.
+
+A type is written once, by its model (`event_type = "turn_ended"` in its class): the models
+register as they are defined (base.Payload), this package re-exports every model of its modules,
+and `EventType` is derived from the registry. The package names a type by its model
+(`TurnEnded.event_type`); scripts and tests may spell it `EventType.TURN_ENDED`.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
-from pydantic import ValidationError
+# Every model of these modules, re-exported whole: a new model is public where it is written.
+from .base import *  # noqa: F403
+from .base import EVENT_MODELS, Event, Payload, StopReason
+from .gate import *  # noqa: F403
+from .tools import *  # noqa: F403
+from .turn import *  # noqa: F403
 
-from .base import CallStatus, Event, EventType, Payload, StopReason
-from .gate import (
-    CheckPayload,
-    CheckpointPayload,
-    CheckStarted,
-    Drift,
-    Escalation,
-    LessonsPayload,
-    Parked,
-    PlanCommitted,
-    PlanReported,
-    PlanUpdated,
-    PolishPayload,
-    Rollback,
-    StoredLesson,
-    TouchedProtected,
-    VerificationPayload,
-)
-from .tools import (
-    ApprovalRequested,
-    ApprovalResolved,
-    Delegated,
-    Rewound,
-    ToolCallPayload,
-    ToolResultPayload,
-    ToolStartedPayload,
-    UndoPayload,
-    UserExec,
-)
-from .turn import (
-    AssistantMessage,
-    BudgetNotice,
-    Compacted,
-    ErrorPayload,
-    GuardTripped,
-    IterationStarted,
-    NoticePayload,
-    ReasoningPayload,
-    ReminderPayload,
-    ReplyProgress,
-    SessionResumed,
-    SessionStarted,
-    StackProgress,
-    Steer,
-    TokenPayload,
-    TurnEnded,
-    TurnStarted,
-    UsagePayload,
-)
-
-_MODELS: tuple[type[Payload], ...] = (
-    SessionStarted,
-    TurnStarted,
-    IterationStarted,
-    TokenPayload,
-    ReasoningPayload,
-    AssistantMessage,
-    ReplyProgress,
-    ToolCallPayload,
-    ToolStartedPayload,
-    ToolResultPayload,
-    ApprovalRequested,
-    ApprovalResolved,
-    UsagePayload,
-    ErrorPayload,
-    NoticePayload,
-    Steer,
-    UserExec,
-    GuardTripped,
-    PlanCommitted,
-    PlanReported,
-    PlanUpdated,
-    CheckpointPayload,
-    Drift,
-    TouchedProtected,
-    CheckStarted,
-    CheckPayload,
-    Escalation,
-    Parked,
-    Rollback,
-    VerificationPayload,
-    StackProgress,
-    UndoPayload,
-    Rewound,
-    Delegated,
-    Compacted,
-    BudgetNotice,
-    ReminderPayload,
-    PolishPayload,
-    LessonsPayload,
-    SessionResumed,
-    TurnEnded,
-)
-
-#: Every event type -> its one payload model (acceptance checks use this name).
-EVENT_MODELS: dict[EventType, type[Payload]] = {m.event_type: m for m in _MODELS}
-assert set(EVENT_MODELS) == set(EventType), "every event type has exactly one payload model"
+#: The event types as an enum, derived from the models: `EventType.TURN_ENDED == "turn_ended"`.
+EventType = StrEnum("EventType", {t.upper(): t for t in EVENT_MODELS})  # type: ignore[misc]
 
 
 class UnknownEvent(ValueError):
@@ -119,8 +35,8 @@ class UnknownEvent(ValueError):
 
 def payload_model(event_type: str) -> type[Payload]:
     try:
-        return EVENT_MODELS[EventType(event_type)]
-    except ValueError:
+        return EVENT_MODELS[event_type]
+    except KeyError:
         raise UnknownEvent(f"no event type {event_type!r} in the protocol") from None
 
 
@@ -151,69 +67,3 @@ TURN_INCOMPLETE = StopReason.INCOMPLETE
 TURN_PARKED = StopReason.PARKED
 TURN_TOKEN_CEILING = StopReason.TOKEN_CEILING
 TURN_ERROR = StopReason.ERROR
-
-__all__ = [
-    "EVENT_MODELS",
-    "ApprovalRequested",
-    "ApprovalResolved",
-    "AssistantMessage",
-    "BudgetNotice",
-    "CallStatus",
-    "CheckPayload",
-    "CheckStarted",
-    "CheckpointPayload",
-    "Compacted",
-    "Delegated",
-    "Drift",
-    "ErrorPayload",
-    "Escalation",
-    "Event",
-    "EventType",
-    "GuardTripped",
-    "IterationStarted",
-    "LessonsPayload",
-    "NoticePayload",
-    "Parked",
-    "Payload",
-    "PlanCommitted",
-    "PlanReported",
-    "PlanUpdated",
-    "PolishPayload",
-    "ReasoningPayload",
-    "ReminderPayload",
-    "ReplyProgress",
-    "Rollback",
-    "SessionResumed",
-    "SessionStarted",
-    "StackProgress",
-    "Steer",
-    "StopReason",
-    "StoredLesson",
-    "TokenPayload",
-    "ToolCallPayload",
-    "ToolResultPayload",
-    "ToolStartedPayload",
-    "TouchedProtected",
-    "TurnEnded",
-    "TurnStarted",
-    "Rewound",
-    "UndoPayload",
-    "UnknownEvent",
-    "UsagePayload",
-    "UserExec",
-    "ValidationError",
-    "VerificationPayload",
-    "parse_payload",
-    "payload_model",
-    "payload_of",
-    "TURN_COMPLETED",
-    "TURN_ERROR",
-    "TURN_INCOMPLETE",
-    "TURN_INTERRUPTED",
-    "TURN_MAX_ITERATIONS",
-    "TURN_PARKED",
-    "TURN_REPEAT",
-    "TURN_STALLED",
-    "TURN_STOPPED",
-    "TURN_TOKEN_CEILING",
-]

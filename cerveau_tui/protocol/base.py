@@ -1,5 +1,6 @@
-"""The envelope every event travels in, the closed list of event types, and the vocabularies that
-more than one event (and more than one client) speak: a call's status, a turn's stop reason."""
+"""The envelope every event travels in, the payload models' registry (the closed list of event
+types), and the vocabularies that more than one event (and more than one client) speak: a call's
+status, a turn's stop reason."""
 
 from __future__ import annotations
 
@@ -7,50 +8,6 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-
-
-class EventType(StrEnum):
-    SESSION_STARTED = "session_started"
-    TURN_STARTED = "turn_started"
-    ITERATION_STARTED = "iteration_started"
-    TOKEN = "token"  # a fragment of the assistant's visible answer
-    REASONING = "reasoning"  # a fragment of reasoning content, kept apart
-    ASSISTANT_MESSAGE = "assistant_message"  # the whole reply of one model call
-    REPLY_PROGRESS = "reply_progress"  # where a streaming reply stands (throttled by the loop)
-    TOOL_CALL = "tool_call"
-    TOOL_STARTED = "tool_started"
-    TOOL_RESULT = "tool_result"
-    APPROVAL_REQUESTED = "approval_requested"
-    APPROVAL_RESOLVED = "approval_resolved"
-    USAGE = "usage"
-    ERROR = "error"
-    NOTICE = "notice"  # a line for the person (disclosures, retries)
-    STEER = "steer"  # what the person typed while a turn ran, handed to the loop
-    USER_EXEC = "user_exec"  # a `!` command the person ran
-    GUARD_TRIPPED = "guard_tripped"
-    PLAN_COMMITTED = "plan_committed"
-    PLAN_UPDATED = "plan_updated"
-    CHECKPOINT = "checkpoint"
-    DRIFT = "drift"
-    PLAN_REPORT = "plan_report"  # the plan ledger's reconciled report, for the views to render
-    TOUCHED_PROTECTED = "touched_protected"
-    CHECK_STARTED = "check_started"  # the done check started running (it may take minutes)
-    CHECK = "check"  # done criteria were checked
-    ESCALATION = "escalation"
-    PARKED = "parked"
-    ROLLBACK = "rollback"
-    VERIFICATION = "verification"
-    STACK_PROGRESS = "stack_progress"
-    UNDO = "undo"
-    REWOUND = "rewound"  # the workspace and/or conversation went back to a restore point
-    DELEGATED = "delegated"
-    COMPACTED = "compacted"  # the window was compacted (context/window.py)
-    BUDGET_NOTICE = "budget_notice"  # occupancy crossed 70% or 90% of the window
-    REMINDER = "reminder"  # what changed mid-session, appended for the model's next request
-    POLISH = "polish"  # the bounded tidy round after a green gate, and what became of it
-    LESSONS = "lessons"  # failure-to-fix pairs mined at the end of a turn
-    SESSION_RESUMED = "session_resumed"  # this session continues an earlier one
-    TURN_ENDED = "turn_ended"
 
 
 class CallStatus(StrEnum):
@@ -91,14 +48,35 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    #: The event type this payload travels as; the Emitter derives `Event.type` from it.
-    event_type: ClassVar[EventType]
+    #: The event type this payload travels as: each model names its own, and that is the one
+    #: place a type is written (the registry below, `EventType` and the Emitter derive from it).
+    event_type: ClassVar[str]
     #: Dump only the fields that were set: the wire keeps "absent" apart from "empty" (a turn
     #: without the gate has no `verification` key, not `null`).
     sparse: ClassVar[bool] = False
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Each model registers as it is defined. Before, a type was written five times (an enum
+        member, the class, an import, a table row, `__all__`), and a model left out of the table
+        was an event no reader could parse."""
+        super().__pydantic_init_subclass__(**kwargs)
+        name = cls.__dict__.get("event_type")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{cls.__name__} names no event_type: every payload travels as one")
+        if name in EVENT_MODELS:
+            raise TypeError(
+                f"{name!r} has two payload models: {EVENT_MODELS[name].__name__}, {cls}"
+            )
+        EVENT_MODELS[name] = cls
+
     def wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_unset=self.sparse)
+
+
+#: Every event type -> its one payload model, filled as the models are defined (acceptance checks
+#: use this name). Complete once `cerveau_tui.protocol` is imported: its __init__ imports them all.
+EVENT_MODELS: dict[str, type[Payload]] = {}
 
 
 class Event(BaseModel):

@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import EventType, Payload
+from .base import Payload
 
 
 class PlanCommitted(Payload):
-    event_type: ClassVar[EventType] = EventType.PLAN_COMMITTED
+    event_type = "plan_committed"
 
     # Each step as plan/models.PlanStep dumps it (id, title, files, check): the foundation
     # cannot import plan/, and the plan reads them back through its own model.
@@ -22,7 +22,7 @@ class PlanCommitted(Payload):
 
 
 class PlanUpdated(Payload):
-    event_type: ClassVar[EventType] = EventType.PLAN_UPDATED
+    event_type = "plan_updated"
 
     step_id: str
     status: Literal["pending", "in_progress", "done"]
@@ -30,7 +30,7 @@ class PlanUpdated(Payload):
 
 
 class CheckpointPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.CHECKPOINT
+    event_type = "checkpoint"
     sparse: ClassVar[bool] = True  # no `check` key for a step without one
 
     step_id: str
@@ -53,7 +53,7 @@ class PlanReported(Payload):
     """plan/models.PlanReport.to_json(): the shape `cerveau report --json` prints, so a client
     compares them step for step. Sent by the loop's worker (plan/state.py, `publish`)."""
 
-    event_type: ClassVar[EventType] = EventType.PLAN_REPORT
+    event_type = "plan_report"
 
     revision: int = 0
     source: str | None = None
@@ -67,7 +67,7 @@ class PlanReported(Payload):
 
 
 class Drift(Payload):
-    event_type: ClassVar[EventType] = EventType.DRIFT
+    event_type = "drift"
 
     path: str
     step_id: str | None = None
@@ -75,7 +75,7 @@ class Drift(Payload):
 
 
 class TouchedProtected(Payload):
-    event_type: ClassVar[EventType] = EventType.TOUCHED_PROTECTED
+    event_type = "touched_protected"
 
     paths: list[str]
     call_id: str = ""
@@ -87,14 +87,14 @@ class CheckStarted(Payload):
     """The done check is running now: the status bar and the chat say so until its `check`.
     Without it a 30 s suite before the first request showed only "running … iter 0" (issue 33)."""
 
-    event_type: ClassVar[EventType] = EventType.CHECK_STARTED
+    event_type = "check_started"
 
     command: str = ""  # the criteria's commands, joined by "; "
     precheck: bool = False
 
 
 class CheckPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.CHECK
+    event_type = "check"
 
     precheck: bool = False
     reused: bool = False
@@ -115,7 +115,7 @@ class CheckPayload(Payload):
 
 
 class Escalation(Payload):
-    event_type: ClassVar[EventType] = EventType.ESCALATION
+    event_type = "escalation"
 
     rung: str
     unmet: list[str] = Field(default_factory=list)
@@ -124,7 +124,7 @@ class Escalation(Payload):
 
 
 class Parked(Payload):
-    event_type: ClassVar[EventType] = EventType.PARKED
+    event_type = "parked"
 
     handoff: str
     unmet: list[str] = Field(default_factory=list)
@@ -133,7 +133,7 @@ class Parked(Payload):
 
 
 class Rollback(Payload):
-    event_type: ClassVar[EventType] = EventType.ROLLBACK
+    event_type = "rollback"
 
     paths: list[str] = Field(default_factory=list)
     errors: int = 0
@@ -142,14 +142,14 @@ class Rollback(Payload):
 
 
 class VerificationPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.VERIFICATION
+    event_type = "verification"
 
     state: str  # the seal: passed, failed, stale, unverified, clean, ...
     unmet: list[str] = Field(default_factory=list)
 
 
 class PolishPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.POLISH
+    event_type = "polish"
 
     result: Literal["kept", "reverted", "skipped"]
     reason: str = ""
@@ -164,7 +164,7 @@ class StoredLesson(BaseModel):
 
 
 class LessonsPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.LESSONS
+    event_type = "lessons"
 
     stored: list[StoredLesson] = Field(default_factory=list)
     text: str = ""

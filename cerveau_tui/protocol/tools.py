@@ -3,15 +3,15 @@ ran, of an undo, and of a read-only delegation."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import CallStatus, EventType, Payload
+from .base import CallStatus, Payload
 
 
 class ToolCallPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.TOOL_CALL
+    event_type = "tool_call"
 
     call_id: str
     name: str
@@ -25,7 +25,7 @@ class ToolCallPayload(Payload):
 class ToolStartedPayload(Payload):
     """The call left the queue: waiting for the person's approval, or running."""
 
-    event_type: ClassVar[EventType] = EventType.TOOL_STARTED
+    event_type = "tool_started"
 
     call_id: str
     name: str
@@ -33,7 +33,7 @@ class ToolStartedPayload(Payload):
 
 
 class ToolResultPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.TOOL_RESULT
+    event_type = "tool_result"
 
     call_id: str
     name: str
@@ -59,7 +59,7 @@ DecidedBy = Literal["person", "policy", "timeout", "session_grant", "headless"]
 
 
 class ApprovalRequested(Payload):
-    event_type: ClassVar[EventType] = EventType.APPROVAL_REQUESTED
+    event_type = "approval_requested"
 
     request_id: str
     call_id: str
@@ -77,7 +77,7 @@ class ApprovalRequested(Payload):
 
 
 class ApprovalResolved(Payload):
-    event_type: ClassVar[EventType] = EventType.APPROVAL_RESOLVED
+    event_type = "approval_resolved"
 
     request_id: str
     call_id: str = ""
@@ -89,13 +89,13 @@ class ApprovalResolved(Payload):
 
 
 class UserExec(Payload):
-    event_type: ClassVar[EventType] = EventType.USER_EXEC
+    event_type = "user_exec"
 
     command: str
 
 
 class UndoPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.UNDO
+    event_type = "undo"
 
     turn_id: str = ""  # the turn whose changes were undone
     restored: list[str] = Field(default_factory=list)
@@ -107,7 +107,7 @@ class Rewound(Payload):
     """A rewind (or its forward) ran: session/rewind/. `mode` says what moved: the files
     ("code"), the history ("conversation") or both."""
 
-    event_type: ClassVar[EventType] = EventType.REWOUND
+    event_type = "rewound"
 
     turn: int = 0  # the turn rewound to (its start); 0 for a forward or another point
     to: str = ""  # the point, when not a turn's: "before !make clean" (a person's command)
@@ -125,7 +125,7 @@ class Rewound(Payload):
 class Delegated(Payload):
     """A read-only child ran: `started`, then `finished` with what it read and spent."""
 
-    event_type: ClassVar[EventType] = EventType.DELEGATED
+    event_type = "delegated"
 
     task: str
     state: Literal["started", "finished"]

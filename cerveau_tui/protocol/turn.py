@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from .base import EventType, Payload, StopReason
+from .base import Payload, StopReason
 
 
 class SessionStarted(Payload):
-    event_type: ClassVar[EventType] = EventType.SESSION_STARTED
+    event_type = "session_started"
 
     server_url: str = ""
     n_ctx: int = 0
@@ -27,7 +27,7 @@ class SessionStarted(Payload):
 class SessionResumed(Payload):
     """This session continues an earlier one: what came back."""
 
-    event_type: ClassVar[EventType] = EventType.SESSION_RESUMED
+    event_type = "session_resumed"
 
     session_id: str
     messages: int = 0
@@ -45,7 +45,7 @@ class SessionResumed(Payload):
 
 
 class StackProgress(Payload):
-    event_type: ClassVar[EventType] = EventType.STACK_PROGRESS
+    event_type = "stack_progress"
 
     stage: str
     fraction: float | None = None
@@ -53,31 +53,31 @@ class StackProgress(Payload):
 
 
 class TurnStarted(Payload):
-    event_type: ClassVar[EventType] = EventType.TURN_STARTED
+    event_type = "turn_started"
 
     input: str
 
 
 class IterationStarted(Payload):
-    event_type: ClassVar[EventType] = EventType.ITERATION_STARTED
+    event_type = "iteration_started"
 
     iteration: int
 
 
 class TokenPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.TOKEN
+    event_type = "token"
 
     text: str
 
 
 class ReasoningPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.REASONING
+    event_type = "reasoning"
 
     text: str
 
 
 class AssistantMessage(Payload):
-    event_type: ClassVar[EventType] = EventType.ASSISTANT_MESSAGE
+    event_type = "assistant_message"
 
     content: str = ""
     reasoning: str = ""
@@ -85,7 +85,7 @@ class AssistantMessage(Payload):
 
 
 class Steer(Payload):
-    event_type: ClassVar[EventType] = EventType.STEER
+    event_type = "steer"
 
     text: str
 
@@ -95,7 +95,7 @@ class ReplyProgress(Payload):
     reports it), tokens generated, and the tool call being written. Cumulative, so a dropped
     or coalesced one loses nothing."""
 
-    event_type: ClassVar[EventType] = EventType.REPLY_PROGRESS
+    event_type = "reply_progress"
 
     tokens: int = 0
     prompt_done: int = 0
@@ -108,7 +108,7 @@ class ReplyProgress(Payload):
 
 
 class UsagePayload(Payload):
-    event_type: ClassVar[EventType] = EventType.USAGE
+    event_type = "usage"
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -121,7 +121,7 @@ class UsagePayload(Payload):
 
 
 class ErrorPayload(Payload):
-    event_type: ClassVar[EventType] = EventType.ERROR
+    event_type = "error"
 
     message: str
     error_class: str = "fatal"
@@ -133,7 +133,7 @@ class NoticePayload(Payload):
     """A line for the person that no other event says. Never a second telling of a fact that has
     its own event (a rollback, a protected write): the chat showed those twice."""
 
-    event_type: ClassVar[EventType] = EventType.NOTICE
+    event_type = "notice"
 
     text: str
     level: Literal["info", "warning", "error", "success"] = "info"
@@ -141,7 +141,7 @@ class NoticePayload(Payload):
 
 
 class GuardTripped(Payload):
-    event_type: ClassVar[EventType] = EventType.GUARD_TRIPPED
+    event_type = "guard_tripped"
 
     guard: Literal[
         "breaker",
@@ -163,7 +163,7 @@ class Compacted(Payload):
     summary_source: "model" (a handoff the model wrote), "brief" (the deterministic resume brief,
     the summary failed or is off) or "none" (pruning old tool outputs was enough)."""
 
-    event_type: ClassVar[EventType] = EventType.COMPACTED
+    event_type = "compacted"
 
     tokens_before: int
     tokens_after: int
@@ -175,7 +175,7 @@ class Compacted(Payload):
 
 
 class BudgetNotice(Payload):
-    event_type: ClassVar[EventType] = EventType.BUDGET_NOTICE
+    event_type = "budget_notice"
 
     percent: int  # the mark crossed: 70 or 90
     context_tokens: int = 0
@@ -185,7 +185,7 @@ class BudgetNotice(Payload):
 class ReminderPayload(Payload):
     """The one marked message appended after the history before the next model call."""
 
-    event_type: ClassVar[EventType] = EventType.REMINDER
+    event_type = "reminder"
 
     text: str
     sources: list[str] = Field(default_factory=list)  # which hooks spoke
@@ -196,7 +196,7 @@ class TurnEnded(Payload):
     the done gate; handoff when parked; stalled_iterations from the progress guard) are present
     only when a hook gave them: sparse, so the wire keeps "not said" apart from "empty"."""
 
-    event_type: ClassVar[EventType] = EventType.TURN_ENDED
+    event_type = "turn_ended"
     sparse: ClassVar[bool] = True
 
     reason: StopReason

@@ -30,7 +30,7 @@ from ..history import Message
 from ..loop.state import EngineState
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
-from ..protocol import Event, EventType
+from ..protocol import Compacted, Event, TurnEnded
 from . import grant_seal
 
 
@@ -50,9 +50,9 @@ class Journal:
 
     def _prelude(self, event: Event) -> list[dict[str, Any]]:
         out = self._messages()
-        if event.type == EventType.COMPACTED:
+        if event.type == Compacted.event_type:
             out.append({"kind": "window", "state": self.state.window.to_dict()})
-        elif event.type == EventType.TURN_ENDED and event.turn_id:
+        elif event.type == TurnEnded.event_type and event.turn_id:
             paths = self.state.turn_changes.get(event.turn_id)
             if paths:
                 out.append({"kind": "changes", "turn_id": event.turn_id, "paths": list(paths)})

@@ -24,7 +24,7 @@ from typing import Any
 from ..bus import Emitter
 from ..config import Settings
 from ..loop.cache_ledger import figures_of
-from ..protocol import Event, EventType
+from ..protocol import Event, NoticePayload, TurnEnded
 from ..provider.types import Completion, ServerProps
 from ..stack.paths import stack_paths
 from .slots import (
@@ -145,7 +145,7 @@ class SlotKeeper:
     def _on_event(self, ev: Event) -> None:
         # Never a join here: delivery holds the bus lock, and a saver may be waiting for it to
         # say something. Savers take `_lock` in turn; the next request joins the last one.
-        if ev.type == EventType.TURN_ENDED and self._dirty:
+        if ev.type == TurnEnded.event_type and self._dirty:
             self._saver = threading.Thread(target=self.save, name="slot-save", daemon=True)
             self._saver.start()
 
@@ -193,7 +193,7 @@ class SlotKeeper:
             close()
 
     def _say(self, text: str, level: str = "info") -> None:
-        self.bus.emit(EventType.NOTICE, {"text": text, "level": level, "source": "slots"})
+        self.bus.emit(NoticePayload.event_type, {"text": text, "level": level, "source": "slots"})
 
 
 def keep_slots(provider: Any, bus: Emitter, settings: Settings, props: ServerProps | None) -> Any:

@@ -38,7 +38,18 @@ from ..person_key import load_key
 from ..plan.paths import norm_rel
 from ..plan.persist import iter_lines, open_log, sealed_by
 from ..plan.state import PLAN_EVENT_TYPES
-from ..protocol import Event, EventType
+from ..protocol import (
+    AssistantMessage,
+    Compacted,
+    Event,
+    ToolCallPayload,
+    ToolResultPayload,
+    TurnEnded,
+    TurnStarted,
+    UndoPayload,
+    UsagePayload,
+    UserExec,
+)
 
 #: How many of the last turns the UI redraws on resume (their messages, tool cards, usage); the
 #: plan events are all kept. A day-long session redrawn whole would hold every tool output twice.
@@ -46,21 +57,21 @@ TRANSCRIPT_TURNS = 100
 
 TRANSCRIPT_TYPES = frozenset(
     {
-        EventType.TURN_STARTED,
-        EventType.ASSISTANT_MESSAGE,
-        EventType.TOOL_CALL,
-        EventType.TOOL_RESULT,
-        EventType.USAGE,
-        EventType.USER_EXEC,
-        EventType.UNDO,
-        EventType.COMPACTED,
-        EventType.TURN_ENDED,
+        TurnStarted.event_type,
+        AssistantMessage.event_type,
+        ToolCallPayload.event_type,
+        ToolResultPayload.event_type,
+        UsagePayload.event_type,
+        UserExec.event_type,
+        UndoPayload.event_type,
+        Compacted.event_type,
+        TurnEnded.event_type,
     }
 )
 
 
 #: Events the fold reads (validated as they come); the others are only redrawn.
-FOLDED = frozenset({EventType.TURN_STARTED, EventType.TURN_ENDED, *PLAN_EVENT_TYPES})
+FOLDED = frozenset({TurnStarted.event_type, TurnEnded.event_type, *PLAN_EVENT_TYPES})
 
 
 class _Message(BaseModel):
@@ -218,7 +229,7 @@ class Reader:
         if not isinstance(kind, str) or not isinstance(seq, int) or isinstance(seq, bool):
             raise ValueError("not an event")
         s.last_seq = max(s.last_seq, seq)
-        if kind == EventType.TOOL_RESULT:
+        if kind == ToolResultPayload.event_type:
             p = raw.get("payload")
             if isinstance(p, dict) and p.get("ok", True):
                 for rel in p.get("wrote") or p.get("paths") or ():
@@ -232,14 +243,14 @@ class Reader:
                 s._recent[-1].append(raw)
             return
         ev = Event.model_validate(raw)
-        if ev.type == EventType.TURN_STARTED:
+        if ev.type == TurnStarted.event_type:
             if s.turns and s.turns[-1].reason is None:
                 s.turns[-1].reason = "interrupted"  # a later turn began: this one was cut
             s.turns.append(TurnStatus(ev.turn_id, str(ev.payload.get("input", ""))))
             s.last_results.clear()
             if self.full:
                 s._recent.append([])
-        elif ev.type == EventType.TURN_ENDED:
+        elif ev.type == TurnEnded.event_type:
             for t in reversed(s.turns):
                 if t.turn_id == ev.turn_id:
                     t.reason = str(ev.payload.get("reason", "")) or "ended"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator
 from ..plan.models import PlanStep
 from ..plan.paths import covers, is_pattern, norm_rel
 from ..plan.state import PlanState
-from ..protocol import Event, EventType
+from ..protocol import CheckpointPayload, Event, PlanCommitted, PlanUpdated
 from ..workspace.digest import hash_path
 from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
@@ -110,7 +110,7 @@ class CommitPlan(Tool):
         _publish(
             ctx,
             state,
-            EventType.PLAN_COMMITTED,
+            PlanCommitted.event_type,
             {"source": "tool", "revision": revision, "steps": [s.model_dump() for s in steps]},
         )
         if not steps:
@@ -162,7 +162,7 @@ class UpdatePlan(Tool):
             _publish(
                 ctx,
                 state,
-                EventType.PLAN_UPDATED,
+                PlanUpdated.event_type,
                 {"step_id": step.id, "status": "in_progress", "note": args.note},
             )
             return ToolResult(True, f"step {step.id} in progress")
@@ -174,7 +174,7 @@ class UpdatePlan(Tool):
                 _publish(
                     ctx,
                     state,
-                    EventType.PLAN_UPDATED,
+                    PlanUpdated.event_type,
                     {"step_id": step.id, "status": "done", "note": note},
                 )
                 return ToolResult(True, f"step {step.id} marked done; {note}")
@@ -193,7 +193,7 @@ class UpdatePlan(Tool):
                 _publish(
                     ctx,
                     state,
-                    EventType.PLAN_UPDATED,
+                    PlanUpdated.event_type,
                     {"step_id": step.id, "status": "in_progress", "note": note},
                 )
                 tail = res.output[-CHECK_TAIL:]
@@ -208,13 +208,13 @@ class UpdatePlan(Tool):
         _publish(
             ctx,
             state,
-            EventType.PLAN_UPDATED,
+            PlanUpdated.event_type,
             {"step_id": step.id, "status": "done", "note": args.note},
         )
         payload: dict[str, Any] = {"step_id": step.id, "hashes": hashes}
         if step.check:
             payload["check"] = step.check
-        _publish(ctx, state, EventType.CHECKPOINT, payload)
+        _publish(ctx, state, CheckpointPayload.event_type, payload)
         nxt = state.report().current
         after = f" Next: step {nxt.id} ({nxt.title})." if nxt is not None else " All steps done."
         return ToolResult(

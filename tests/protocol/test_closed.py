@@ -11,6 +11,7 @@ from cerveau_tui.protocol import (
     EVENT_MODELS,
     EventType,
     NoticePayload,
+    Payload,
     TurnEnded,
     UnknownEvent,
     payload_of,
@@ -20,6 +21,22 @@ from cerveau_tui.protocol import (
 def test_every_event_type_has_exactly_one_payload_model() -> None:
     assert set(EVENT_MODELS) == set(EventType)
     assert all(model.event_type == t for t, model in EVENT_MODELS.items())
+
+
+def test_a_second_model_for_a_type_is_refused_where_it_is_written() -> None:
+    with pytest.raises(TypeError, match="two payload models"):
+
+        class AnotherNotice(Payload):
+            event_type = "notice"
+
+    assert EVENT_MODELS["notice"] is NoticePayload
+
+
+def test_a_model_that_names_no_type_is_refused_where_it_is_written() -> None:
+    with pytest.raises(TypeError, match="names no event_type"):
+
+        class Nameless(Payload):
+            text: str = ""
 
 
 @pytest.mark.parametrize("event_type", list(EventType))

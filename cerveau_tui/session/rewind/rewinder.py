@@ -28,7 +28,7 @@ from typing import Any
 from ... import protocol as P
 from ...history import Message
 from ...plan.persist import SessionLog
-from ...protocol import Event, EventType
+from ...protocol import Event
 from ...workspace.checkpoints import Capture, Manifest, differs
 from ...workspace.fingerprint import Fingerprinter
 from ...workspace.store import BlobStore
@@ -102,7 +102,7 @@ class Rewinder:
     def __call__(self, event: Event) -> None:
         t = event.type
         try:
-            if t == EventType.TURN_STARTED:
+            if t == P.TurnStarted.event_type:
                 self._running = True
                 # What the turn starts from is said now; the files are read at its first call
                 # (nothing of the turn can change them before): the first request of a session
@@ -110,17 +110,17 @@ class Rewinder:
                 with self._lock:
                     self._settle()
                     self._pending = self._point("turn", event, str(event.payload.get("input", "")))
-            elif t == EventType.TOOL_CALL:
+            elif t == P.ToolCallPayload.event_type:
                 self._settle()
-            elif t == EventType.USER_EXEC:
+            elif t == P.UserExec.event_type:
                 self._running = True
                 self.take("command", event, "!" + str(event.payload.get("command", "")))
-            elif t == EventType.TURN_ENDED or t == EventType.UNDO:
+            elif t == P.TurnEnded.event_type or t == P.UndoPayload.event_type:
                 self._running = False
                 self.take("end", event)
-            elif t == EventType.TOOL_RESULT and str(event.payload.get("call_id", "")).startswith(
-                "user-"
-            ):
+            elif t == P.ToolResultPayload.event_type and str(
+                event.payload.get("call_id", "")
+            ).startswith("user-"):
                 self._running = False
                 self.take("end", event)
         except Exception as exc:  # noqa: BLE001 - a point not taken must never end a turn
