@@ -21,7 +21,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..workspace import git_fast, git_guard, git_quarantine
 from ..workspace.git_change import guard_for
@@ -32,7 +31,7 @@ OnFindings = Callable[[list[git_guard.Finding]], None]
 
 
 class GuardedRunner:
-    """Wraps `inner`; every attribute it does not define is the inner runner's."""
+    """`inner`, every command bracketed by the git check: the same backend and enforcement."""
 
     def __init__(
         self,
@@ -46,17 +45,12 @@ class GuardedRunner:
         """`workspace`: the session's; its file tools, undo and rollback then tell their
         findings to `on_findings` too."""
         self.inner = inner
+        self.backend, self.enforced = inner.backend, inner.enforced
         self.on_findings = on_findings
         self.quarantine_dir = quarantine_dir
         self.parse = parse or GitConfigParser()
         if workspace is not None:
             guard_for(workspace).on_findings = on_findings
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for names this object does not have: backend, enforced, status, gaps, ...
-        if name == "inner":  # not yet set (unpickling, copy): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
     def run(
         self,
