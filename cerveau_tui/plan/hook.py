@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
 from ..protocol import Drift, Event, NoticePayload, PlanCommitted
-from ..workspace.beneath import read_bytes_beneath
+from ..workspace.io.beneath import read_bytes_beneath
 from .detect import looks_like_plan_file, plan_from_markdown
 from .drift import drift_for_write
 from .models import FINISHED, PlanReport, PlanStep, StepReport, StepStatus

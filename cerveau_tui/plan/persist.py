@@ -4,7 +4,7 @@ Persisted so `cerveau report` can rebuild the plan after the run, from the same 
 Append-only and fsync'd per event, so a crash loses at most the line being written; a torn last
 line is skipped on load instead of making the whole session unreadable.
 
-The directory is opened beneath the workspace without following links (workspace.beneath): a
+The directory is opened beneath the workspace without following links (workspace.io.beneath): a
 `.cerveau/sessions` replaced by a link to elsewhere would otherwise receive the next session's
 log, written with the person's rights. A planted link is moved aside and a fresh directory made
 (`SessionLog.moved_aside`, for the caller to show); loading refuses to read through one.
@@ -35,7 +35,13 @@ from ..person_key import line_verifies, load_key, seal_line, seal_log_header
 from ..protocol import Event, PlanReported, ReasoningPayload, ReplyProgress, TokenPayload
 from ..state_file import kind_of
 from ..state_home import locate, state_path
-from ..workspace.beneath import MovedAside, UnsafePath, move_aside, open_dir_beneath, open_state_dir
+from ..workspace.io.beneath import (
+    MovedAside,
+    UnsafePath,
+    move_aside,
+    open_dir_beneath,
+    open_state_dir,
+)
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
