@@ -126,9 +126,8 @@ def continuation(
     tools, or too little room left in the window for the handoff."""
     if not context.summarise or not schemas or room < MIN_SUMMARY_TOKENS:
         return None
-    mode = getattr(provider, "resolved_mode", None)
     try:
-        constrained = callable(mode) and mode() == "constrained"
+        constrained = provider.resolved_mode() == "constrained"
     except Exception:  # noqa: BLE001 - a flaky /props: the transcript way instead
         constrained = False
     if not constrained:

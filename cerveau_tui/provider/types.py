@@ -216,6 +216,12 @@ class Provider(Protocol):
         callers pass it only when non-empty."""
         ...
 
+    def complete_json(
+        self, messages: list[dict[str, Any]], schema: dict[str, Any], *, max_tokens: int
+    ) -> str:
+        """One reply constrained by a JSON schema (turn close's distill): the raw text."""
+        ...
+
     def end_reasoning(self) -> ReasoningEnd:
         """From inside `on_delta`: end the reasoning being streamed now through the server
         (llama-server's reasoning control), the stream going on to the answer. ok False (and

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..bus import Emitter
 from ..config import Settings
 from ..loop.cache_ledger import figures_of
 from ..protocol import Event, NoticePayload, TurnEnded
-from ..provider.types import Completion, ServerProps
+from ..provider.types import Completion, Delta, Provider, ReasoningEnd, ServerProps
 from ..stack.paths import stack_paths
 from .slots import (
     SlotClient,
@@ -39,9 +40,11 @@ from .slots import (
 
 
 class SlotKeeper:
+    """A Provider: the session's, with its server slot kept. What it does not keep it passes on."""
+
     def __init__(
         self,
-        inner: Any,
+        inner: Provider,
         *,
         bus: Emitter,
         client: SlotClient,
@@ -50,6 +53,7 @@ class SlotKeeper:
         workspace: str,
     ) -> None:
         self.inner, self.bus, self.client, self.store = inner, bus, client, store
+        self.base_url = inner.base_url
         self.model_key, self.workspace = model_key, workspace
         self.slot = client.slot()  # None: the server has no (single) slot to keep
         self._lock = threading.Lock()  # one slot action or request at a time, in order
@@ -63,43 +67,52 @@ class SlotKeeper:
         if self.slot is not None:
             bus.subscribe(self._on_event)
 
-    def __getattr__(self, name: str) -> Any:  # resolved_mode, base_url, ...: the provider's
-        return getattr(self.inner, name)
-
     def props(self) -> ServerProps:
-        props: ServerProps = self.inner.props()
-        return props
+        return self.inner.props()
 
     def tokenize(self, text: str) -> list[int] | None:
-        tokens: list[int] | None = self.inner.tokenize(text)
-        return tokens
+        return self.inner.tokenize(text)
 
     def health(self) -> bool:
-        return bool(self.inner.health())
+        return self.inner.health()
+
+    def resolved_mode(self) -> str:
+        return self.inner.resolved_mode()
+
+    def end_reasoning(self) -> ReasoningEnd:
+        return self.inner.end_reasoning()
 
     # --- requests ------------------------------------------------------------------------------
 
     def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **kw: Any
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        on_delta: Callable[[Delta], None] | None = None,
+        cancel: threading.Event | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> Completion:
         self._wait()
         with self._lock:
             if self.slot is not None and not self._ours:
                 self._restore(messages)
-        done: Completion = self.inner.complete(messages, tools, **kw)
+        done = self.inner.complete(
+            messages, tools, max_tokens=max_tokens, on_delta=on_delta, cancel=cancel, extra=extra
+        )
         with self._lock:
             self._sent, self._dirty, self._ours = (prefix_hash(messages), len(messages)), True, True
             self._check_restore(done)
         return done
 
     def complete_json(
-        self, messages: list[dict[str, Any]], schema: dict[str, Any], **kw: Any
+        self, messages: list[dict[str, Any]], schema: dict[str, Any], *, max_tokens: int
     ) -> str:
         self._wait()
         with self._lock:
             self._ours = False  # the side request takes the slot; the next chat call restores
-        out: str = self.inner.complete_json(messages, schema, **kw)
-        return out
+        return self.inner.complete_json(messages, schema, max_tokens=max_tokens)
 
     def _restore(self, messages: list[dict[str, Any]]) -> None:
         rec = self.store.load(self.bus.session_id)
@@ -188,19 +201,19 @@ class SlotKeeper:
         self._wait()
         self.save()
         self.client.close()
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
+        self.inner.close()
 
     def _say(self, text: str, level: str = "info") -> None:
         self.bus.emit(NoticePayload.event_type, {"text": text, "level": level, "source": "slots"})
 
 
-def keep_slots(provider: Any, bus: Emitter, settings: Settings, props: ServerProps | None) -> Any:
+def keep_slots(
+    provider: Provider, bus: Emitter, settings: Settings, props: ServerProps | None
+) -> Provider:
     """The session's provider, behind a SlotKeeper when its server answers the slot endpoints
     (one slot); as it was otherwise. Collects old saves first (slots.py's rules)."""
-    base = getattr(provider, "base_url", None)
-    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+    base = provider.base_url
+    if not base.startswith(("http://", "https://")):
         return provider
     paths = stack_paths(settings.cache_dir)
     store = SlotStore(paths.slot_records_dir, paths.slots_dir)
