@@ -106,10 +106,19 @@ def rewinder(
     from .rewind.points import Points, read_points
 
     points = read_points(engine.workspace, log.session_id, store) if stored else Points(store)
-    rw = Rewinder(store, fp, log, points=points, engine=engine, journal=journal, plan=plan, bus=bus)
-    if stored is not None:
-        # A forward after a resume: the conversation before the rewind, as the log folded it.
-        rw._tails = [(b.messages, b.window, b.plan_events, b.writes) for b in stored.rewound]
+    # A forward after a resume: the conversation before the rewind, as the log folded it.
+    before = stored.rewound[-1].conversation if stored is not None and stored.rewound else None
+    rw = Rewinder(
+        store,
+        fp,
+        log,
+        points=points,
+        engine=engine,
+        journal=journal,
+        plan=plan,
+        bus=bus,
+        before=before,
+    )
     import threading
 
     def collect() -> None:

@@ -1,19 +1,16 @@
 """A stored session's `rewind` records folded: what `cerveau run --resume` continues from.
 
-session/stored.py's Reader calls `fold` for each `rewind` record (built by session/rewind/perform.py,
-live or by `cerveau rewind`). A rewind of the conversation cuts what the log rebuilt so far back
-to the point it names: the history to that length, the compacted window as it was then, the plan
-events after the point and the turns cut away, the writes as they were, the session grants to
-those then in force, the undo records of the cut turns, and the redraw (the events a TUI shows
+session/stored.py's Reader calls `fold` for each `rewind` record (written by perform.py, live or
+by `cerveau rewind`). A rewind of the conversation cuts what the log rebuilt so far back to its
+point (cut.py, the same cut a live rewind makes), and with it what only a stored session holds:
+the turns cut away, the undo records of the cut turns, and the redraw (the events a TUI shows
 again) to before the point. A code-only rewind cuts nothing here: only the files moved (and a
 note to the model follows it in the log).
 
 A forward record puts back what the session was just before the rewind it undoes, whatever that
-rewind's mode: the history as it was (the rewind's note to the model goes with the rewind), the
-window, the plan events, the turns and the redraw (a resume after a forward redrew the cut chat
-when only the history came back). Forward only ever follows its rewind directly (Points.
-can_forward), so what was folded just before the rewind is exactly what it returns to; the
-grants aside: asked again.
+rewind's mode, the redraw included (a resume after a forward redrew the cut chat when only the
+history came back). Forward only ever follows its rewind directly (Points.can_forward), so what
+was folded just before the rewind is exactly what it returns to.
 """
 
 from __future__ import annotations
@@ -22,21 +19,19 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ...history import History, Message
+from ...history import History
+from .cut import Conversation, Cut, cut
 
 #: session/stored.py's StoredSession (not imported: stored.py imports this module).
 StoredSession = Any
 
 
-@dataclass
+@dataclass(frozen=True)
 class Before:
     """What the fold held just before one rewind record: what its forward gives back."""
 
-    messages: list[Message]
-    window: dict[str, Any] | None
-    plan_events: list[Any]
-    writes: dict[str, int]
-    turns: list[Any]
+    conversation: Conversation
+    turns: list[Any]  # stored.py's TurnStatus
     turn_changes: dict[str, list[str]]
     recent: list[list[dict[str, Any]]]
 
@@ -51,49 +46,42 @@ def fold(s: StoredSession, r: dict[str, Any], full: bool) -> None:
         return
     undo_cut = {str(t) for t in r.get("undo_cut") or []}
     s.undo = [u for u in s.undo if str(u.get("turn_id", "")) not in undo_cut]
-    n = int(r.get("history", 0))
-    seq = int(r.get("plan_seq", 0))
-    cut = {str(t) for t in r.get("cut_turns") or []}
-    window = r.get("window")
-    writes = r.get("writes") or {}
-    if not isinstance(writes, dict) or not (window is None or isinstance(window, dict)):
-        raise ValueError("a rewind record's window or writes is malformed")
-    messages = list(s.history.messages)
+    to = Cut.of(r)
+    now = Conversation(
+        tuple(s.history.messages),
+        s.window,
+        tuple(s.plan_events),
+        dict(s.writes),
+        frozenset(s.grants),
+    )
     # Only the last one is ever given back (a forward follows its rewind directly, once).
-    s.rewound[:] = [
-        Before(
-            messages,
-            s.window,
-            list(s.plan_events),
-            dict(s.writes),
-            list(s.turns),
-            dict(s.turn_changes),
-            [list(t) for t in s._recent],
-        )
-    ]
+    s.rewound[:] = [Before(now, list(s.turns), dict(s.turn_changes), [list(t) for t in s._recent])]
     if mode == "code":
         return
-    gone_turns = [t for t in s.turns if t.turn_id in cut]
-    if full:
-        s.history = History(messages[:n])
-    s.window = window
-    s.plan_events = [e for e in s.plan_events if e.seq <= seq]
-    s.writes = {str(k): int(v) for k, v in writes.items()}
-    s.turns = [t for t in s.turns if t.turn_id not in cut]
-    for t in cut:
+    _apply(s, cut(now, to), full)
+    gone_turns = [t for t in s.turns if t.turn_id in to.turns]
+    s.turns = [t for t in s.turns if t.turn_id not in to.turns]
+    for t in to.turns:
         s.turn_changes.pop(t, None)
-    keep = {str(g) for g in r.get("grants") or []}
-    for key in [k for k in s.grants if k not in keep]:
-        del s.grants[key]
-    s.undo = [u for u in s.undo if str(u.get("turn_id", "")) not in cut]
+    s.undo = [u for u in s.undo if str(u.get("turn_id", "")) not in to.turns]
     s.last_results.clear()
     # The redraw: the cut turns' events leave with them (the deque holds the last turns), and a
     # point inside a turn's redraw (before a `!cmd`) takes what came from it on.
     for _ in range(min(len(gone_turns), len(s._recent))):
         s._recent.pop()
-    if seq > 0:
+    if to.plan_seq > 0:
         for events in s._recent:
-            events[:] = [e for e in events if not _from(e, seq)]
+            events[:] = [e for e in events if not _from(e, to.plan_seq)]
+
+
+def _apply(s: StoredSession, c: Conversation, full: bool) -> None:
+    if full:
+        s.history = History(c.messages)
+    s.window = c.window
+    s.plan_events = list(c.plan_events)
+    s.writes = dict(c.writes)
+    for key in [k for k in s.grants if k not in c.grants]:
+        del s.grants[key]
 
 
 def _from(raw: dict[str, Any], seq: int) -> bool:
@@ -102,11 +90,7 @@ def _from(raw: dict[str, Any], seq: int) -> bool:
 
 
 def _give_back(s: StoredSession, b: Before, full: bool) -> None:
-    if full:
-        s.history = History(b.messages)
-    s.window = b.window
-    s.plan_events = b.plan_events
-    s.writes = b.writes
+    _apply(s, b.conversation, full)
     s.turns = b.turns
     s.turn_changes = b.turn_changes
     s._recent = deque(b.recent, maxlen=s._recent.maxlen)

@@ -1,6 +1,6 @@
 """Performing a rewind or a forward: the files, the log, the points and the live session move.
 
-The Rewinder (rewind.py) lists the points, previews and checks a target, and holds the lock;
+The Rewinder (rewinder.py) lists the points, previews and checks a target, and holds the lock;
 `perform` is what then happens, in this order: a point of the state now (what `forward` returns
 to), the files put back (workspace/checkpoints.py restore: the person's edits named by the
 preview are kept or overwritten as asked), the `rewind` record in the log (what a resume folds,
@@ -17,12 +17,13 @@ from ... import protocol as P
 from ...protocol import Event
 from ...workspace.checkpoints import Capture, CheckpointExpired, Manifest, restore
 from ...workspace.store import BlobStore
+from .cut import Conversation, Cut, cut
 from .points import REWIND, Point, Points, Rewound
 from .types import OutsideChanges, RewindError, RewindMode, RewindResult
 
 
 class Rewinder(Protocol):
-    """What of rewind.py's Rewinder a rewind uses (not imported: it imports this module, and no
+    """What of rewinder.py's Rewinder a rewind uses (not imported: it imports this module, and no
     import cycle is allowed, tests/test_import_contracts.py)."""
 
     store: BlobStore
@@ -30,6 +31,8 @@ class Rewinder(Protocol):
     points: Points
     capture: Capture
     engine: Any
+    plan: Any
+    before: Conversation | None
     _history_len: int
 
     def take(self, at: str, event: Event | None = None, task: str = "") -> Point: ...
@@ -59,26 +62,22 @@ def perform(
             done = restore(rw.store, rw.points.manifest(i), now, keep & set(changes))
         except CheckpointExpired as exc:
             raise RewindError(f"that point has expired: {exc}") from None
-    cut = cut_turns(rw, i) if mode != "code" and not forward else []
+    cut_out = cut_turns(rw, i) if mode != "code" and not forward else []
+    back_to = Cut.to(target, cut_out)
     record: dict[str, Any] = {
         "kind": REWIND,
         "to": target.id,
         "mode": mode,
         "forward": forward,
         "turn": turn,
-        "history": target.history,
-        "window": target.window,
-        "plan_seq": target.seq,
-        "writes": target.writes,
-        "grants": target.grants,
-        "cut_turns": cut,
+        **back_to.record(),
         "undo_cut": cut_turns(rw, i) if mode != "conversation" and not forward else [],
     }
     dropped = rw._hlen() - target.history if mode != "code" and not forward else 0
     rw._write([record])
     rw.points.rewound(Rewound(target.id, mode, forward, turn))
     if rw.engine is not None:
-        _live(rw, target, mode, forward, cut, done is not None)
+        _live(rw, target, back_to, mode, forward, done is not None)
     elif mode != "code":
         rw._history_len = target.history if not forward else rw._history_len
     rw.take("end")
@@ -120,21 +119,24 @@ def cut_turns(rw: Rewinder, i: int) -> list[str]:
     return [p.turn_id for p in rw.points.points[i:] if p.at == "turn" and p.turn_id]
 
 
-def _live(
-    rw: Rewinder, target: Point, mode: str, forward: bool, cut: list[str], code: bool
-) -> None:
-    from .live import apply_conversation, forward_conversation, keep_before, tell_model
+def _live(rw: Rewinder, target: Point, to: Cut, mode: str, forward: bool, code: bool) -> None:
+    from . import live
 
     eng = rw.engine
     if forward:
-        forward_conversation(rw)  # whatever the mode: the conversation before the rewind
+        if rw.before is not None:  # whatever the mode: the conversation before the rewind
+            live.apply(eng, rw.plan, rw.before)
+            rw.before = None
     else:
-        keep_before(rw)
+        rw.before = live.now(eng, rw.plan)  # what its forward gives back
         if mode != "code":
-            apply_conversation(rw, target, cut)
+            live.apply(eng, rw.plan, cut(rw.before, to))
+            for turn_id in to.turns:
+                eng.loop_state.turn_changes.pop(turn_id, None)
+            eng.loop_state.task = ""
     if code:
         eng.loop_state.tools.record_write(rw.workspace)  # the verification seal is stale
         if eng.undo_log is not None and not forward:
             eng.undo_log.drop_turns(cut_turns(rw, rw.points.index(target.id)))
     if not forward:
-        tell_model(rw, target, mode)
+        live.tell_model(eng, target, mode)

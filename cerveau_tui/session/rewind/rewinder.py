@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ... import protocol as P
-from ...history import Message
 from ...plan.persist import SessionLog
 from ...protocol import Event
 from ...workspace.checkpoints import Capture, Manifest, differs
 from ...workspace.fingerprint import Fingerprinter
 from ...workspace.store import BlobStore
+from .cut import Conversation
 from .perform import perform
 from .points import TARGETS, Point, Points, read_points
 from .types import (
@@ -65,6 +65,7 @@ class Rewinder:
         plan: Any = None,
         bus: Any = None,
         history_len: int = 0,
+        before: Conversation | None = None,
     ) -> None:
         self.store = store
         self.workspace = store.workspace
@@ -84,7 +85,9 @@ class Rewinder:
         self._lock = threading.RLock()
         self._running = False
         self._pending: Point | None = None  # a turn's point whose files are read at its first call
-        self._tails: list[tuple[list[Message], Any, list[Event] | None, dict[str, int]]] = []
+        #: The conversation just before the last rewind: what a forward gives back (a resumed
+        #: session's, as its log folded it). Set by perform.py, the one writer.
+        self.before = before
         self.warning = ""  # the last point that could not be taken, said once
         self._said: P.Rewound | None = None
         if bus is not None:
