@@ -1,4 +1,4 @@
-"""What the git guard adds to each file-tool write (workspace/git_change.py).
+"""What the git guard adds to each file-tool write (workspace/git/change.py).
 
     .venv/bin/python benchmarks/file_tool_guard.py [N]    # default N=40
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cerveau_tui.tools import files  # noqa: E402
 from cerveau_tui.tools.base import ToolContext, ToolState  # noqa: E402
 from cerveau_tui.tools.files import WriteFile  # noqa: E402
-from cerveau_tui.workspace.git_change import ChangeGuard, Verdict, guard_for  # noqa: E402
+from cerveau_tui.workspace.git.change import ChangeGuard, Verdict, guard_for  # noqa: E402
 
 
 class Unguarded:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cerveau_tui.sandbox.guarded import GuardedRunner  # noqa: E402
 from cerveau_tui.sandbox.none import NoSandbox  # noqa: E402
-from cerveau_tui.workspace.git_guard import check, snapshot  # noqa: E402
+from cerveau_tui.workspace.git.guard import check, snapshot  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], n: int) -> float:

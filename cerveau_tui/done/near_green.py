@@ -150,9 +150,9 @@ class NearGreen:
         paths put back or removed, sorted."""
         diff = self._diff(written)
         changed = set(diff)
-        # Through the workspace's git guard, like every write (workspace/git_change.py): a
+        # Through the workspace's git guard, like every write (workspace/git/change.py): a
         # rollback it undid restored nothing, and the guard has told the person.
-        from ..workspace.git_change import guard_for
+        from ..workspace.git.change import guard_for
 
         _, verdict = guard_for(self.workspace).change(
             sorted(changed), lambda: self.store.restore(diff)

@@ -9,7 +9,7 @@ what it finds is undone (git_quarantine) before the result goes back to the mode
 in the output, so it does not retry blindly. `on_findings` lets the wiring raise a warning.
 
 The file tools, undo and the polish rollback go through the same workspace guard
-(workspace/git_change.guard_for): its lock serialises this check with theirs, and the snapshot
+(workspace/git/change.guard_for): its lock serialises this check with theirs, and the snapshot
 this check takes after each command is its index of the workspace's repositories.
 
 Known limit: a process the command leaves running (NoSandbox, full-access; bubblewrap kills the
@@ -22,9 +22,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..workspace import git_fast, git_guard, git_quarantine
-from ..workspace.git_change import guard_for
-from ..workspace.git_config_rules import GitConfigParser, ParseConfig
+from ..workspace.git import fast as git_fast
+from ..workspace.git import guard as git_guard
+from ..workspace.git import quarantine as git_quarantine
+from ..workspace.git.change import guard_for
+from ..workspace.git.config_rules import GitConfigParser, ParseConfig
 from .base import CommandResult, Grant, Runner
 
 OnFindings = Callable[[list[git_guard.Finding]], None]

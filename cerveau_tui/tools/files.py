@@ -5,7 +5,7 @@ They run in the harness's process with the person's rights, so run() opens what 
 through workspace.io.beneath: no symbolic link is followed at open time, and one swapped in after
 the verdict makes the call fail instead of taking it elsewhere. Writes into `.git` or the
 workspace's `.cerveau/` are refused here whatever the policy says (base.refuse_state_write),
-and every write goes through the workspace's git guard (workspace/git_change): a `.git` check by
+and every write goes through the workspace's git guard (workspace/git/change): a `.git` check by
 name let `write_file` plant a bare repository, an in-tree hook under core.hooksPath or an
 included config, which the person's next `git status` ran. A write after which git would find
 another repository, run another program or hook is undone, and the model told.
@@ -20,7 +20,7 @@ import stat
 from pydantic import BaseModel, Field
 
 from ..workspace.digest import hash_bytes
-from ..workspace.git_change import guard_for
+from ..workspace.git.change import guard_for
 from ..workspace.io.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from .args import NonEmpty, PathArg
 from .base import (

@@ -35,7 +35,7 @@ from pathlib import Path
 from ..state_home import locate
 from .digest import hash_bytes
 from .fingerprint import Fingerprinter
-from .git_change import guard_for
+from .git.change import guard_for
 from .io.beneath import (
     NotRegularFile,
     UnsafePath,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .git_change import guard_for
+from .git.change import guard_for
 from .store import BlobStore, RestoreRefused
 
 

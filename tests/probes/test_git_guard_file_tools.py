@@ -32,7 +32,7 @@ from cerveau_tui.testing.git_probe import (
     make_marker,
     person_git,
 )
-from cerveau_tui.workspace.git_change import guard_for
+from cerveau_tui.workspace.git.change import guard_for
 from cerveau_tui.workspace.store import BlobStore
 from cerveau_tui.workspace.undo import UndoLog
 

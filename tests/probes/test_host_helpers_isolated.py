@@ -159,8 +159,8 @@ def test_programs_planted_first_on_path_are_not_the_ones_run(
     from cerveau_tui.stack.paths import stack_paths
     from cerveau_tui.stack.provision import locate
     from cerveau_tui.tools import ripgrep
-    from cerveau_tui.workspace import git_view
-    from cerveau_tui.workspace.git_config_rules import find_git
+    from cerveau_tui.workspace.git import view as git_view
+    from cerveau_tui.workspace.git.config_rules import find_git
 
     ws, marks, root = room
     # The control: our PATH does lead to the plants.

@@ -26,7 +26,7 @@ from cerveau_tui.testing.git_probe import (
     person_git,
     prepare,
 )
-from cerveau_tui.workspace.git_guard import Finding
+from cerveau_tui.workspace.git.guard import Finding
 
 from .conftest import require_bwrap
 

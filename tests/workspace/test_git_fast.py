@@ -23,8 +23,10 @@ from cerveau_tui.testing.git_probe import (
     person_git,
     prepare,
 )
-from cerveau_tui.workspace import git_fast, git_guard, watch
+from cerveau_tui.workspace import watch
 from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.git import fast as git_fast
+from cerveau_tui.workspace.git import guard as git_guard
 
 pytestmark = pytest.mark.skipif(
     watch.TreeWatch("/").failed is not None, reason="inotify is not available here"

@@ -26,9 +26,9 @@ from cerveau_tui.testing.git_probe import (
     person_git,
     prepare,
 )
-from cerveau_tui.workspace.git_config_rules import danger
-from cerveau_tui.workspace.git_guard import Finding, check, snapshot
-from cerveau_tui.workspace.git_quarantine import neutralize
+from cerveau_tui.workspace.git.config_rules import danger
+from cerveau_tui.workspace.git.guard import Finding, check, snapshot
+from cerveau_tui.workspace.git.quarantine import neutralize
 
 
 @dataclass

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.testing.git_probe import existing_repo, make_marker
-from cerveau_tui.workspace.git_change import ChangeGuard
-from cerveau_tui.workspace.git_guard import check, snapshot
-from cerveau_tui.workspace.git_quarantine import neutralize
-from cerveau_tui.workspace.git_snapshot import default_parser
-from cerveau_tui.workspace.git_stall import blocker
-from cerveau_tui.workspace.git_view import compare, run_git, view
+from cerveau_tui.workspace.git.change import ChangeGuard
+from cerveau_tui.workspace.git.guard import check, snapshot
+from cerveau_tui.workspace.git.quarantine import neutralize
+from cerveau_tui.workspace.git.snapshot import default_parser
+from cerveau_tui.workspace.git.stall import blocker
+from cerveau_tui.workspace.git.view import compare, run_git, view
 
 
 class Counting:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.testing.git_probe import existing_repo, file_tool
-from cerveau_tui.workspace.git_change import ChangeGuard, guard_for
-from cerveau_tui.workspace.git_view import chain, compare, run_git, view
+from cerveau_tui.workspace.git.change import ChangeGuard, guard_for
+from cerveau_tui.workspace.git.view import chain, compare, run_git, view
 
 
 class Counting:

@@ -1,6 +1,6 @@
 """The git guard's walk only when the change set says git's files may have moved.
 
-git_guard.snapshot walks the whole tree by name before and after every command, because a
+guard.snapshot walks the whole tree by name before and after every command, because a
 repository can hide at any depth: on 100,000 files that was a third of a `bash` round's cost.
 The workspace's watch (watch.py, every folder, ignored ones included) already knows what each
 command changed, so the snapshot of the last check is reused when NOTHING since then could change
@@ -18,7 +18,7 @@ what the snapshot would read, and the full walk runs otherwise. Reused only when
 - every control file the snapshot read, re-read now, has the same digest (a file outside the
   workspace, or in a quiet folder watched for names only, changes without an event here).
 
-Git's own view (git_view, what the walk by name cannot follow) is asked every time, as before.
+Git's own view (view.py, what the walk by name cannot follow) is asked every time, as before.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ import os
 import threading
 from pathlib import Path
 
-from . import git_guard
-from .git_config_rules import ParseConfig
-from .git_guard import Finding
-from .git_snapshot import GitState, read_control, snapshot
-from .watch import TreeWatch, current
+from ..watch import TreeWatch, current
+from . import guard
+from .config_rules import ParseConfig
+from .guard import Finding
+from .snapshot import GitState, read_control, snapshot
 
 GIT_NAMES = frozenset({".git", "HEAD", "objects", "refs", "commondir"})
 
@@ -83,7 +83,7 @@ def before(workspace: str | Path, *, parse: ParseConfig | None = None) -> GitSta
 def check_state(
     workspace: str | Path, before_state: GitState, *, parse: ParseConfig | None = None
 ) -> tuple[list[Finding], GitState]:
-    """git_guard.check_state, without its walk when nothing git reads changed since
+    """guard.check_state, without its walk when nothing git reads changed since
     `before_state` was taken (then the tree's snapshot IS `before_state`: nothing to report)."""
     ws = os.path.realpath(workspace)
     at = mark(ws)
@@ -98,7 +98,7 @@ def check_state(
     ):
         remember(ws, before_state, at)
         return [], before_state
-    findings, after = git_guard.check_state(ws, before_state, parse=parse)
+    findings, after = guard.check_state(ws, before_state, parse=parse)
     remember(ws, after, at)
     return findings, after
 

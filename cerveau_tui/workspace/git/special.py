@@ -1,6 +1,6 @@
 """Files git would wait on forever: a named pipe, a device, a socket, or a file of /proc, /sys or
 /dev (`/proc/kmsg` is a regular file that blocks). Kinds only (stat and directory listings, never
-an open), so the snapshot and the view (git_stall) can both ask before git does."""
+an open), so the snapshot and the view (stall.py) can both ask before git does."""
 
 from __future__ import annotations
 

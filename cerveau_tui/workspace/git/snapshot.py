@@ -5,7 +5,7 @@ can hide at any depth, so nothing is skipped) and records each `.git` (directory
 and each directory git would take for a bare repository, with its control files: config (and the
 files it includes), config.worktree, commondir, the gitfile, info/attributes and every hook that
 is not a `*.sample`. Small files keep their bytes, so a change can be undone. What a change MEANS
-is git_guard.py's `check`; why the guard exists is in its docstring.
+is guard.py's `check`; why the guard exists is in its docstring.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .git_config_rules import ConfigItems, GitConfigParser, ParseConfig, include_paths, last_value
-from .git_special import special_files
+from .config_rules import ConfigItems, GitConfigParser, ParseConfig, include_paths, last_value
+from .special import special_files
 
 KEEP_BYTES = 256 * 1024  # config and hook files are small; a bigger one keeps only its digest
 _GITFILE_MAX = 64 * 1024
@@ -58,7 +58,7 @@ class Repo:
     configs: tuple[str, ...] = ()  # every config in effect, includes resolved
     hooks: tuple[str, ...] = ()  # every non-sample entry of the hooks folder in effect
     hooks_dir: str | None = None  # the hooks folder in effect (core.hooksPath counted)
-    stalling: tuple[str, ...] = ()  # HEAD, and whatever in the git dir is not a file (git_stall)
+    stalling: tuple[str, ...] = ()  # HEAD, and whatever in the git dir is not a file (stall.py)
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def _add_repo(
         walk.repos[rel] = Repo(rel, kind, None, None, indirection)
         return
     common = git_dir
-    # A FIFO where git reads (HEAD first) stalls every git of the person's (git_stall).
+    # A FIFO where git reads (HEAD first) stalls every git of the person's (stall.py).
     stalling = [os.path.join(git_dir, "HEAD"), *special_files(git_dir)]
     for path in stalling:
         walk.files[path] = read_control(path)

@@ -12,7 +12,7 @@ list ends; git's answer does not. So this module asks git, as the person's git w
   safe.bareRepository=all`, so a bare repository the person's settings would refuse today is
   still seen: the setting is theirs to change, the planted files stay);
 - `git config --list --show-origin --includes`: every setting in effect there, from every file,
-  kept when git_config_rules.danger says it runs a program; an `includeIf` target is read too
+  kept when config_rules.danger says it runs a program; an `includeIf` target is read too
   whatever its condition (a branch the person checks out tomorrow satisfies it);
 - the hooks folder git would use (`--git-path hooks`, so core.hooksPath counts): each hook's
   bytes AND whether it is executable, as git decides whether to run it;
@@ -32,13 +32,13 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .. import host_process
-from .git_config_rules import ConfigItems, ParseConfig, danger, find_git, split_key
-from .git_hooks import Hook, hook_scripts, hooks_in
-from .git_hooks import hook as read_hook
-from .git_snapshot import default_parser, read_control
-from .git_special import kind_of
-from .git_stall import blocker
+from ... import host_process
+from .config_rules import ConfigItems, ParseConfig, danger, find_git, split_key
+from .hooks import Hook, hook_scripts, hooks_in
+from .hooks import hook as read_hook
+from .snapshot import default_parser, read_control
+from .special import kind_of
+from .stall import blocker
 
 _FLAGS = (
     "--no-pager",
@@ -70,7 +70,7 @@ class View:
     found: dict[str, str | None] = field(default_factory=dict)
     repos: dict[str, RepoView | None] = field(default_factory=dict)
     unavailable: bool = False  # git could not be run: this view says nothing, not "clean"
-    # git dir -> the file in it git would wait on forever (git_stall): git is not asked there.
+    # git dir -> the file in it git would wait on forever (stall.py): git is not asked there.
     stalled: dict[str, str] = field(default_factory=dict)
 
 

@@ -3,13 +3,13 @@ undo, the polish rollback. Commands go through the same guard's lock and index (
 which walks the whole tree because a command's writes are not declared).
 
 Probed: the git guard bracketed commands only, so `write_file` alone could plant what the
-person's next `git status` runs (git_view.py names the ways), and the next command's guard then
+person's next `git status` runs (view.py names the ways), and the next command's guard then
 took the planted state for the person's. Here every change is bracketed instead: git's view
-(git_view) of the folders the change touches, their parents up to the workspace, and any
+(view.py) of the folders the change touches, their parents up to the workspace, and any
 repository whose control files it touches (config, include targets, hooks folder, git dir, from
 `known`: the last full snapshot), before and after. A difference is a finding: the change is
 undone (each path back to its bytes and mode from before, its version moved into the quarantine
-by git_quarantine, folders it created removed), git's view is taken again to confirm, and the
+by quarantine.py, folders it created removed), git's view is taken again to confirm, and the
 finding goes to `on_findings` (the person) and into the verdict (the model). O(folders touched),
 no walk, except one full snapshot the first time a workspace is guarded.
 
@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from .git_config_rules import ParseConfig, danger, split_key
-from .git_guard import Finding
-from .git_quarantine import neutralize
-from .git_snapshot import (
+from ..io.beneath import UnsafePath, open_dir_beneath
+from .config_rules import ParseConfig, danger, split_key
+from .guard import Finding
+from .quarantine import neutralize
+from .snapshot import (
     MISSING,
     Control,
     GitState,
@@ -38,8 +39,7 @@ from .git_snapshot import (
     rel_to,
     snapshot,
 )
-from .git_view import Difference, RunGit, View, chain, compare, run_git, view
-from .io.beneath import UnsafePath, open_dir_beneath
+from .view import Difference, RunGit, View, chain, compare, run_git, view
 
 T = TypeVar("T")
 OnFindings = Callable[[list[Finding]], None]
@@ -170,7 +170,7 @@ class ChangeGuard:
             out.append(f"removed the folder {rel_to(self.workspace, d)} it created")
         return out
 
-    # --- commands: the whole tree is walked (git_guard); git's view adds what a walk by name
+    # --- commands: the whole tree is walked (guard.py); git's view adds what a walk by name
     # cannot know, a file the person's own settings name and the hooks git resolves. --------
 
     def command_folders(self, *states: GitState, parse: ParseConfig | None = None) -> list[str]:
@@ -213,7 +213,7 @@ def _names_a_file(control: Control | None, parse: ParseConfig) -> bool:
         return control is not None and control.kind == "file"  # too big to read: ask git
     for key, value in parse(control.data) or ():
         if key == "core.hookspath":
-            return True  # what its hooks start from the tree (husky's scripts): git_view
+            return True  # what its hooks start from the tree (husky's scripts): view.py
         if split_key(key)[2] == "path":
             continue  # a config file: the walk follows it itself
         if "/" in value and danger(key, value):

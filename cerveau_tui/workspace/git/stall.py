@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import stat
 
-from .git_config_rules import ParseConfig, include_paths
-from .git_snapshot import read_control
-from .git_special import stalls
+from .config_rules import ParseConfig, include_paths
+from .snapshot import read_control
+from .special import stalls
 
 _MAX_DEPTH = 10
 

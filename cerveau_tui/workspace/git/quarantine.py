@@ -1,4 +1,4 @@
-"""Undo what git_guard found, without losing a byte of anyone's work.
+"""Undo what guard.py found, without losing a byte of anyone's work.
 
 - A repository that existed before the command: each control file the command changed gets its
   previous bytes back (the snapshot kept them), and the command's version, or a file that did not
@@ -26,10 +26,10 @@ import os
 import stat
 from pathlib import Path
 
-from ..state_home import locate, state_path
-from .git_guard import Finding
-from .git_snapshot import Control
-from .io.beneath import UnsafePath, open_dir_beneath, write_at
+from ...state_home import locate, state_path
+from ..io.beneath import UnsafePath, open_dir_beneath, write_at
+from .guard import Finding
+from .snapshot import Control
 
 QUARANTINE_REL = ".cerveau/quarantine"
 _DEFANG = {"HEAD": "HEAD.quarantined", ".git": "dot-git.quarantined"}

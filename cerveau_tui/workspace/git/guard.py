@@ -9,17 +9,17 @@ hand (HEAD, objects/, refs/, config: git finds it when the person cds there) wer
 under Landlock or no sandbox nothing in `.git` is read-only at all.
 
 So the harness looks, before and after each command, at every place git would take code from:
-- `snapshot` (git_snapshot.py, re-exported here) walks the whole workspace by name (os.scandir, never following a link: a repository
+- `snapshot` (snapshot.py, re-exported here) walks the whole workspace by name (os.scandir, never following a link: a repository
   can hide at any depth, so nothing is skipped) and records each `.git` (directory, file or link)
   and each directory git would take for a bare repository, with its control files: config (and
   the files it includes), config.worktree, commondir, the gitfile, info/attributes and every hook
   that is not a `*.sample`. Small files keep their bytes, so a change can be undone.
-- `check` compares: a dangerous setting (git_config_rules.danger) that appeared in a config, a
+- `check` compares: a dangerous setting (config_rules.danger) that appeared in a config, a
   hook that appeared or changed (its bytes, or its mode: git runs only an executable hook), an
   indirection (gitfile, commondir, `.git` link) now pointing out of the workspace, a config git
   cannot parse. What was there before is the person's, not reported. A clean `git init` (sample hooks, default config) reports nothing: models legitimately
   create repositories, worktrees and submodules.
-- `git_quarantine.neutralize` undoes each finding without losing anything.
+- `quarantine.neutralize` undoes each finding without losing anything.
 
 Reading never follows a link at the final component (lstat, then O_NOFOLLOW|O_NONBLOCK, regular
 files only, bounded): a control file that IS a link is reported as one, because git would follow
@@ -32,8 +32,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .git_config_rules import ConfigItems, ParseConfig, danger
-from .git_snapshot import (
+from .config_rules import ConfigItems, ParseConfig, danger
+from .snapshot import (
     KEEP_BYTES,
     MISSING,
     Control,
@@ -44,7 +44,7 @@ from .git_snapshot import (
     rel_to,
     snapshot,
 )
-from .git_special import kind_of, stalls
+from .special import kind_of, stalls
 
 __all__ = [
     "KEEP_BYTES",
@@ -163,7 +163,7 @@ class _RepoCheck:
 
     def _stalls(self) -> None:
         """A file git reads first (the `.git` entry, HEAD, commondir) that would make it wait
-        forever: a named pipe, a device, a link into /proc (git_stall). The person's next
+        forever: a named pipe, a device, a link into /proc (stall.py). The person's next
         `git status` would never return."""
         repo = self.repo
         paths = [repo.indirection] if repo.indirection else []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .git_snapshot import MISSING, Control, read_control
+from .snapshot import MISSING, Control, read_control
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A repository's config is code: `core.fsmonitor` runs on every `git status`, `cor
 `git log` at a terminal, a `filter.*.clean` on `git add`, `include.path` pulls in another file that
 can say any of these. The model can write all of it from inside the sandbox (a repository it
 creates, a nested one, one reached through `commondir`), and the person's git then runs it on the
-host with their full rights. This module names those settings; git_guard decides what to do.
+host with their full rights. This module names those settings; guard.py decides what to do.
 
 The list is a deny-list taken from git-config(1) (every key that names a program, a shell snippet
 or another config file to read, or redirects where git looks), plus a catch-all on the variable's
@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 
-from .. import host_process
+from ... import host_process
 
 ConfigItems = frozenset[tuple[str, str]]
 # bytes -> the (key, value) pairs, or None when git could not parse them (or could not be run).
