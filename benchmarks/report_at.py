@@ -19,9 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cerveau_tui.bus import Emitter, Recorder  # noqa: E402
-from cerveau_tui.plan import build_report, build_report_at  # noqa: E402
+from cerveau_tui.plan.report import build_report, build_report_at  # noqa: E402
 from cerveau_tui.protocol import Event  # noqa: E402
-from cerveau_tui.workspace.fingerprint import Fingerprinter, hash_bytes  # noqa: E402
+from cerveau_tui.workspace.fingerprint.digest import hash_bytes  # noqa: E402
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter  # noqa: E402
 
 STEPS = 50
 FILES_PER_STEP = 40

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from ..bus import Emitter
-from ..protocol import ApprovalRequested
-from .events import approval_resolved
+from ..protocol import ApprovalRequested, ApprovalResolved
 
 # `approved_always` / `denied_always`: a lasting rule for this workspace ("always" / "never"),
 # kept outside it (policy/rules_store.py).
 Decision = Literal[
     "approved", "approved_session", "approved_always", "denied", "denied_always", "stopped"
 ]
+_BY = ("person", "policy", "timeout", "session_grant", "headless")
 
 
 @dataclass
@@ -207,4 +207,26 @@ def resolved_event(
         reason=decision.reason,
         by=decision.by,
         scope=scope,
+    )
+
+
+def approval_resolved(
+    bus: Emitter,
+    *,
+    request_id: str,
+    call_id: str,
+    decision: str,
+    reason: str,
+    by: str,
+    scope: str = "",
+) -> None:
+    bus.emit(
+        ApprovalResolved(
+            request_id=request_id,
+            call_id=call_id,
+            decision=decision,  # type: ignore[arg-type]
+            reason=reason,
+            by=by if by in _BY else "person",  # type: ignore[arg-type]
+            scope=scope,
+        ),
     )

@@ -1,7 +1,8 @@
 """The one place the loop's tool and turn events are made: call, started, result, approval
-resolved, turn ended, guard tripped. Each goes out as its payload model from protocol.py, so a
-`--json` line and a widget's message are the same typed fact (before, one tool call was emitted
-from four modules, two of them as hand-built dicts).
+resolved (in approver.py, which the app imports for its first frame without the turn's machinery
+this module pulls in), turn ended, guard tripped. Each goes out as its payload model from
+protocol.py, so a `--json` line and a widget's message are the same typed fact (before, one tool
+call was emitted from four modules, two of them as hand-built dicts).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from typing import Any, Literal
 
 from ..bus import Emitter
 from ..protocol import (
-    ApprovalResolved,
     CallStatus,
     GuardTripped,
     ReplyProgress,
@@ -22,10 +22,8 @@ from ..protocol import (
 )
 from ..provider.types import Delta, Usage
 from ..tools.base import Declared, display_path
+from .approver import approval_resolved
 from .schedule import ToolExecution
-
-_BY = ("person", "policy", "timeout", "session_grant", "headless")
-
 
 #: A progress event every this many generated fragments: at 1,000 tokens/s that is 60 events a
 #: second, few enough for the bus and the app, often enough that the figure visibly moves.
@@ -69,28 +67,6 @@ class ProgressEvents:
                 quiet_s=d.quiet_s,
             ),
         )
-
-
-def approval_resolved(
-    bus: Emitter,
-    *,
-    request_id: str,
-    call_id: str,
-    decision: str,
-    reason: str,
-    by: str,
-    scope: str = "",
-) -> None:
-    bus.emit(
-        ApprovalResolved(
-            request_id=request_id,
-            call_id=call_id,
-            decision=decision,  # type: ignore[arg-type]
-            reason=reason,
-            by=by if by in _BY else "person",  # type: ignore[arg-type]
-            scope=scope,
-        ),
-    )
 
 
 class TurnEvents:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from cerveau_tui.plan import looks_like_plan_file, plan_from_markdown
+from cerveau_tui.plan.detect import looks_like_plan_file, plan_from_markdown
 
 
 def test_a_numbered_list_becomes_steps_with_backticked_files() -> None:

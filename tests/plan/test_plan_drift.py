@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cerveau_tui.plan import build_report, drift_for_write
+from cerveau_tui.plan.drift import drift_for_write
+from cerveau_tui.plan.report import build_report
 
 if TYPE_CHECKING:
     from conftest import Session

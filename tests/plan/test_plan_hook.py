@@ -11,8 +11,9 @@ from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import Settings
 from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, TurnContext
-from cerveau_tui.plan import StepStatus, build_report_at
 from cerveau_tui.plan.hook import PlanHook
+from cerveau_tui.plan.models import StepStatus
+from cerveau_tui.plan.report import build_report_at
 from cerveau_tui.tools.base import ToolContext, ToolState
 from cerveau_tui.tools.files import WriteFile
 from cerveau_tui.tools.plan_tools import CommitPlan, UpdatePlan

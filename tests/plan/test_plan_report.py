@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cerveau_tui.plan import StepStatus, build_report, sorted_plan
-from cerveau_tui.plan.models import StepReport
+from cerveau_tui.plan.models import StepReport, StepStatus
+from cerveau_tui.plan.report import build_report, sorted_plan
 
 if TYPE_CHECKING:
     from conftest import Session

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cerveau_tui.plan import StepStatus, build_report, build_report_at
-from cerveau_tui.workspace.fingerprint import Fingerprinter, hash_bytes
+from cerveau_tui.plan.models import StepStatus
+from cerveau_tui.plan.report import build_report, build_report_at
+from cerveau_tui.workspace.fingerprint.digest import hash_bytes
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
 if TYPE_CHECKING:
     from conftest import Session

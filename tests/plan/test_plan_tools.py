@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.bus import Emitter, Recorder
-from cerveau_tui.plan import StepStatus, build_report_at
+from cerveau_tui.plan.models import StepStatus
+from cerveau_tui.plan.report import build_report_at
 from cerveau_tui.plan.state import PlanState
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.tools.base import ToolContext, ToolError, ToolState
 from cerveau_tui.tools.plan_tools import CommitPlan, UpdatePlan
-from cerveau_tui.workspace.fingerprint import hash_bytes
+from cerveau_tui.workspace.fingerprint.digest import hash_bytes
 from cerveau_tui.workspace.store import BlobStore
 
 

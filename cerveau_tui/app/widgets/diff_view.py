@@ -3,7 +3,6 @@ so an edit reads the same way in every theme."""
 
 from __future__ import annotations
 
-from pygments.lexers.diff import DiffLexer
 from pygments.token import Generic, Token, _TokenType
 from textual.content import Content
 from textual.widgets import Static
@@ -25,6 +24,9 @@ def _style_for(token: _TokenType) -> str:
 
 
 def highlight_diff(diff: str) -> Content:
+    # Here, not at the top: the lexers package costs ~20 ms of the first frame, which shows no diff.
+    from pygments.lexers.diff import DiffLexer
+
     parts: list[tuple[str, str] | str] = []
     for token, value in DiffLexer().get_tokens(diff.rstrip("\n")):
         style = _style_for(token) if token is not Token.Text else ""
