@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cerveau_tui.workspace.fingerprint import Fingerprinter  # noqa: E402
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter  # noqa: E402
 
 SMALL = 9_980
 LARGE_SIZES_MIB = [2.6 + i * (13.6 - 2.6) / 19 for i in range(20)]  # 2.6 .. 13.6 MiB

@@ -23,7 +23,7 @@ from cerveau_tui.sandbox.guarded import GuardedRunner  # noqa: E402
 from cerveau_tui.sandbox.none import NoSandbox  # noqa: E402
 from cerveau_tui.tools.base import ToolContext, ToolState  # noqa: E402
 from cerveau_tui.tools.bash import Bash  # noqa: E402
-from cerveau_tui.workspace.fingerprint import Fingerprinter  # noqa: E402
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter  # noqa: E402
 from cerveau_tui.workspace.git import fast as git_fast  # noqa: E402
 
 MARKER = ".bench-complete"

@@ -26,7 +26,7 @@ from cerveau_tui.plan.models import PlanReport  # noqa: E402
 from cerveau_tui.plan.report import build_report_at  # noqa: E402
 from cerveau_tui.plan.state import PlanState  # noqa: E402
 from cerveau_tui.protocol import Event  # noqa: E402
-from cerveau_tui.workspace.fingerprint import Fingerprinter  # noqa: E402
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter  # noqa: E402
 
 STEPS = 20
 

@@ -3,7 +3,7 @@ tested again.
 
 Issue 33: the whole suite (26-36 s on a real library) ran before EVERY turn, "say hello"
 included, on a tree nobody had touched since the last run. The fingerprint (workspace/
-fingerprint.py: blake3 of every tracked file, stat-cached, kept current by inotify) says exactly
+fingerprint/: blake3 of every tracked file, stat-cached, kept current by inotify) says exactly
 whether anything the check could read changed; when it did not, the last verdict stands.
 
 What the fingerprint does not see, the memory cannot: files it ignores (.venv, node_modules,

@@ -28,7 +28,7 @@ from ..provider.types import Provider
 from ..sandbox.base import Grant, Runner
 from ..tools.base import Delegator, ToolContext
 from ..tools.registry import Registry
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog, UndoResult
 from .approver import Approver, DenyAll

@@ -25,7 +25,7 @@ from ..sandbox.base import Grant
 from ..tools.base import ToolContext
 from ..tools.explore import CHILD_USAGE
 from ..tools.registry import Registry
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from .approver import ApprovalRequest, Approver, resolved_event
 from .cache_ledger import TurnCache
 from .dispatch import Dispatcher

@@ -25,7 +25,7 @@ from .paths import norm_rel
 from .state import PlanState
 
 if TYPE_CHECKING:
-    from ..workspace.fingerprint import Fingerprinter
+    from ..workspace.fingerprint.fingerprinter import Fingerprinter
 
 MAX_PLAN_FILE = 256_000  # a plan is a page, not a log; bigger Markdown is not read for one
 _MARK = {

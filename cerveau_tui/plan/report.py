@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ..protocol import CheckpointPayload, Event, PlanCommitted, PlanUpdated, ToolResultPayload
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from .models import PlanReport, PlanRevision, PlanStep, StepReport, StepStatus
 from .paths import covers, is_pattern, norm_rel
 

@@ -40,7 +40,7 @@ from .report import build_report, build_report_at, written_paths
 
 if TYPE_CHECKING:
     from ..bus import Emitter
-    from ..workspace.fingerprint import Fingerprinter
+    from ..workspace.fingerprint.fingerprinter import Fingerprinter
 
 PLAN_EVENT_TYPES = frozenset(
     {PlanCommitted.event_type, PlanUpdated.event_type, CheckpointPayload.event_type}

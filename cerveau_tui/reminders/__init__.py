@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..config import Settings, user_config_path
 from ..hooks import Hook
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from .budget import BudgetHook
 from .changed import ChangedOnDiskHook
 from .instructions import InstructionsHook

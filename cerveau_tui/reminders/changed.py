@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..hooks import Hook, TurnContext
 from ..tools.base import ToolState
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 
 #: Files named in one reminder; the rest are counted (a `git checkout` may touch hundreds).
 MAX_NAMED = 12

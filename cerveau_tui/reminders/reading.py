@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..workspace.digest import hash_bytes
+from ..workspace.fingerprint.digest import hash_bytes
 from ..workspace.io.beneath import NotRegularFile, open_beneath
 
 

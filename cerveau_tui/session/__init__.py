@@ -28,7 +28,7 @@ from ..sandbox.base import Runner
 from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
 from ..tools import search_index_session
 from ..tools.registry import Registry, default_tools
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.store import BlobStore
 from ..workspace.undo import UndoLog
 from . import boundary, slot_keeper, wiring

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 from ..config import Settings
 from ..hooks import Hook
 from ..plan.state import PlanState
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.store import BlobStore
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from ..bus import Emitter
 from ..plan.state import PlanState
 from ..sandbox.base import Grant, Runner
-from ..workspace.fingerprint import Fingerprinter
+from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.io.beneath import FileTooLarge, NotRegularFile, UnsafePath
 from ..workspace.store import BlobStore
 from .args import inline_refs

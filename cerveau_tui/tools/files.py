@@ -19,7 +19,7 @@ import stat
 
 from pydantic import BaseModel, Field
 
-from ..workspace.digest import hash_bytes
+from ..workspace.fingerprint.digest import hash_bytes
 from ..workspace.git.change import guard_for
 from ..workspace.io.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from .args import NonEmpty, PathArg

@@ -16,7 +16,7 @@ from ..plan.models import PlanStep
 from ..plan.paths import covers, is_pattern, norm_rel
 from ..plan.state import PlanState
 from ..protocol import CheckpointPayload, Event, PlanCommitted, PlanUpdated
-from ..workspace.digest import hash_path
+from ..workspace.fingerprint.digest import hash_path
 from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
 

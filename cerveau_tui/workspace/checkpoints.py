@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..state_home import locate
-from .digest import hash_bytes
-from .fingerprint import Fingerprinter
+from .fingerprint.digest import hash_bytes
+from .fingerprint.fingerprinter import Fingerprinter
+from .fingerprint.snapshot import Snapshot, diff_snapshots
 from .git.change import guard_for
 from .io.beneath import (
     NotRegularFile,
@@ -46,7 +47,6 @@ from .io.beneath import (
     split_parent,
     temp_name,
 )
-from .snapshot import Snapshot, diff_snapshots
 from .store import BlobMissing, BlobStore
 
 #: A file bigger than this is not copied into the store (named as not captured instead).

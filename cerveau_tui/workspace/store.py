@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..state_home import locate, state_path
-from .digest import hash_bytes
+from .fingerprint.digest import hash_bytes
 from .io.beneath import (
     MovedAside,
     NotRegularFile,

@@ -9,7 +9,7 @@ from cerveau_tui.app.widgets.plan_strip import PlanStrip
 from cerveau_tui.app.widgets.planner import PlannerPanel
 from cerveau_tui.bus import Recorder
 from cerveau_tui.plan.report import build_report_at
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
 from .feeds import plan_events
 from .helpers import viewer_app, wait_until

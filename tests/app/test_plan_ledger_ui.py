@@ -17,7 +17,7 @@ from cerveau_tui.app.start import default_factory
 from cerveau_tui.app.widgets.plan_strip import PlanStrip
 from cerveau_tui.config import Settings
 from cerveau_tui.testing.scripted_server import ScriptedServer
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
 from .helpers import FakeClock, engine_app, wait_until
 

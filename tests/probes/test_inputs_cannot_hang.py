@@ -547,7 +547,7 @@ def test_a_headless_turn_with_turn_close_and_an_endless_view_completes(tmp_path:
 
 
 def test_a_fifo_named_gitignore_does_not_block_the_fingerprint_scan(tmp_path: Path) -> None:
-    from cerveau_tui.workspace.fingerprint import Fingerprinter
+    from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
     (tmp_path / "a.py").write_text("x\n")
     _plant(tmp_path / "sub" / ".gitignore", "fifo")
@@ -556,7 +556,7 @@ def test_a_fifo_named_gitignore_does_not_block_the_fingerprint_scan(tmp_path: Pa
 
 
 def test_a_gitignore_linked_to_a_device_is_not_read(tmp_path: Path) -> None:
-    from cerveau_tui.workspace.fingerprint import Fingerprinter
+    from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
     (tmp_path / ".gitignore").symlink_to("/dev/zero")  # read without end, into memory
     (tmp_path / "a.py").write_text("x\n")

@@ -88,7 +88,7 @@ def engine_run(ws: Path, home: Path, settings: Settings) -> Iterator[EngineRun]:
     from cerveau_tui.testing.scripted_server import ScriptedServer
     from cerveau_tui.tools.registry import Registry, default_tools
     from cerveau_tui.tools.skill import LoadSkill
-    from cerveau_tui.workspace.fingerprint import Fingerprinter
+    from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
     servers: list[ScriptedServer] = []
 

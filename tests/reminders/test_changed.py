@@ -8,7 +8,7 @@ from typing import Any
 from cerveau_tui.reminders.changed import ChangedOnDiskHook
 from cerveau_tui.tools.base import ToolContext
 from cerveau_tui.tools.files import EditFile, ReadFile, WriteFile
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:

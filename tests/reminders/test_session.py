@@ -79,7 +79,7 @@ def test_a_config_dir_inside_the_workspace_is_not_read_as_the_persons(
     ws: Path, settings: Settings, tmp_path: Path
 ) -> None:
     from cerveau_tui.reminders import reminder_hooks
-    from cerveau_tui.workspace.fingerprint import Fingerprinter
+    from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
     secret = tmp_path / "secret.txt"
     secret.write_text("TOKEN=hunter2\n")

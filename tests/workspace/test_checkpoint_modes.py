@@ -10,7 +10,7 @@ import time
 import pytest
 
 from cerveau_tui.workspace.checkpoints import Capture, restore
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 from cerveau_tui.workspace.store import BlobStore
 
 FILES = 200

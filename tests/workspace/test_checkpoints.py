@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from cerveau_tui.workspace.checkpoints import Capture, restore
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 from cerveau_tui.workspace.store import BlobStore
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace.fingerprint import LARGE_FILE, Fingerprinter, hash_bytes
+from cerveau_tui.workspace.fingerprint.digest import LARGE_FILE, hash_bytes
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 
 LATER = 10**12  # a clock far past every mtime: no file counts as racily clean
 
@@ -155,7 +156,7 @@ def test_a_fifo_swapped_in_after_the_lstat_is_refused_not_waited_on(tmp_path: Pa
     # plain open() blocked the engine thread for good, outside the sandbox.
     import threading
 
-    from cerveau_tui.workspace.fingerprint import hash_path
+    from cerveau_tui.workspace.fingerprint.digest import hash_path
 
     os.mkfifo(tmp_path / "notes.txt")
     errors: list[BaseException] = []
@@ -174,7 +175,7 @@ def test_a_fifo_swapped_in_after_the_lstat_is_refused_not_waited_on(tmp_path: Pa
 
 
 def test_a_link_swapped_in_is_not_followed_out_of_the_workspace(tmp_path: Path) -> None:
-    from cerveau_tui.workspace.fingerprint import hash_path
+    from cerveau_tui.workspace.fingerprint.digest import hash_path
 
     outside = tmp_path / "outside.txt"
     outside.write_text("the person's file")
@@ -185,7 +186,7 @@ def test_a_link_swapped_in_is_not_followed_out_of_the_workspace(tmp_path: Path) 
 
 
 def test_a_large_file_hashes_the_same_through_the_mapping(tmp_path: Path) -> None:
-    from cerveau_tui.workspace.fingerprint import LARGE_FILE, hash_bytes, hash_path
+    from cerveau_tui.workspace.fingerprint.digest import LARGE_FILE, hash_bytes, hash_path
 
     data = os.urandom(LARGE_FILE + 12345)
     (tmp_path / "big.bin").write_bytes(data)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace import watch
-from cerveau_tui.workspace.fingerprint import Fingerprinter, diff_snapshots
+from cerveau_tui.workspace.fingerprint import watch
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
+from cerveau_tui.workspace.fingerprint.snapshot import diff_snapshots
 
 pytestmark = pytest.mark.skipif(
     watch.TreeWatch("/").failed is not None, reason="inotify is not available here"

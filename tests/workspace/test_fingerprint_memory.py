@@ -11,8 +11,9 @@ import pytest
 
 from cerveau_tui.session.rewind.gc import _referenced
 from cerveau_tui.session.rewind.points import read_points
-from cerveau_tui.workspace import watch
-from cerveau_tui.workspace.fingerprint import Fingerprinter, _Entry
+from cerveau_tui.workspace.fingerprint import watch
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
+from cerveau_tui.workspace.fingerprint.stat_cache import _Entry
 from cerveau_tui.workspace.store import BlobStore
 
 needs_inotify = pytest.mark.skipif(

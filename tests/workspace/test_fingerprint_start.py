@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace import watch
-from cerveau_tui.workspace.fingerprint import PROGRESS_FILES, Fingerprinter
+from cerveau_tui.workspace.fingerprint import watch
+from cerveau_tui.workspace.fingerprint.fingerprinter import PROGRESS_FILES, Fingerprinter
 
 pytestmark = pytest.mark.skipif(
     watch.TreeWatch("/").failed is not None, reason="inotify is not available here"

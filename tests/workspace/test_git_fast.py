@@ -23,8 +23,8 @@ from cerveau_tui.testing.git_probe import (
     person_git,
     prepare,
 )
-from cerveau_tui.workspace import watch
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint import watch
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 from cerveau_tui.workspace.git import fast as git_fast
 from cerveau_tui.workspace.git import guard as git_guard
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.workspace.fingerprint import Fingerprinter
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 from cerveau_tui.workspace.store import (
     BlobCorrupt,
     BlobMissing,

@@ -29,7 +29,7 @@ from ... import protocol as P
 from ...plan.persist import SessionLog
 from ...protocol import Event
 from ...workspace.checkpoints import Capture, Manifest, differs
-from ...workspace.fingerprint import Fingerprinter
+from ...workspace.fingerprint.fingerprinter import Fingerprinter
 from ...workspace.store import BlobStore
 from .cut import Conversation
 from .perform import perform

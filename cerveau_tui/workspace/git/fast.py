@@ -2,7 +2,7 @@
 
 guard.snapshot walks the whole tree by name before and after every command, because a
 repository can hide at any depth: on 100,000 files that was a third of a `bash` round's cost.
-The workspace's watch (watch.py, every folder, ignored ones included) already knows what each
+The workspace's watch (fingerprint/watch.py, every folder, ignored ones included) already knows what each
 command changed, so the snapshot of the last check is reused when NOTHING since then could change
 what the snapshot would read, and the full walk runs otherwise. Reused only when all hold:
 
@@ -27,7 +27,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..watch import TreeWatch, current
+from ..fingerprint.watch import TreeWatch, current
 from . import guard
 from .config_rules import ParseConfig
 from .guard import Finding

@@ -24,24 +24,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .digest import LARGE_FILE, hash_bytes, hash_path
+from .digest import hash_bytes, hash_path
 from .live import PendingScan
 from .rules import RACY_WINDOW_NS
 from .snapshot import Snapshot, _Journal, diff_snapshots
-from .stat_cache import StatCache, _Entry
-
-# Names imported from here (tests, benchmarks), kept where they moved to digest.py/stat_cache.py.
-__all__ = [
-    "DEFAULT_IGNORE_DIRS",
-    "LARGE_FILE",
-    "PROGRESS_FILES",
-    "Fingerprinter",
-    "Snapshot",
-    "_Entry",
-    "diff_snapshots",
-    "hash_bytes",
-    "hash_path",
-]
+from .stat_cache import StatCache
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 PROGRESS_FILES = 5000  # the first build says its progress every this many files

@@ -30,7 +30,7 @@ from .rules import RACY_WINDOW_NS, _ignored
 from .snapshot import Snapshot, bucket_digest, bucket_of, dir_digest, top_digest
 from .watch import TreeWatch
 
-# The Fingerprinter: fingerprint.py imports this module, so it is typed loosely here (one way).
+# The Fingerprinter: fingerprinter.py imports this module, so it is typed loosely here (one way).
 Fingerprinter = Any
 
 Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]

@@ -1,6 +1,6 @@
 """A file's digest: blake3 of its bytes, the key the blob store and every checkpoint use.
 
-Kept apart from the fingerprint (fingerprint.py) because most callers want only this: the store,
+Kept apart from the fingerprint (fingerprinter.py) because most callers want only this: the store,
 the file tools and the reminders hash bytes they already hold or one file they name, and need
 no stat cache, walk or watch for it.
 """

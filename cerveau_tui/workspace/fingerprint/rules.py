@@ -1,4 +1,4 @@
-"""The fingerprint's rules shared by the walk (fingerprint.py) and the live tree (live.py)."""
+"""The fingerprint's rules shared by the walk (fingerprinter.py) and the live tree (live.py)."""
 
 from __future__ import annotations
 

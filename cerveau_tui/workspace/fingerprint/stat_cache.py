@@ -2,7 +2,7 @@
 
 Walking and reading are what cost, not hashing (blake3 reads ~4 GB/s). So an entry keyed by
 (size, mtime_ns, inode, mode) serves a file's digest while its metadata is unchanged, and only
-what changed is read and hashed. The Fingerprinter (fingerprint.py) builds snapshots, the watch
+what changed is read and hashed. The Fingerprinter (fingerprinter.py) builds snapshots, the watch
 and the background build on this; the live tree (live.py) reads files through the same rule.
 
 Callers hold `_lock` around everything here (the Fingerprinter and the live tree do).
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pathspec
 
-from ..state_file import read_regular
+from ...state_file import read_regular
 from .digest import hash_bytes
 from .rules import RACY_WINDOW_NS, _ignored
 
