@@ -33,9 +33,9 @@ from typing import Any
 
 def checkpoint_cost(files: int, changed: int, watch: bool = False) -> None:
     from cerveau_tui.session.rewind.points import Point, Points
-    from cerveau_tui.workspace.checkpoints import Capture
     from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
-    from cerveau_tui.workspace.store import BlobStore
+    from cerveau_tui.workspace.restore.checkpoints import Capture
+    from cerveau_tui.workspace.restore.store import BlobStore
 
     root = Path(tempfile.mkdtemp(prefix="cerveau-bench-rewind-"))
     ws = root / "ws"

@@ -162,6 +162,6 @@ class NearGreen:
 
 def blob_store(workspace: Path) -> Store:
     """The default Store: the workspace's own blob store."""
-    from ..workspace.store import BlobStore
+    from ..workspace.restore.store import BlobStore
 
     return BlobStore(workspace)

@@ -29,7 +29,7 @@ from ..sandbox.base import Grant, Runner
 from ..tools.base import Delegator, ToolContext
 from ..tools.registry import Registry
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
-from ..workspace.store import BlobStore
+from ..workspace.restore.store import BlobStore
 from ..workspace.undo import UndoLog, UndoResult
 from .approver import Approver, DenyAll
 from .delegate import READ_TOOLS, Delegation, LinkedCancel

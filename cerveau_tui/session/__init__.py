@@ -29,7 +29,7 @@ from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
 from ..tools import search_index_session
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
-from ..workspace.store import BlobStore
+from ..workspace.restore.store import BlobStore
 from ..workspace.undo import UndoLog
 from . import boundary, slot_keeper, wiring
 from . import resume as resume_

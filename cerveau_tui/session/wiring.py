@@ -14,7 +14,7 @@ from ..config import Settings
 from ..hooks import Hook
 from ..plan.state import PlanState
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
-from ..workspace.store import BlobStore
+from ..workspace.restore.store import BlobStore
 
 
 def reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:

@@ -23,7 +23,7 @@ from ..plan.state import PlanState
 from ..sandbox.base import Grant, Runner
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.io.beneath import FileTooLarge, NotRegularFile, UnsafePath
-from ..workspace.store import BlobStore
+from ..workspace.restore.store import BlobStore
 from .args import inline_refs
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cerveau_tui.done.near_green import NearGreen, workspace_files
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 
 def make(ws: Path) -> NearGreen:

@@ -7,7 +7,7 @@ from pathlib import Path
 from cerveau_tui.done.criteria import DoneSet
 from cerveau_tui.done.ladder import rung_refusal
 from cerveau_tui.hooks import CallRecord, Reenter, TurnContext
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 from .conftest import CALC_FIXED
 from .test_hook import TESTS, setup

@@ -14,7 +14,7 @@ from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.tools.base import ToolContext, ToolError, ToolState
 from cerveau_tui.tools.plan_tools import CommitPlan, UpdatePlan
 from cerveau_tui.workspace.fingerprint.digest import hash_bytes
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from cerveau_tui.testing.git_probe import (
     person_git,
 )
 from cerveau_tui.workspace.git.change import guard_for
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 from cerveau_tui.workspace.undo import UndoLog
 
 

@@ -330,7 +330,7 @@ def test_the_near_green_listing_holds_only_regular_files(tmp_path: Path) -> None
 
 
 def test_a_snapshot_leaves_a_fifo_out_instead_of_raising(tmp_path: Path) -> None:
-    from cerveau_tui.workspace.store import BlobStore
+    from cerveau_tui.workspace.restore.store import BlobStore
 
     _special_workspace(tmp_path)
     snap = returns(lambda: BlobStore(tmp_path).snapshot_files(["pipe", "src/a.py"]))
@@ -341,7 +341,7 @@ def test_a_snapshot_leaves_a_fifo_out_instead_of_raising(tmp_path: Path) -> None
 def test_the_green_checkpoint_is_taken_in_a_workspace_with_a_fifo(tmp_path: Path) -> None:
     # The polish round's capture() read the FIFO and ended the gated turn as "internal error".
     from cerveau_tui.done.near_green import NearGreen
-    from cerveau_tui.workspace.store import BlobStore
+    from cerveau_tui.workspace.restore.store import BlobStore
 
     _special_workspace(tmp_path)
     near = NearGreen(BlobStore(tmp_path), tmp_path)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cerveau_tui.plan.persist import SessionLog
 from cerveau_tui.session.stored import read_session
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 from cerveau_tui.workspace.undo import UndoLog
 
 

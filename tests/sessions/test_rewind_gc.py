@@ -17,7 +17,7 @@ from cerveau_tui.session import build_session
 from cerveau_tui.session.rewind import Rewinder, RewindError
 from cerveau_tui.session.rewind.gc import GRACE_S, collect, store_size
 from cerveau_tui.testing.scripted_server import ScriptedServer
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 
 def write(content: str) -> dict:

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from cerveau_tui.workspace.checkpoints import Capture, restore
 from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.checkpoints import Capture, restore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 FILES = 200
 
@@ -86,7 +86,7 @@ def test_a_chmod_alone_is_seen_and_put_back(tmp_path, fp_of):
 
 def test_a_points_delta_from_the_moved_paths_is_the_full_delta(tmp_path, fp_of):
     from cerveau_tui.session.rewind.points import Point, Points
-    from cerveau_tui.workspace.checkpoints import delta
+    from cerveau_tui.workspace.restore.checkpoints import delta
 
     ws = tmp_path / "ws"
     tree(ws)

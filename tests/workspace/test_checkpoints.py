@@ -1,4 +1,4 @@
-"""workspace/checkpoints.py: a manifest taken and put back, from the host's side: bytes, modes,
+"""workspace/restore/checkpoints.py: a manifest taken and put back, from the host's side: bytes, modes,
 links kept as links, a folder where a file was (and the reverse), and a link planted on the way
 removed itself, never followed (what it points at is untouched)."""
 
@@ -10,9 +10,9 @@ import stat
 import time
 from pathlib import Path
 
-from cerveau_tui.workspace.checkpoints import Capture, restore
 from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.checkpoints import Capture, restore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 
 def state(ws: Path) -> dict[str, tuple[str, int]]:

@@ -14,7 +14,7 @@ from cerveau_tui.session.rewind.points import read_points
 from cerveau_tui.workspace.fingerprint import watch
 from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 from cerveau_tui.workspace.fingerprint.stat_cache import _Entry
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 needs_inotify = pytest.mark.skipif(
     watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
@@ -132,8 +132,8 @@ def test_restore_points_keep_no_manifest_per_point(tmp_path: Path) -> None:
 def test_a_streamed_manifest_reads_as_manifest_from_and_refuses_what_it_refuses() -> None:
     import json
 
-    from cerveau_tui.workspace.checkpoints import manifest_bytes, manifest_from
-    from cerveau_tui.workspace.manifest_stream import iter_manifest
+    from cerveau_tui.workspace.restore.checkpoints import manifest_bytes, manifest_from
+    from cerveau_tui.workspace.restore.manifest_stream import iter_manifest
 
     m = {"a": ("d" * 64, 0o100644), 'b/"x\\y': ("", 0o644), "é\n": ("e" * 64, 0o120777)}
     good = [manifest_bytes(m), b"{}", b" { } ", json.dumps({"a": ["x", 1]}, indent=2).encode()]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import stat
 
-from cerveau_tui.workspace.checkpoints import restore
 from cerveau_tui.workspace.io.beneath import write_at
 from cerveau_tui.workspace.io.copy_beneath import copy_tree_beneath
-from cerveau_tui.workspace.store import BlobStore
+from cerveau_tui.workspace.restore.checkpoints import restore
+from cerveau_tui.workspace.restore.store import BlobStore
 
 SETID = stat.S_ISUID | stat.S_ISGID
 

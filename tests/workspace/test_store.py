@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
-from cerveau_tui.workspace.store import (
+from cerveau_tui.workspace.restore.store import (
     BlobCorrupt,
     BlobMissing,
     BlobStore,

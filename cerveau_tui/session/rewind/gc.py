@@ -28,8 +28,8 @@ from ...plan.persist import is_busy, list_sessions
 from ...state_home import locate
 from ...workspace.io.beneath import open_state_dir
 from ...workspace.io.openat import open_dir_beneath
-from ...workspace.manifest_stream import iter_manifest
-from ...workspace.store import BlobMissing, BlobStore
+from ...workspace.restore.manifest_stream import iter_manifest
+from ...workspace.restore.store import BlobMissing, BlobStore
 from .points import Points, read_points
 
 GRACE_S = 3600.0

@@ -2,7 +2,7 @@
 
 The Rewinder (rewinder.py) lists the points, previews and checks a target, and holds the lock;
 `perform` is what then happens, in this order: a point of the state now (what `forward` returns
-to), the files put back (workspace/checkpoints.py restore: the person's edits named by the
+to), the files put back (workspace/restore/checkpoints.py restore: the person's edits named by the
 preview are kept or overwritten as asked), the `rewind` record in the log (what a resume folds,
 rewind/fold.py), and, in a live session, the conversation, plan and grants cut (rewind/live.py).
 Functions over the Rewinder, as rewind/live.py: it is the one caller, and it holds the lock.
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from ... import protocol as P
 from ...protocol import Event
-from ...workspace.checkpoints import Capture, CheckpointExpired, Manifest, restore
-from ...workspace.store import BlobStore
+from ...workspace.restore.checkpoints import Capture, CheckpointExpired, Manifest, restore
+from ...workspace.restore.store import BlobStore
 from .cut import Conversation, Cut, cut
 from .points import REWIND, Point, Points, Rewound
 from .types import OutsideChanges, RewindError, RewindMode, RewindResult

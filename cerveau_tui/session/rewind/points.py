@@ -10,7 +10,7 @@ A point is one `restore_point` record (sealed like every line of the log):
     turn_id, task, time, seq (the bus sequence then: the plan ledger's position)
     history   len(History) then; window: the compacted window's state then (or null)
     writes    the plan ledger's writes then (rel -> seq); grants: the session grants in force
-    full      a manifest blob (workspace/checkpoints.py) or `changes`: the delta from the point
+    full      a manifest blob (workspace/restore/checkpoints.py) or `changes`: the delta from the point
               before it in the same log
 
 A `rewind` record says a rewind happened (`to` a point, its mode, and what the conversation
@@ -27,7 +27,7 @@ from typing import Any
 
 from ...person_key import load_key
 from ...plan.persist import iter_lines, open_log, sealed_by
-from ...workspace.checkpoints import (
+from ...workspace.restore.checkpoints import (
     NOT_CAPTURED,
     Entry,
     Manifest,
@@ -37,7 +37,7 @@ from ...workspace.checkpoints import (
     entry_or_none,
     manifest_from,
 )
-from ...workspace.store import BlobMissing, BlobStore
+from ...workspace.restore.store import BlobMissing, BlobStore
 
 POINT = "restore_point"
 REWIND = "rewind"
@@ -198,7 +198,7 @@ class Points:
         `since`: the manifest the capture started from and the paths it found could differ
         (Capture.moved_from, .moved); when that is the last point's, the delta reads only them."""
         if not self.points or len(self.points) % FULL_EVERY == 0:
-            from ...workspace.checkpoints import manifest_bytes
+            from ...workspace.restore.checkpoints import manifest_bytes
 
             p.full = self.store.put(manifest_bytes(manifest))
         else:

@@ -2,7 +2,7 @@
 
 The Rewinder listens to the bus and takes a restore point (rewind/points.py) just before each
 turn starts and before each of the person's `!cmd`, and an "end" point after each turn, command,
-undo and rewind. A rewind puts the workspace back to a point's manifest (workspace/checkpoints.py)
+undo and rewind. A rewind puts the workspace back to a point's manifest (workspace/restore/checkpoints.py)
 and/or cuts the history back to that turn's start: the next request is then a prefix of one the
 server already evaluated (no re-evaluation). The plan ledger, the compacted window and the grants
 follow the conversation. A file changed outside the harness since the point (the person's editor)
@@ -28,9 +28,9 @@ from typing import Any
 from ... import protocol as P
 from ...plan.persist import SessionLog
 from ...protocol import Event
-from ...workspace.checkpoints import Capture, Manifest, differs
 from ...workspace.fingerprint.fingerprinter import Fingerprinter
-from ...workspace.store import BlobStore
+from ...workspace.restore.checkpoints import Capture, Manifest, differs
+from ...workspace.restore.store import BlobStore
 from .cut import Conversation
 from .perform import perform
 from .points import TARGETS, Point, Points, read_points

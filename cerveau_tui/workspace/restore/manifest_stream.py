@@ -1,4 +1,4 @@
-"""A manifest (workspace/checkpoints.py) read one entry at a time.
+"""A manifest (workspace/restore/checkpoints.py) read one entry at a time.
 
 The store's collector (session/rewind/gc.py) runs at every session's start, next to the first
 fingerprint of the tree, and only needs a manifest's digests: json.loads of a 100,000-file

@@ -18,9 +18,9 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..state_home import locate, state_path
-from .fingerprint.digest import hash_bytes
-from .io.beneath import (
+from ...state_home import locate, state_path
+from ..fingerprint.digest import hash_bytes
+from ..io.beneath import (
     MovedAside,
     NotRegularFile,
     UnsafePath,

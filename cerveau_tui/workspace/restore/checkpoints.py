@@ -32,12 +32,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..state_home import locate
-from .fingerprint.digest import hash_bytes
-from .fingerprint.fingerprinter import Fingerprinter
-from .fingerprint.snapshot import Snapshot, diff_snapshots
-from .git.change import guard_for
-from .io.beneath import (
+from ...state_home import locate
+from ..fingerprint.digest import hash_bytes
+from ..fingerprint.fingerprinter import Fingerprinter
+from ..fingerprint.snapshot import Snapshot, diff_snapshots
+from ..git.change import guard_for
+from ..io.beneath import (
     NotRegularFile,
     UnsafePath,
     lstat_beneath,
