@@ -198,10 +198,23 @@ def build_parser() -> argparse.ArgumentParser:
     _common(rep)
     rep.add_argument("--session", default=None)
     rep.add_argument("--json", action="store_true")
-    from .policy.rules_cli import add_rules_parser
-    from .stack.cli import add_stack_parser
+    rul = sub.add_parser("rules", help="list (or revoke) the lasting always / never rules")
+    rul.add_argument(
+        "--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)"
+    )
+    rul.add_argument(
+        "--json", action="store_true", help="a JSON list of {scope, decision, workspace}"
+    )
+    rul.add_argument(
+        "--revoke",
+        metavar="SCOPE",
+        default=None,
+        help="take back this workspace's rule for SCOPE (its scope key, or as spelled out)",
+    )
+    # The stack's grammar alone (args.py): its commands import httpx and the provisioning, which
+    # the app's start, which builds this parser too, does not use.
+    from .stack.args import add_stack_parser
 
-    add_rules_parser(sub)
     add_stack_parser(sub)
     from .rewind_cli import add_rewind_parser
 

@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from .rules_store import LastingRules, all_rules
-
-
-def add_rules_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("rules", help="list (or revoke) the lasting always / never rules")
-    p.add_argument(
-        "--workspace", "-w", type=Path, default=None, help="the workspace (default: cwd)"
-    )
-    p.add_argument(
-        "--json", action="store_true", help="a JSON list of {scope, decision, workspace}"
-    )
-    p.add_argument(
-        "--revoke",
-        metavar="SCOPE",
-        default=None,
-        help="take back this workspace's rule for SCOPE (its scope key, or as spelled out)",
-    )
 
 
 def rules_command(workspace: Path, as_json: bool, revoke: str | None) -> tuple[int, str]:

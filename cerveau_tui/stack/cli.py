@@ -1,6 +1,6 @@
 """`cerveau stack provision|up|down|status [--json]` and the stack's part of `cerveau doctor`.
 
-The main CLI mounts these with `add_stack_parser(subparsers)` and dispatches with
+The main CLI mounts their grammar with `add_stack_parser(subparsers)` (args.py) and dispatches with
 `run_stack_command(args)`; `python -m cerveau_tui.stack ...` runs them alone (the test script uses
 that, so it does not depend on the rest of the CLI being importable).
 """
@@ -19,6 +19,7 @@ import httpx
 from cerveau_tui.config import ConfigError, Settings, load_settings
 from cerveau_tui.redact import redact_url
 from cerveau_tui.stack import keys
+from cerveau_tui.stack.args import add_stack_parser
 from cerveau_tui.stack.paths import stack_paths
 from cerveau_tui.stack.provision import ProvisionError, StackError, locate, plan, provision
 from cerveau_tui.stack.server import http_get, managed_for, probe
@@ -58,33 +59,6 @@ class ConsoleProgress:
             ("/health", "using", "llama-server ready", "missing", "the prebuilt")
         ):
             print(f"[stack {elapsed:6.1f}s] {stage}: {line}", file=self.out, flush=True)
-
-
-def add_stack_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("stack", help="provision, start, stop and inspect the local model")
-    sub = p.add_subparsers(dest="stack_command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object")
-    common.add_argument("--verbose", action="store_true", help="show the tools' full output")
-    prov = sub.add_parser("provision", parents=[common], help="get llama-server and the model")
-    prov.add_argument("--dry-run", action="store_true", help="print the steps, run nothing")
-    prov.add_argument("--adopt", type=Path, metavar="BINARY",
-                      help="install a llama-server built with the portable flags into the cache")  # fmt: skip
-    prov.add_argument("--downloads-from", type=Path, action="append", default=[], metavar="DIR",
-                      help="a directory holding the sdist/wheel already downloaded")  # fmt: skip
-    prov.add_argument("--jobs", type=int, default=None)
-    prov.add_argument("--source-build", action="store_true",
-                      help="build llama-server from source instead of using the prebuilt wheel")  # fmt: skip
-    up = sub.add_parser("up", parents=[common], help="start the server in the background")
-    up.add_argument("--n-ctx", type=int, default=None)
-    up.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M)")
-    up.add_argument("--timeout", type=float, default=120.0)
-    down = sub.add_parser(
-        "down", parents=[common], help="stop the `stack up` server and any whose app is gone"
-    )
-    down.add_argument("--all", action="store_true",
-                      help="also stop servers that running apps and test sessions own")  # fmt: skip
-    sub.add_parser("status", parents=[common], help="what is installed and running")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
