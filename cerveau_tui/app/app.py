@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
@@ -37,7 +37,7 @@ from .plan_feed import PlanFeed
 from .replay import redraw_items, transcript_of
 from .rewind_actions import LastRewind, open_list
 from .routing import Router
-from .runner import Session, SessionRunner
+from .runner import SessionRunner
 from .screens.armed import QUIET_S
 from .screens.help import HelpScreen
 from .screens.trust import TrustScreen
@@ -50,6 +50,9 @@ from .widgets.header import SessionHeader, facts_of
 from .widgets.planner import PlannerPanel
 from .widgets.prompt import PromptInput
 from .workspace_trust import TrustHooks, answer, review_of, startup_notices
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 
 class CerveauApp(App[int]):

@@ -10,7 +10,7 @@ starve the keyboard, see shared/reference/textual.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from textual.message import Message
 
@@ -62,12 +62,16 @@ class SessionFailed:
     error: str
 
 
+#: What the engine thread was asked to do (runner.Job): a turn, a `!cmd`, or a session action.
+JobKind = Literal["run", "exec", "undo", "compact", "network", "discuss", "call"]
+
+
 @dataclass
 class JobDone:
-    """A run/exec job finished on the engine thread (the turn is over whatever its events said)."""
+    """A turn or a `!cmd` finished on the engine thread (the turn is over whatever its events
+    said), or any job failed (`error`)."""
 
-    kind: str  # "run" | "exec"
-    result: str = ""
+    kind: JobKind
     error: str = ""
 
 

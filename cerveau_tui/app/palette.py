@@ -99,7 +99,7 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
         yield SystemCommand(
             "Compact history",
             "Replace older rounds with a resume brief",
-            partial(runner.submit, "compact"),
+            runner.compact,
         )
         net = bool(getattr(app.settings, "network", False))
         yield SystemCommand(
@@ -107,7 +107,7 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             "Commands lose the network again"
             if net
             else "Commands may reach the network, any host, for the rest of this session",
-            partial(runner.submit, "network", "off" if net else "on"),
+            partial(runner.set_network, not net),
         )
         discuss = bool(getattr(app.settings, "discuss", False))
         yield SystemCommand(
@@ -115,7 +115,7 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             "Back to autopilot: the agent may change files"
             if discuss
             else "Read and plan only; the plan guides the next turns",
-            partial(runner.submit, "discuss", "off" if discuss else "on"),
+            partial(runner.set_discuss, not discuss),
         )
         host = cast(session_actions.Host, app)
         yield from session_actions.gate_commands(host)

@@ -168,7 +168,7 @@ def rewind_last(app: Host) -> None:
     if runner is None or app.busy:
         return
     if rewinder_of(app) is None:
-        runner.submit("undo")  # no checkpoints in this session: the file tools' undo
+        runner.undo()  # no checkpoints in this session: the file tools' undo
         return
     last = _last(app)
 

@@ -11,44 +11,36 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.describe import progress_text
-from .messages import Item, JobDone, Provisioning, SessionFailed, SessionReady
+from .messages import Item, JobDone, JobKind, Provisioning, SessionFailed, SessionReady
 
+if TYPE_CHECKING:  # the session's machinery is imported when the engine thread builds it
+    from ..session import Session
 
-class Engine(Protocol):
-    def run(self, text: str) -> Any: ...
-    def interrupt(self) -> None: ...
-    def stop_thinking(self) -> None: ...
-    def steer(self, text: str) -> None: ...
-    def exec(self, command: str) -> str: ...
-    def undo(self) -> Any: ...
-    def compact(self) -> int: ...
-
-
-class Session(Protocol):
-    engine: Engine
-
-    def close(self) -> None: ...
-    def status(self) -> dict[str, Any]: ...
-    def set_network(self, on: bool) -> None: ...
-    def set_discuss(self, on: bool) -> None: ...
-    def session_grants(self) -> list[tuple[str, str]]: ...
-    def revoke(self, scope_key: str) -> bool: ...
-
-
-SessionFactory = Callable[[Callable[..., None]], Session]
+SessionFactory = Callable[[Callable[..., None]], "Session"]
 
 
 class Cancelled(Exception):
     """Raised from the progress callback when the person quits while the stack provisions."""
 
 
+@dataclass(frozen=True)
+class Job:
+    """One thing for the engine thread to do to the session, in order with the turns: its kind
+    (a failure's line names it), the action, and whether its end is said (a turn or a `!cmd`
+    ends the app's `busy`; the others say only a failure)."""
+
+    kind: JobKind
+    act: Callable[[Session], object]
+    said: bool = False
+
+
 def _resolved_mode(session: Session) -> str:
-    resolve = getattr(getattr(session.engine, "provider", None), "resolved_mode", None)
     try:
-        return str(resolve()) if resolve is not None else "auto"
+        return session.engine.provider.resolved_mode()
     except Exception:  # the server's /props unreadable: say what was asked, not a guess
         return "auto"
 
@@ -78,7 +70,7 @@ class SessionRunner:
         self._factory = factory
         self._put = put
         self._cancel_approvals = cancel_approvals
-        self._jobs: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self._jobs: queue.Queue[Job | None] = queue.Queue()  # None: stop
         self._stopping = threading.Event()
         self.session: Session | None = None
         self._closed = False
@@ -90,20 +82,26 @@ class SessionRunner:
 
     # --- UI thread ---------------------------------------------------------------------------
     def run(self, text: str) -> None:
-        self._jobs.put(("run", text))
+        self._jobs.put(Job("run", lambda s: s.engine.run(text), said=True))
 
     def exec(self, command: str) -> None:
-        self._jobs.put(("exec", command))
+        self._jobs.put(Job("exec", lambda s: s.engine.exec(command), said=True))
 
-    def submit(self, kind: str, arg: str = "") -> None:
-        """Session actions that must not race a turn (undo, network, discussion): queued for the
-        engine thread like turns are."""
-        self._jobs.put((kind, arg))
+    def undo(self) -> None:
+        self._jobs.put(Job("undo", lambda s: s.engine.undo()))
+
+    def compact(self) -> None:
+        self._jobs.put(Job("compact", lambda s: s.engine.compact()))
+
+    def set_network(self, on: bool) -> None:
+        self._jobs.put(Job("network", lambda s: s.set_network(on)))
+
+    def set_discuss(self, on: bool) -> None:
+        self._jobs.put(Job("discuss", lambda s: s.set_discuss(on)))
 
     def call(self, action: Callable[[Session], object]) -> None:
-        """Any other session action that must not race a turn (load a skill, set the gate):
-        queued for the engine thread, in order with the turns."""
-        self._jobs.put(("call", action))
+        """Any other session action that must not race a turn (load a skill, set the gate)."""
+        self._jobs.put(Job("call", action))
 
     def steer(self, text: str) -> bool:
         if self.session is None:
@@ -171,30 +169,19 @@ class SessionRunner:
                 job = self._jobs.get()
                 if job is None:
                     break
-                self._do(*job)
+                self._do(job)
         finally:
             self._close_session()
 
-    def _do(self, kind: str, text: Any) -> None:
+    def _do(self, job: Job) -> None:
         assert self.session is not None
         try:
-            if kind == "call":
-                text(self.session)
-            elif kind == "run":
-                outcome = self.session.engine.run(text)
-                self._put(JobDone("run", str(getattr(outcome, "reason", "") or "")))
-            elif kind == "undo":
-                self.session.engine.undo()
-            elif kind == "compact":
-                self.session.engine.compact()
-            elif kind == "network":
-                self.session.set_network(text == "on")
-            elif kind == "discuss":
-                self.session.set_discuss(text == "on")
-            else:
-                self._put(JobDone("exec", self.session.engine.exec(text)))
+            job.act(self.session)
         except Exception as exc:
-            self._put(JobDone(kind, error=f"{type(exc).__name__}: {exc}"))
+            self._put(JobDone(job.kind, error=f"{type(exc).__name__}: {exc}"))
+        else:
+            if job.said:
+                self._put(JobDone(job.kind))
 
     def _close_session(self) -> None:
         with self._close_lock:

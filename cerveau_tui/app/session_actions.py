@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from textual.app import SystemCommand
 
@@ -75,7 +75,7 @@ def gate_answered(app: Host, value: str | None) -> None:
 
 def set_gate(app: Host, value: str) -> None:
     if app.runner is not None:
-        app.runner.call(lambda session: cast(Any, session).set_gate(value))
+        app.runner.call(lambda session: session.set_gate(value))
 
 
 def gate_commands(app: Host) -> Iterator[SystemCommand]:
@@ -134,7 +134,7 @@ def forget(app: Host, method: str, item_id: int, text: str) -> None:
 
 def load_skill(app: Host, name: str) -> None:
     if app.runner is not None:
-        app.runner.call(lambda session: cast(Any, session).load_skill(name))
+        app.runner.call(lambda session: session.load_skill(name))
 
 
 def session_commands(app: Host) -> Iterator[SystemCommand]:

@@ -7,14 +7,17 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..bus import Emitter
 from ..config import Settings
 from ..loop.approver import BusApprover
-from .runner import Session
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 #: What the app is given to build its session on the engine thread.
-SessionFactory = Callable[[Emitter, BusApprover, Callable[..., None]], Session]
+SessionFactory = Callable[[Emitter, BusApprover, Callable[..., None]], "Session"]
 
 
 def tune_gc() -> None:
@@ -37,6 +40,6 @@ def default_factory(settings: Settings, resume: str | None = None) -> SessionFac
             wait_until_answers(
                 settings.server_url, progress, sleep=getattr(progress, "sleep", time.sleep)
             )
-        return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)  # type: ignore[return-value]
+        return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)
 
     return factory
