@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cerveau_tui.sandbox.command import CommandSpec  # noqa: E402
 from cerveau_tui.sandbox.guarded import GuardedRunner  # noqa: E402
 from cerveau_tui.sandbox.none import NoSandbox  # noqa: E402
 from cerveau_tui.workspace.git.guard import check, snapshot  # noqa: E402
@@ -81,8 +82,10 @@ def main() -> None:
                 walk = median_ms(lambda ws=ws: walk_only(ws), n)
                 snap = median_ms(lambda ws=ws: snapshot(ws), n)
                 both = median_ms(lambda ws=ws: check(ws, snapshot(ws)), n)
-                bare = median_ms(lambda p=plain, ws=ws: p.run("true", workspace=ws), n)
-                wrapped = median_ms(lambda g=guarded, ws=ws: g.run("true", workspace=ws), n)
+                bare = median_ms(lambda p=plain, ws=ws: p.run(CommandSpec("true", workspace=ws)), n)
+                wrapped = median_ms(
+                    lambda g=guarded, ws=ws: g.run(CommandSpec("true", workspace=ws)), n
+                )
                 label = f"{files:,} files, {'2 repos' if repo else 'no repo'}"
                 print(
                     f"{label:<26}{walk:>8.1f}{snap:>10.1f}{both:>12.1f}{bare:>11.1f}{wrapped:>9.1f}"

@@ -23,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cerveau_tui.sandbox.base import Grant  # noqa: E402
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap  # noqa: E402
+from cerveau_tui.sandbox.command import CommandSpec  # noqa: E402
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi  # noqa: E402
 
 
 def timed(runner, ws: Path, grant: Grant | None) -> float:  # type: ignore[no-untyped-def]
     started = time.perf_counter()
-    res = runner.run("true", workspace=ws, grant=grant, timeout=60)
+    res = runner.run(CommandSpec("true", workspace=ws, grant=grant, timeout=60))
     if res.exit_code != 0:
         raise SystemExit(f"{runner.backend}: `true` failed: {res.output}")
     return (time.perf_counter() - started) * 1000

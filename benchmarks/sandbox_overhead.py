@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cerveau_tui.sandbox.bubblewrap as bwmod  # noqa: E402
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap  # noqa: E402
+from cerveau_tui.sandbox.command import CommandSpec  # noqa: E402
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi  # noqa: E402
 from cerveau_tui.sandbox.none import NoSandbox  # noqa: E402
 
@@ -76,31 +77,39 @@ def main() -> None:
     try:
         results: list[tuple[str, float]] = []
         bare = NoSandbox()
-        results.append(("bare (no sandbox)", median_ms(lambda: bare.run("true", workspace=ws), n)))
+        results.append(
+            ("bare (no sandbox)", median_ms(lambda: bare.run(CommandSpec("true", workspace=ws)), n))
+        )
         if find_bwrap():
             old = WholeRootBwrap()
             results.append(
                 (
                     "bubblewrap, whole / (before)",
-                    median_ms(lambda: old.run("true", workspace=ws), n),
+                    median_ms(lambda: old.run(CommandSpec("true", workspace=ws)), n),
                 )
             )
             bw = BubblewrapRunner()
             results.append(
-                ("bubblewrap + seccomp", median_ms(lambda: bw.run("true", workspace=ws), n))
+                (
+                    "bubblewrap + seccomp",
+                    median_ms(lambda: bw.run(CommandSpec("true", workspace=ws)), n),
+                )
             )
         else:
             print("bubblewrap: not installed (apt-get install bubblewrap)")
         if landlock_abi() >= 1:
             oll = ReadAllLandlock()
             results.append(
-                ("landlock, read all (before)", median_ms(lambda: oll.run("true", workspace=ws), n))
+                (
+                    "landlock, read all (before)",
+                    median_ms(lambda: oll.run(CommandSpec("true", workspace=ws)), n),
+                )
             )
             ll = LandlockRunner()
             results.append(
                 (
                     f"landlock ABI {ll.abi} + seccomp",
-                    median_ms(lambda: ll.run("true", workspace=ws), n),
+                    median_ms(lambda: ll.run(CommandSpec("true", workspace=ws)), n),
                 )
             )
         else:

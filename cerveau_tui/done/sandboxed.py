@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..adapters.base import RunCommand
 from ..sandbox.base import Runner
+from ..sandbox.command import CommandSpec
 
 #: What a criterion "returns" when the turn was stopped before it could start: not run, and no
 #: process spawned only to be killed at its first poll.
@@ -46,12 +47,14 @@ class SandboxRun:
         if cancel is not None and cancel.is_set():
             return None, NOT_RUN
         result = self.sandbox.run(
-            command,
-            workspace=self.workspace,
-            mode=self.mode,
-            timeout=timeout,
-            output_cap=self.output_cap,
-            cancel=cancel,
+            CommandSpec(
+                command,
+                workspace=self.workspace,
+                mode=self.mode,
+                timeout=timeout,
+                output_cap=self.output_cap,
+                cancel=cancel,
+            )
         )
         return result.exit_code, result.output
 

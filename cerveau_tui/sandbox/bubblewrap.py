@@ -29,17 +29,16 @@ import os
 import socket
 import stat
 import sys
-import threading
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
-from .base import CommandResult, EnforcingRunner, Grant
+from .base import CommandSpec, EnforcingRunner, Grant, Launch
 from .grantable import grant_refusal
-from .netproxy import NO_PROXY_KEYS, NetProxy, proxy_env, tell_refusals
-from .process import minimal_env, run_process
+from .netproxy import NetProxy, Session
 from .protect import STATE_DIR, maskable, runtime_dirs
-from .seccomp_filter import bpf_fd
-from .view import MachineView, bwrap_args, machine_view, view_home_args
+from .seccomp_filter import Inet
+from .view import bwrap_args, view_home_args
 
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 SANDBOX_HOME = "/tmp/home"  # on the sandbox's private /tmp: caches written to ~ vanish with it
@@ -95,10 +94,10 @@ class BubblewrapRunner(EnforcingRunner):
         if found is None:
             raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
         self.bwrap = found
-        self.read_allow = tuple(read_allow)
-        self._view: MachineView | None = None
-        self.proxy = proxy or NetProxy()
-        super().__init__(env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs)
+        super().__init__(
+            env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs,
+            read_allow=read_allow, proxy=proxy,
+        )  # fmt: skip
         self.gaps: list[str] = [
             "no memory limit beyond the /tmp and /dev/shm caps",
             "deny-read paths inside the workspace (or holding it) cannot be masked",
@@ -112,14 +111,13 @@ class BubblewrapRunner(EnforcingRunner):
                 "/proc and /sys are read-only, so no kernel setting is its to change",
             ]
 
+    def inet(self, spec: CommandSpec) -> Inet:
+        return "any"  # the command's own network namespace decides (module docstring)
+
     def argv(
         self,
-        command: str,
+        spec: CommandSpec,
         *,
-        workspace: Path,
-        mode: str = "workspace-write",
-        grant: Grant | None = None,
-        env: dict[str, str] | None = None,
         seccomp_fd: int | None = None,
         file_fds: list[int] | None = None,
         bridge_fd: int | None = None,
@@ -127,8 +125,8 @@ class BubblewrapRunner(EnforcingRunner):
         """`file_fds`: where the descriptors of the /etc files copied in are put (the caller
         passes them to bwrap and closes them); None, when the argv is only shown, binds them.
         `bridge_fd`: with a network grant, the socket the bridge hands its listener over."""
-        ws = Path(os.path.realpath(workspace))
-        grant = grant or Grant()
+        ws = Path(os.path.realpath(spec.workspace))
+        grant = spec.grant or Grant()
         a = [
             self.bwrap,
             "--unshare-user",
@@ -144,11 +142,8 @@ class BubblewrapRunner(EnforcingRunner):
             "--new-session",
             "--clearenv",
         ]
-        cmd_env = self.command_env(ws, env)
-        if grant.network:
-            for key in NO_PROXY_KEYS:
-                cmd_env.pop(key, None)
-            cmd_env.update(proxy_env(PROXY_PORT))
+        port = PROXY_PORT if grant.network else None
+        cmd_env = self.command_env(spec, ws, SANDBOX_HOME, "/tmp", port)
         for key, value in sorted(cmd_env.items()):
             a += ["--setenv", key, value]
         size = str(self.tmp_mb * 1024 * 1024)
@@ -171,7 +166,7 @@ class BubblewrapRunner(EnforcingRunner):
         a += view_home_args(view, size)
         # Bound again explicitly in both modes: a workspace under /tmp would otherwise be hidden by
         # the private /tmp (pytest's tmp_path is).
-        a += ["--ro-bind" if mode == "read-only" else "--bind", str(ws), str(ws)]
+        a += ["--ro-bind" if spec.mode == "read-only" else "--bind", str(ws), str(ws)]
         protected = [ws / ".git", *(ws / rel for rel in PROTECTED_REL)]
         # Never writable, whatever was granted: a kernel interface, the harness's own files.
         extras = [
@@ -213,15 +208,8 @@ class BubblewrapRunner(EnforcingRunner):
             fd = str(-1 if bridge_fd is None else bridge_fd)
             a += [sys.executable, "-I", "-S", str(BRIDGE), "--fd", fd, "--port", str(PROXY_PORT)]
             a.append("--")
-        a += ["/bin/sh", "-c", command]
+        a += ["/bin/sh", "-c", spec.command]
         return a
-
-    def view(self) -> MachineView:
-        """The machine as commands see it; taken once per runner (homes and toolchains do not
-        move during a session), so a command costs no extra walk."""
-        if self._view is None:
-            self._view = machine_view(self.read_allow)
-        return self._view
 
     def mask_args(self, ws: Path, granted: Sequence[Path] = ()) -> list[str]:
         """Hide each existing denied path: a folder under an empty read-only tmpfs (its names
@@ -238,78 +226,33 @@ class BubblewrapRunner(EnforcingRunner):
                 out += ["--ro-bind", "/dev/null", str(p)]
         return out
 
-    def command_env(self, ws: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-        out = minimal_env(ws, self.env_allow, env)
-        out["HOME"] = SANDBOX_HOME
-        out["TMPDIR"] = "/tmp"
-        for key, value in self.view().env:  # toolchains that find themselves from $HOME
-            out.setdefault(key, value)
-        return out
-
-    def _run_enforced(
+    def _launch(
         self,
-        command: str,
+        spec: CommandSpec,
         ws: Path,
-        mode: str,
-        timeout: float,
-        output_cap: int,
-        grant: Grant | None,
-        cancel: threading.Event | None,
-        env: dict[str, str] | None,
-    ) -> CommandResult:
-        try:
-            group = self.cap.new_group()
-        except OSError as exc:  # fail closed: never run past a cap we said we hold
-            msg = f"cerveau: could not create the command's process-count cgroup: {exc}"
-            return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
-        fd = bpf_fd()
-        files: list[int] = []
-        session = None
-        if grant is not None and grant.network:
-            # The bridge's end first in `files` (passed to bwrap, closed below with the rest).
+        seccomp_fd: int,
+        session: Session | None,
+        cleanup: ExitStack,
+    ) -> Launch:
+        files: list[int] = []  # the bridge's end first, then the /etc files copied in
+        cleanup.callback(_close_each, files)
+        if session is not None:
             ours, theirs = socket.socketpair()
-            session = self.proxy.session(grant.hosts).serve(handoff=ours)
+            session.serve(handoff=ours)
             files.append(theirs.detach())
-        try:
-            argv = self.argv(
-                command,
-                workspace=ws,
-                mode=mode,
-                grant=grant,
-                env=env,
-                seccomp_fd=fd,
-                file_fds=files,
-                bridge_fd=files[0] if session is not None else None,
-            )
-            result = run_process(
-                [*group.wrapper, *argv],
-                cwd=ws,
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                timeout=timeout,
-                output_cap=output_cap,
-                cancel=cancel,
-                pass_fds=(fd, *files),
-            )
-            if session is not None:
-                tell_refusals(result, session.close())
-            return result
-        finally:
-            os.close(fd)
-            for f in files:
-                os.close(f)
-            if session is not None:
-                session.close()
-            # Nothing outlives a bwrap command (PID namespace); kill is for the moment between
-            # its init exiting and the kernel reaping the rest.
-            group.remove(kill=True)
-
-    def kill_background(self) -> None:
-        # Nothing survives a bwrap command; only full-access commands can leave groups behind.
-        self._plain.kill_background()
-        self.proxy.close()
+        argv = self.argv(
+            spec, seccomp_fd=seccomp_fd, file_fds=files, bridge_fd=files[0] if files else None
+        )
+        # bwrap's own environment; the command's is set inside (--clearenv, --setenv).
+        return Launch(argv, {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, tuple(files))
 
     def version(self) -> str:
         return bwrap_version(self.bwrap)
+
+
+def _close_each(fds: list[int]) -> None:
+    for f in fds:
+        os.close(f)
 
 
 def _opener(fds: list[int]) -> Callable[[Path], int]:

@@ -8,6 +8,8 @@ would be an import cycle.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +24,27 @@ class Grant:
     #: the command reach; empty means any host, a grant the person gives spelled out as such. The
     #: proxy decides, never a parse of the command's options (Boundary IV).
     hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class CommandSpec:
+    """One shell command and the boundary it runs in: what every runner's `run` takes (the bash
+    tool, a plan step's check, a done criterion, the self-check build one), so the eight things a
+    run needs are named once and a wrapper (guarded.py) passes them on whole."""
+
+    command: str
+    workspace: Path
+    mode: str = "workspace-write"  # read-only | workspace-write | full-access
+    timeout: float = 120.0
+    output_cap: int = 30_000
+    grant: Grant | None = None
+    cancel: threading.Event | None = None
+    env: Mapping[str, str] | None = None  # set over the minimal environment (process.py)
+
+    @property
+    def network(self) -> bool:
+        """The command was granted the network (through the harness's proxy)."""
+        return self.grant is not None and self.grant.network
 
 
 @dataclass

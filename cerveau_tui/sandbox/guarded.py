@@ -18,7 +18,6 @@ command's whole PID namespace) can write after the check. The next command's che
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from ..workspace.git import guard as git_guard
 from ..workspace.git import quarantine as git_quarantine
 from ..workspace.git.change import guard_for
 from ..workspace.git.config_rules import GitConfigParser, ParseConfig
-from .base import CommandResult, Grant, Runner
+from .base import CommandResult, CommandSpec, Runner
 
 OnFindings = Callable[[list[git_guard.Finding]], None]
 
@@ -54,18 +53,8 @@ class GuardedRunner:
         if workspace is not None:
             guard_for(workspace).on_findings = on_findings
 
-    def run(
-        self,
-        command: str,
-        *,
-        workspace: Path,
-        mode: str = "workspace-write",
-        timeout: float = 120.0,
-        output_cap: int = 30_000,
-        grant: Grant | None = None,
-        cancel: threading.Event | None = None,
-        env: dict[str, str] | None = None,
-    ) -> CommandResult:
+    def run(self, spec: CommandSpec) -> CommandResult:
+        workspace = spec.workspace
         guard = guard_for(workspace)
         before: git_guard.GitState | None = None
         try:
@@ -75,10 +64,7 @@ class GuardedRunner:
             before = state
         except OSError as exc:
             failure = exc
-        result = self.inner.run(
-            command, workspace=workspace, mode=mode, timeout=timeout, output_cap=output_cap,
-            grant=grant, cancel=cancel, env=env,
-        )  # fmt: skip
+        result = self.inner.run(spec)
         findings: list[git_guard.Finding] = []
         actions: list[str] = []
         if before is not None:

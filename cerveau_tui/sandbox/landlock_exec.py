@@ -1,7 +1,7 @@
 """The Landlock helper, exec'd (never a preexec_fn: that is unsafe in a threaded parent).
 
     python -I -S landlock_exec.py --workspace WS --mode MODE [--writable P]...
-           [--tcp-connect PORT]... --seccomp-fd N [--seccomp-fd M] -- /bin/sh -c CMD
+           [--tcp-connect PORT]... --seccomp-fd N -- /bin/sh -c CMD
 
 Standalone on purpose (stdlib + ctypes only, run with -I -S): it starts once per command, and
 importing the package, landlockpy and pyseccomp cost ~80 ms on every command.
@@ -11,8 +11,8 @@ dies with the session, even a kill -9'd one; see reaper.py for its children), a 
 drop every capability including the bounding set (root regains capabilities on execve from the
 bounding set), no_new_privs, a Landlock domain (read+exec on /, full access to the workspace and
 the granted paths, TCP bind denied and TCP connect only to the `--tcp-connect` ports (a network
-grant's proxy, see netproxy.py), signals and abstract sockets scoped), the seccomp filters the
-parent built (classic BPF read from fds, stacked), then execve. Exit 126 with a message on
+grant's proxy, see netproxy.py), signals and abstract sockets scoped), the seccomp filter the
+parent built (classic BPF read from a fd), then execve. Exit 126 with a message on
 stderr if any step fails: a helper that could not confine never runs the command anyway.
 """
 
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tcp-connect", type=int, action="append", default=[])
     parser.add_argument("--deny", action="append", default=[])
     parser.add_argument("--read", action="append", default=None)
-    parser.add_argument("--seccomp-fd", type=int, action="append", default=[])
+    parser.add_argument("--seccomp-fd", type=int)
     parser.add_argument("--parent-pid", type=int, default=0)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -316,10 +316,9 @@ def main(argv: list[str] | None = None) -> None:
             [os.path.realpath(p) for p in args.deny],
             None if args.read is None else [os.path.realpath(p) for p in args.read],
         )
-        if not args.seccomp_fd:
+        if args.seccomp_fd is None:
             raise OSError("no seccomp filter was passed")
-        for fd in args.seccomp_fd:
-            load_seccomp(fd)
+        load_seccomp(args.seccomp_fd)
     except Exception as exc:  # noqa: BLE001 - any failure means: do not run unconfined
         sys.stderr.write(f"cerveau landlock helper: could not confine the command: {exc}\n")
         sys.stderr.flush()

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from . import reaper
-from .command import CommandResult, Grant
+from .command import CommandResult, CommandSpec
 from .process import kill_group, minimal_env, run_process
 
 #: Exec'd before the shell: the command gets SIGKILL when the session dies (see die_exec.py).
@@ -41,26 +41,15 @@ class NoSandbox:
         self._groups: list[tuple[int, str]] = []  # (pgid, its leader's start time)
         self._lock = threading.Lock()
 
-    def run(
-        self,
-        command: str,
-        *,
-        workspace: Path,
-        mode: str = "workspace-write",
-        timeout: float = 120.0,
-        output_cap: int = 30_000,
-        grant: Grant | None = None,
-        cancel: threading.Event | None = None,
-        env: dict[str, str] | None = None,
-    ) -> CommandResult:
+    def run(self, spec: CommandSpec) -> CommandResult:
         die = [self.python, "-I", "-S", str(DIE_EXEC), str(os.getpid()), "--"]
         result = run_process(
-            [*die, "/bin/sh", "-c", command],
-            cwd=workspace,
-            env=minimal_env(workspace, self.env_allow, env),
-            timeout=timeout,
-            output_cap=output_cap,
-            cancel=cancel,
+            [*die, "/bin/sh", "-c", spec.command],
+            cwd=spec.workspace,
+            env=minimal_env(spec.workspace, self.env_allow, spec.env),
+            timeout=spec.timeout,
+            output_cap=spec.output_cap,
+            cancel=spec.cancel,
         )
         if result.background_pgid is not None:
             with self._lock:

@@ -20,6 +20,7 @@ import select
 import signal
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import host_process
@@ -31,7 +32,7 @@ SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "USER", "LOGNAME")
 
 
 def minimal_env(
-    workspace: Path, allow: tuple[str, ...] = (), extra: dict[str, str] | None = None
+    workspace: Path, allow: tuple[str, ...] = (), extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     env = {k: os.environ[k] for k in (*SAFE_ENV_KEYS, *allow) if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")

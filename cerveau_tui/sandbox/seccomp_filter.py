@@ -19,8 +19,11 @@ as its low 32 bits. An exact 64-bit comparison let `socket(AF_UNIX | 1 << 32, ..
 "not AF_UNIX" and the kernel made an AF_UNIX socket: a command reached host unix sockets, sent
 UDP under Landlock with no grant, and typed into the person's tmux server. So every rule below
 compares the low 32 bits (MASKED_EQ), and a call whose filtered argument has any high bit set is
-refused outright (the belt to those braces). The rules are one table, ARG_RULES, so the probe
+refused outright (the belt to those braces). The rules are one table, `arg_rules`, so the probe
 suite can try every refused value, plain and with high bits, from the same source.
+
+One filter per run, never two stacked: what differs between runs is what a command may do with
+IPv4/IPv6 sockets (`Inet`), and that is a column of the same table.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 TIOCSTI = 0x5412
 TIOCLINUX = 0x541C
@@ -75,30 +79,64 @@ class SeccompUnavailable(RuntimeError):
     pass
 
 
-#: Socket families a command may open: by allow list, since a new family is a new way out. IPv4
-#: and IPv6 only where the network is the sandbox's to decide (bubblewrap's network namespace, or
-#: a network grant): under Landlock, which restricts only TCP, a UDP datagram left the machine
-#: with no grant. Netlink stays (getifaddrs, `ip addr`); AF_UNIX is refused. AF_VSOCK is the one
-#: that matters most: it ignores network namespaces and reaches a VM's host.
+#: Socket families a command may open: by allow list, since a new family is a new way out. Netlink
+#: stays (getifaddrs, `ip addr`); AF_UNIX is refused. AF_VSOCK is the one that matters most: it
+#: ignores network namespaces and reaches a VM's host. IPv4 and IPv6 as `Inet` says.
 _FAMILY_MAX = 64
 _INET = (socket.AF_INET, socket.AF_INET6)
 _ALWAYS = (socket.AF_NETLINK,)
+_SOCK_TYPE_MASK = 0xF  # the kernel's SOCK_TYPE_MASK; the bits above are SOCK_NONBLOCK/CLOEXEC
+
+#: What a command may do with IPv4/IPv6 sockets. "any": a network namespace decides (bubblewrap,
+#: granted or not: the namespace has only its loopback and the proxy's bridge). "none": Landlock
+#: with no grant; Landlock restricts only TCP, and a UDP datagram left the machine with no grant.
+#: "tcp": Landlock with a grant; its network rules let the command connect by TCP to the proxy's
+#: port alone, but know nothing of UDP, SCTP or MPTCP, and a datagram left under a grant.
+Inet = Literal["any", "none", "tcp"]
 
 
 @dataclass(frozen=True)
 class ArgRule:
-    """Refuse `syscall` when argument `arg`, read as the kernel reads it (the low 32 bits), is
-    one of `values` (`bits=False`), or carries any one of the bits in `values` (`bits=True`).
-    `when`: the rule applies only while argument when[0] carries the bit when[1] (open's mode
-    counts only with O_CREAT). `high_bits`: also refuse any value of `arg` above 32 bits."""
+    """Refuse `syscall` when argument `arg`, read as the kernel reads it (the low 32 bits, or
+    `mask`), is one of `values` (`bits=False`), or carries any one of the bits in `values`
+    (`bits=True`). `when=(arg, mask, value)`: the rule applies only while that argument, masked,
+    is that value (open's mode counts only with O_CREAT; a socket's type only for an inet
+    family). `above`: also refuse every value above it, on all 64 bits (an allow list's upper
+    end). `high_bits`: also refuse any value of `arg` above 32 bits. `inet`: the runs whose filter
+    holds the row (see Inet)."""
 
     syscall: str
     arg: int
     values: tuple[int, ...]
     errno: int
     bits: bool = False
-    when: tuple[int, int] | None = None
+    mask: int = LOW32
+    when: tuple[int, int, int] | None = None
+    above: int | None = None
     high_bits: bool = True
+    inet: tuple[Inet, ...] = ("any", "none", "tcp")
+
+
+def _socket_rules() -> list[ArgRule]:
+    families = (socket.AF_UNIX, *(f for f in range(_FAMILY_MAX) if f not in (*_ALWAYS, *_INET)))
+    rules = [
+        ArgRule("socket", 0, tuple(sorted(set(families))), errno.EAFNOSUPPORT),
+        ArgRule("socket", 0, _INET, errno.EAFNOSUPPORT, inet=("none",)),
+    ]
+    # "tcp": a plain stream only. The type by its low nibble; the protocol by allow list (0 or
+    # TCP): above TCP refused on all 64 bits, IPPROTO_MPTCP (262) and any high bit with it.
+    streams = tuple(k for k in range(_SOCK_TYPE_MASK + 1) if k != socket.SOCK_STREAM)
+    refuse = errno.EPROTONOSUPPORT
+    for family in _INET:
+        inet = (0, LOW32, family)
+        rules += [
+            ArgRule("socket", 1, streams, refuse, mask=_SOCK_TYPE_MASK, when=inet, inet=("tcp",)),
+            ArgRule(
+                "socket", 2, tuple(range(1, socket.IPPROTO_TCP)), refuse, when=inet,
+                above=socket.IPPROTO_TCP, inet=("tcp",),
+            ),
+        ]  # fmt: skip
+    return rules
 
 
 def _setid_rules() -> list[ArgRule]:
@@ -116,17 +154,16 @@ def _setid_rules() -> list[ArgRule]:
     ]
     for name, flags, mode in (("open", 1, 2), ("openat", 2, 3)):
         for create in CREATES:
-            rules.append(ArgRule(name, mode, SETID, eperm, bits=True, when=(flags, create)))
+            when = (flags, create, create)
+            rules.append(ArgRule(name, mode, SETID, eperm, bits=True, when=when))
         rules.append(ArgRule(name, flags, (), errno.EINVAL))  # only the high-bits belt
     return rules
 
 
-def arg_rules(inet: bool = True) -> list[ArgRule]:
-    """The argument rules, as a table (the probe suite is generated from it)."""
-    allowed = {*_ALWAYS, *(_INET if inet else ())}
-    families = (socket.AF_UNIX, *(f for f in range(_FAMILY_MAX) if f not in allowed))
-    return [
-        ArgRule("socket", 0, tuple(sorted(set(families))), errno.EAFNOSUPPORT),
+def arg_rules(inet: Inet = "any") -> list[ArgRule]:
+    """The argument rules of one run's filter, as a table (the probe suite is generated from it)."""
+    rules = [
+        *_socket_rules(),
         # ioctl's request: no high-bits belt. musl declares `int ioctl(int, int, ...)` and widens
         # the request with sign extension, so an ordinary request with bit 31 set (TIOCGPTN,
         # 0x80045430, in every openpty) arrives with the high half all ones. The masked
@@ -134,6 +171,7 @@ def arg_rules(inet: bool = True) -> list[ArgRule]:
         ArgRule("ioctl", 1, (TIOCSTI, TIOCLINUX), errno.EPERM, high_bits=False),
         *_setid_rules(),
     ]
+    return [r for r in rules if inet in r.inet]
 
 
 def _nr(sc, name: str) -> int | str:  # type: ignore[no-untyped-def]
@@ -149,16 +187,18 @@ def _add(sc, f, rule: ArgRule) -> None:  # type: ignore[no-untyped-def]
     nr = _nr(sc, rule.syscall)
     cond = []
     if rule.when is not None:
-        flag_arg, flag = rule.when
-        cond.append(sc.Arg(flag_arg, sc.MASKED_EQ, flag, flag))
+        when_arg, when_mask, when_value = rule.when
+        cond.append(sc.Arg(when_arg, sc.MASKED_EQ, when_mask, when_value))
     for value in rule.values:
-        mask = value if rule.bits else LOW32
+        mask = value if rule.bits else rule.mask
         f.add_rule(sc.ERRNO(rule.errno), nr, sc.Arg(rule.arg, sc.MASKED_EQ, mask, value), *cond)
+    if rule.above is not None:
+        f.add_rule(sc.ERRNO(rule.errno), nr, sc.Arg(rule.arg, sc.GT, rule.above), *cond)
     if rule.high_bits:
         f.add_rule(sc.ERRNO(errno.EINVAL), nr, sc.Arg(rule.arg, sc.GT, LOW32), *cond)
 
 
-def _build(inet: bool = True):  # type: ignore[no-untyped-def]
+def _build(inet: Inet):  # type: ignore[no-untyped-def]
     try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:  # libseccomp.so missing
@@ -173,19 +213,18 @@ def _build(inet: bool = True):  # type: ignore[no-untyped-def]
     return f
 
 
-@lru_cache(maxsize=2)
-def filter_bpf(inet: bool = True) -> bytes:
-    """The filter as classic BPF bytes, for `bwrap --seccomp FD`; `inet=False` also refuses IPv4
-    and IPv6 sockets (a backend with no network namespace and no network grant)."""
+@lru_cache(maxsize=3)
+def filter_bpf(inet: Inet = "any") -> bytes:
+    """The filter as classic BPF bytes, for `bwrap --seccomp FD` and the Landlock helper."""
     with tempfile.TemporaryFile() as tmp:
         _build(inet).export_bpf(tmp)
         tmp.seek(0)
         return tmp.read()
 
 
-def bpf_fd(inet: bool = True) -> int:
-    """A fresh readable fd holding the filter, positioned at 0 (bwrap reads it to EOF). Caller
-    closes it after the child has started."""
+def bpf_fd(inet: Inet = "any") -> int:
+    """A fresh readable fd holding the filter, positioned at 0 (bwrap and the Landlock helper read
+    it to EOF). Caller closes it after the child has started."""
     data = filter_bpf(inet)
     fd = os.memfd_create("cerveau-seccomp", os.MFD_CLOEXEC)
     os.write(fd, data)

@@ -26,6 +26,7 @@ from typing import Any
 
 from .base import Runner
 from .bubblewrap import BubblewrapRunner, bwrap_version, find_bwrap
+from .command import CommandSpec
 from .landlock import LandlockRunner, landlock_abi
 from .none import NoSandbox
 from .protect import STATE_DIR
@@ -111,7 +112,7 @@ def run_probe(backend: str, scratch: Path) -> ProbeResult:
     ws.mkdir(parents=True, exist_ok=True)
     outside.mkdir(parents=True, exist_ok=True)
     try:
-        ok = runner.run("true", workspace=ws, timeout=20, output_cap=2000)
+        ok = runner.run(CommandSpec("true", workspace=ws, timeout=20, output_cap=2000))
     except Exception as exc:  # noqa: BLE001 - any failure to start means "not this backend"
         return ProbeResult(f"cannot start: {exc}")
     if ok.exit_code != 0:
@@ -121,10 +122,12 @@ def run_probe(backend: str, scratch: Path) -> ProbeResult:
     # One process for two checks: the outside write decides the exit code; the write into the
     # state folder is only looked at from here.
     bad = runner.run(
-        f"echo escaped > '{target}'; s=$?; echo x > '{state}' 2>/dev/null; exit $s",
-        workspace=ws,
-        timeout=20,
-        output_cap=2000,
+        CommandSpec(
+            f"echo escaped > '{target}'; s=$?; echo x > '{state}' 2>/dev/null; exit $s",
+            workspace=ws,
+            timeout=20,
+            output_cap=2000,
+        )
     )
     if target.exists():
         return ProbeResult("a write outside the workspace landed on the host: NOT a boundary")
@@ -136,12 +139,14 @@ def run_probe(backend: str, scratch: Path) -> ProbeResult:
     # command of a root session could set kernel.core_pattern and have the kernel run its
     # program as host root. Each setting's own value is written back: harmless if it lands.
     priv = runner.run(
-        "for f in " + " ".join(SYSCTL_PROBES) + '; do [ -e "$f" ] || continue; '
-        'v=$(cat "$f" 2>/dev/null) || continue; '
-        '(printf "%s\\n" "$v" > "$f") 2>/dev/null && echo "WROTE $f"; done; exit 0',
-        workspace=ws,
-        timeout=20,
-        output_cap=2000,
+        CommandSpec(
+            "for f in " + " ".join(SYSCTL_PROBES) + '; do [ -e "$f" ] || continue; '
+            'v=$(cat "$f" 2>/dev/null) || continue; '
+            '(printf "%s\\n" "$v" > "$f") 2>/dev/null && echo "WROTE $f"; done; exit 0',
+            workspace=ws,
+            timeout=20,
+            output_cap=2000,
+        )
     )
     wrote = [line[6:] for line in priv.output.splitlines() if line.startswith("WROTE ")]
     if wrote:
@@ -149,7 +154,9 @@ def run_probe(backend: str, scratch: Path) -> ProbeResult:
             "a sandboxed process could write host kernel settings (" + ", ".join(wrote) + "): "
             "root inside is root outside, NOT a boundary"
         )
-    inside = runner.run("echo ok > probe.txt", workspace=ws, timeout=20, output_cap=2000)
+    inside = runner.run(
+        CommandSpec("echo ok > probe.txt", workspace=ws, timeout=20, output_cap=2000)
+    )
     if inside.exit_code != 0 or not (ws / "probe.txt").exists():
         return ProbeResult(f"a write inside the workspace failed: {inside.output.strip()[:200]}")
     return ProbeResult(None, gaps)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from .. import protocol as P
 from ..sandbox.base import CommandResult
+from ..sandbox.command import CommandSpec
 from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult
 
@@ -68,13 +69,15 @@ class Bash(Tool):
         fp = ctx.fingerprinter
         before = fp.scan() if fp is not None else None
         res: CommandResult = ctx.runner.run(
-            args.command,
-            workspace=ctx.workspace,
-            mode=ctx.mode,
-            timeout=timeout,
-            output_cap=ctx.output_cap,
-            grant=ctx.grant,
-            cancel=ctx.cancel,
+            CommandSpec(
+                args.command,
+                workspace=ctx.workspace,
+                mode=ctx.mode,
+                timeout=timeout,
+                output_cap=ctx.output_cap,
+                grant=ctx.grant,
+                cancel=ctx.cancel,
+            )
         )
         self._tell_private_tmp(args.command, ctx)
         # A command may change anything in the workspace. With a fingerprinter we know exactly

@@ -16,6 +16,7 @@ from ..plan.models import PlanStep
 from ..plan.paths import covers, is_pattern, norm_rel
 from ..plan.state import PlanState
 from ..protocol import CheckpointPayload, Event, PlanCommitted, PlanUpdated
+from ..sandbox.command import CommandSpec
 from ..workspace.fingerprint.digest import hash_path
 from .args import NonBlank
 from .base import Declared, RetryClass, Tool, ToolContext, ToolError, ToolResult, display_path
@@ -179,13 +180,15 @@ class UpdatePlan(Tool):
                 )
                 return ToolResult(True, f"step {step.id} marked done; {note}")
             res = ctx.runner.run(
-                step.check,
-                workspace=ctx.workspace,
-                mode=ctx.mode,
-                timeout=ctx.bash_timeout,
-                output_cap=ctx.output_cap,
-                grant=ctx.grant,
-                cancel=ctx.cancel,
+                CommandSpec(
+                    step.check,
+                    workspace=ctx.workspace,
+                    mode=ctx.mode,
+                    timeout=ctx.bash_timeout,
+                    output_cap=ctx.output_cap,
+                    grant=ctx.grant,
+                    cancel=ctx.cancel,
+                )
             )
             if res.exit_code != 0:
                 why = "timed out" if res.timed_out else f"exit {res.exit_code}"

@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..sandbox.base import CommandResult, Runner
+from ..sandbox.command import CommandSpec
 from ..sandbox.process import minimal_env, run_process
 from ..state_file import kind_of
 from ..workspace.io.beneath import TEMP_PREFIX
@@ -210,9 +211,10 @@ def run(
     inner = _plain_runner(runner)
     if inner is not None and inner.enforced:
         res = inner.run(
-            text, workspace=ws, mode="read-only", timeout=timeout, output_cap=OUTPUT_CAP,
-            cancel=cancel,
-        )  # fmt: skip
+            CommandSpec(
+                text, ws, mode="read-only", timeout=timeout, output_cap=OUTPUT_CAP, cancel=cancel
+            )
+        )
     else:
         res = run_process(
             ["/bin/sh", "-c", text], cwd=ws, env=minimal_env(ws), timeout=timeout,

@@ -32,10 +32,11 @@ elif backend == "landlock":
     from cerveau_tui.sandbox.landlock import LandlockRunner as R
 else:
     from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner as R
+from cerveau_tui.sandbox.command import CommandSpec
 runner = R()
 # The background one is left behind by a command that returned; the foreground one is running.
-runner.run(f"sleep {bg} >/dev/null 2>&1 &", workspace=Path(ws), timeout=60)
-threading.Thread(target=runner.run, args=(f"sleep {fg}",), kwargs={"workspace": Path(ws), "timeout": 600}).start()
+runner.run(CommandSpec(f"sleep {bg} >/dev/null 2>&1 &", Path(ws), timeout=60))
+threading.Thread(target=runner.run, args=(CommandSpec(f"sleep {fg}", Path(ws), timeout=600),)).start()
 time.sleep(600)
 """
 

@@ -10,6 +10,7 @@ from cerveau_tui.adapters.generic import GenericAdapter
 from cerveau_tui.adapters.python import PythonAdapter
 from cerveau_tui.adapters.registry import AdapterRegistry
 from cerveau_tui.done.sandboxed import run_in_sandbox
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.none import NoSandbox
 
 PYTEST_OUT = """\
@@ -75,7 +76,9 @@ def _runner_with_venv(ws: Path):
     inner = run_in_sandbox(sandbox, ws)
 
     def run(command: str, timeout: float) -> tuple[int | None, str]:
-        result = sandbox.run(command, workspace=ws, timeout=timeout, env={"PATH": env_path})
+        result = sandbox.run(
+            CommandSpec(command, workspace=ws, timeout=timeout, env={"PATH": env_path})
+        )
         return result.exit_code, result.output
 
     assert inner is not None

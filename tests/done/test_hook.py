@@ -16,6 +16,7 @@ from cerveau_tui.done.sandboxed import run_in_sandbox
 from cerveau_tui.done.seal import SealHook
 from cerveau_tui.history import History
 from cerveau_tui.hooks import CallRecord, Hook, Reenter, Stop, TurnContext
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.tools.base import ToolState
 
@@ -132,7 +133,7 @@ def test_autofix_runs_before_the_check_on_the_files_written(tmp_path: Path) -> N
 
     def run(command: str, timeout: float) -> tuple[int | None, str]:
         env = {"PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-        r = sandbox.run(command, workspace=tmp_path, timeout=timeout, env=env)
+        r = sandbox.run(CommandSpec(command, workspace=tmp_path, timeout=timeout, env=env))
         return r.exit_code, r.output
 
     hook, ctx, rec = setup(tmp_path)
@@ -230,7 +231,7 @@ def test_a_protected_file_changed_by_a_shell_command_is_surfaced(tmp_path: Path)
     hook, ctx, rec = setup(tmp_path)
     hook.on_turn_start(ctx, "fix")
     cmd = "sed -i 's/== 3/== -1/' tests/test_calc.py"
-    NoSandbox().run(cmd, workspace=tmp_path)
+    NoSandbox().run(CommandSpec(cmd, workspace=tmp_path))
     record = CallRecord(1, "c2", "bash", {"command": cmd}, True, "", exit_code=0, command=cmd)
     hook.on_tool_result(ctx, record)
     assert [e.payload["paths"] for e in rec.of("touched_protected")] == [["tests/test_calc.py"]]
@@ -242,6 +243,6 @@ def test_a_command_that_leaves_protected_files_alone_is_not_reported(tmp_path: P
     hook, ctx, rec = setup(tmp_path)
     hook.on_turn_start(ctx, "fix")
     cmd = "echo x > notes.txt"
-    NoSandbox().run(cmd, workspace=tmp_path)
+    NoSandbox().run(CommandSpec(cmd, workspace=tmp_path))
     hook.on_tool_result(ctx, CallRecord(1, "c3", "bash", {"command": cmd}, True, "", command=cmd))
     assert rec.of("touched_protected") == []

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from cerveau_tui.sandbox.base import CommandResult
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.tools.base import ToolContext, ToolState
 from cerveau_tui.tools.bash import Bash
 
@@ -16,8 +16,8 @@ class Recorder:
     def __init__(self) -> None:
         self.timeouts: list[float] = []
 
-    def run(self, command: str, **kw: Any) -> CommandResult:
-        self.timeouts.append(kw["timeout"])
+    def run(self, spec: CommandSpec) -> CommandResult:
+        self.timeouts.append(spec.timeout)
         return CommandResult(exit_code=0, output="")
 
     def kill_background(self) -> None:

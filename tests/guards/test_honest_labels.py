@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
@@ -13,6 +12,7 @@ from cerveau_tui.loop.approver import ApproveAll, DenyAll
 from cerveau_tui.loop.dispatch import shape_failure
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.sandbox.base import CommandResult
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.process import run_process
 from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
@@ -28,7 +28,7 @@ class Canned:
     def __init__(self, result: CommandResult) -> None:
         self.result = result
 
-    def run(self, command: str, **kw: Any) -> CommandResult:
+    def run(self, spec: CommandSpec) -> CommandResult:
         return self.result
 
     def kill_background(self) -> None:

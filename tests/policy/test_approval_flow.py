@@ -26,6 +26,7 @@ from cerveau_tui.loop.approver import (
 from cerveau_tui.policy import Policy
 from cerveau_tui.protocol import EventType
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.tools.base import Declared
 
 
@@ -59,7 +60,7 @@ def crossing(
             return False
         if decision.decision == "approved_session":
             policy.grant_session(verdict)
-    BubblewrapRunner().run(command, workspace=ws, grant=verdict.grant, timeout=30)
+    BubblewrapRunner().run(CommandSpec(command, workspace=ws, grant=verdict.grant, timeout=30))
     return True
 
 

@@ -13,6 +13,7 @@ import pytest
 from cerveau_tui.policy import Policy
 from cerveau_tui.policy import scopes as scopes_mod
 from cerveau_tui.sandbox.base import Grant
+from cerveau_tui.sandbox.command import CommandSpec
 from tests.probes.test_network_grant_probes import BACKENDS, CURL, Net
 from tests.probes.test_network_grant_probes import net as net  # noqa: F401 (the fixture)
 
@@ -57,9 +58,11 @@ def test_the_decoy_check_can_fail_unconfined(tmp_path) -> None:  # type: ignore[
 
     quiet = Quiet()
     NoSandbox().run(
-        f"{CURL} -xhttp://127.0.0.1:{quiet.port} http://127.0.0.1:9/x",
-        workspace=tmp_path,
-        timeout=30,
+        CommandSpec(
+            f"{CURL} -xhttp://127.0.0.1:{quiet.port} http://127.0.0.1:9/x",
+            workspace=tmp_path,
+            timeout=30,
+        )
     )
     assert quiet.reached()
     quiet.sock.close()

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.guarded import GuardedRunner
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 from cerveau_tui.sandbox.none import NoSandbox
@@ -183,7 +184,9 @@ def _gitfile_to_nowhere_yet(p: Place) -> None:
     # A command of the model's earlier in the turn: a `.git` FILE naming a folder that is not
     # a repository yet. The command's guard has nothing to flag: it leads nowhere.
     (p.ws / "sub").mkdir()
-    GuardedRunner(NoSandbox()).run("echo 'gitdir: ../planted' > sub/.git", workspace=p.ws)
+    GuardedRunner(NoSandbox()).run(
+        CommandSpec("echo 'gitdir: ../planted' > sub/.git", workspace=p.ws)
+    )
     assert (p.ws / "sub" / ".git").exists()
 
 
@@ -341,7 +344,7 @@ def test_enabling_a_disabled_hook_is_real_when_unguarded(place: Place) -> None:
 def test_chmod_x_of_a_disabled_hook_in_a_nested_repo_is_undone(backend: str, place: Place) -> None:
     hook = _disabled_hook(place)
     result = GuardedRunner(_runner(backend)).run(
-        "chmod +x sub/.git/hooks/pre-commit", workspace=place.ws
+        CommandSpec("chmod +x sub/.git/hooks/pre-commit", workspace=place.ws)
     )
     assert "[harness]" in result.output and "pre-commit" in result.output
     assert hook.stat().st_mode & 0o111 == 0
@@ -360,7 +363,7 @@ def test_a_command_rewriting_a_program_the_persons_setting_names_is_undone(
     before = script.read_bytes()
     payload = place.hook_text().replace("\n", "\\n")
     result = GuardedRunner(_runner(backend)).run(
-        f"printf '{payload}' > tools/fsmon.sh", workspace=place.ws
+        CommandSpec(f"printf '{payload}' > tools/fsmon.sh", workspace=place.ws)
     )
     assert "[harness]" in result.output and "fsmon.sh" in result.output
     assert script.read_bytes() == before and script.stat().st_mode & 0o111
@@ -373,7 +376,7 @@ def test_a_command_rewriting_a_husky9_script_is_undone(backend: str, place: Plac
     _husky9(place)
     script = place.ws / ".husky" / "pre-commit"
     result = GuardedRunner(_runner(backend)).run(
-        f"echo '{place.marker.program}' > .husky/pre-commit", workspace=place.ws
+        CommandSpec(f"echo '{place.marker.program}' > .husky/pre-commit", workspace=place.ws)
     )
     assert "[harness]" in result.output and script.read_text() == "exit 0\n"
     place.person("")

@@ -19,6 +19,7 @@ import pytest
 
 from cerveau_tui.sandbox.base import Grant
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 from cerveau_tui.sandbox.netproxy import NetProxy
 from cerveau_tui.sandbox.none import NoSandbox
@@ -63,7 +64,9 @@ class Net:
         self.granted = Grant(network=True, hosts=(f"127.0.0.1:{self.ok.port}",))
 
     def run(self, command: str, grant: Grant | None = None):  # type: ignore[no-untyped-def]
-        return self.runner.run(command, workspace=self.ws, grant=grant or self.granted, timeout=30)
+        return self.runner.run(
+            CommandSpec(command, workspace=self.ws, grant=grant or self.granted, timeout=30)
+        )
 
     def close(self) -> None:
         self.runner.kill_background()
@@ -141,22 +144,24 @@ def test_the_bypass_probes_can_fail_unconfined(tmp_path: Path) -> None:
     # above is the sandbox's doing, not a broken probe.
     quiet = Quiet()
     NoSandbox().run(
-        BYPASSES["python raw socket"].format(curl=CURL, q=quiet.port, py=PY),
-        workspace=tmp_path,
-        timeout=30,
+        CommandSpec(
+            BYPASSES["python raw socket"].format(curl=CURL, q=quiet.port, py=PY),
+            workspace=tmp_path,
+            timeout=30,
+        )
     )
     assert quiet.reached()
     quiet.sock.close()
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        '{py} -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'
-        ".sendto(b'x', ('127.0.0.1', {u}))\"",
-        "bash -c 'echo x > /dev/udp/127.0.0.1/{u}'",
-    ],
-)
+DATAGRAMS = [
+    '{py} -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'
+    ".sendto(b'x', ('127.0.0.1', {u}))\"",
+    "bash -c 'echo x > /dev/udp/127.0.0.1/{u}'",
+]
+
+
+@pytest.mark.parametrize("command", DATAGRAMS)
 def test_no_datagram_leaves_a_granted_command(net: Net, command: str) -> None:
     net.run(command.format(py=PY, u=net.udp.port))
     assert not net.udp.received()
@@ -178,11 +183,13 @@ def test_a_granted_name_that_resolves_to_the_hosts_loopback_is_refused(net: Net)
 def test_a_no_proxy_exemption_does_not_reach_the_command(net: Net) -> None:
     # Around the proxy is nowhere: an exemption handed in would only make a request fail oddly.
     res = net.runner.run(
-        f"{CURL} http://127.0.0.1:{net.ok.port}/exempt",
-        workspace=net.ws,
-        grant=net.granted,
-        env={"NO_PROXY": "127.0.0.1", "no_proxy": "*"},
-        timeout=30,
+        CommandSpec(
+            f"{CURL} http://127.0.0.1:{net.ok.port}/exempt",
+            workspace=net.ws,
+            grant=net.granted,
+            env={"NO_PROXY": "127.0.0.1", "no_proxy": "*"},
+            timeout=30,
+        )
     )
     assert net.ok.lines == ["GET /exempt HTTP/1.1"], res.output
 
@@ -201,7 +208,7 @@ def test_as_an_ordinary_user_only_the_granted_host_is_reached(backend: str) -> N
     system_py = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
     if user is None or not system_py.exists():
         pytest.skip("needs root, runuser and the system Python of this version")
-    ok, quiet = Listener(), Quiet()
+    ok, quiet, udp = Listener(), Quiet(), Datagrams()
     root = Path(tempfile.mkdtemp(prefix="cerveau-net-user-", dir="/var/tmp"))
     try:
         ws = root / "ws"
@@ -218,16 +225,17 @@ def test_as_an_ordinary_user_only_the_granted_host_is_reached(backend: str) -> N
             f"{CURL} http://127.0.0.1:{quiet.port}/",
             f"{CURL} --noproxy '*' http://127.0.0.1:{quiet.port}/",
             BYPASSES["python raw socket"].format(q=quiet.port, py=PY),
+            *(c.format(py=PY, u=udp.port) for c in DATAGRAMS),
         ]
         script = (
             "import sys; from pathlib import Path\n"
             f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
             f"from cerveau_tui.sandbox.{module} import {cls} as R\n"
-            "from cerveau_tui.sandbox.base import Grant\n"
+            "from cerveau_tui.sandbox.base import CommandSpec, Grant\n"
             f"r = R({extra})\n"
             f"g = Grant(network=True, hosts=('127.0.0.1:{ok.port}',))\n"
             f"for c in {commands!r}:\n"
-            f"    print(r.run(c, workspace=Path({str(ws)!r}), grant=g, timeout=30).output)\n"
+            f"    print(r.run(CommandSpec(c, Path({str(ws)!r}), grant=g, timeout=30)).output)\n"
             "r.kill_background()\n"
         )
         site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
@@ -246,9 +254,11 @@ def test_as_an_ordinary_user_only_the_granted_host_is_reached(backend: str) -> N
             pytest.skip("unprivileged user namespaces are off here")
         assert ok.lines == ["GET /as-user HTTP/1.1"], res.stdout + res.stderr  # the control
         assert not quiet.reached()
+        assert not udp.received()
     finally:
         ok.close()
         quiet.sock.close()
+        udp.sock.close()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 
 from .conftest import SECRET, Box, call, ordinary_user, reply
@@ -62,7 +63,7 @@ def test_a_command_cannot_change_a_host_kernel_setting(
     before = _sysctl(setting)
     other = str(int(before.split()[0]) + 1)
     try:
-        _runner(backend).run(f"echo {other} > {setting}", workspace=ws, timeout=20)
+        _runner(backend).run(CommandSpec(f"echo {other} > {setting}", workspace=ws, timeout=20))
         after = _sysctl(setting)
     finally:
         if _sysctl(setting) != before and os.geteuid() == 0:
@@ -81,7 +82,11 @@ def test_no_kernel_interface_is_writable_inside(backend: str, ws: Path) -> None:
         "/proc/sysrq-trigger /proc/sys/kernel/core_pattern /sys/kernel/mm /proc/self/oom_score_adj"
     )
     res = _runner(backend).run(
-        f"for f in {names}; do [ -w $f ] && echo WRITABLE $f; done; true", workspace=ws, timeout=20
+        CommandSpec(
+            f"for f in {names}; do [ -w $f ] && echo WRITABLE $f; done; true",
+            workspace=ws,
+            timeout=20,
+        )
     )
     assert "WRITABLE" not in res.output, res.output
 
@@ -92,9 +97,11 @@ def test_a_core_pattern_write_does_not_land(ws: Path) -> None:
     marker = ws / "ran-as-host-root"
     try:
         _runner(BACKENDS[0]).run(
-            f"printf '#!/bin/sh\\ntouch {marker}\\n' > evil; chmod +x evil; echo '|{ws}/evil' > {path}",
-            workspace=ws,
-            timeout=20,
+            CommandSpec(
+                f"printf '#!/bin/sh\\ntouch {marker}\\n' > evil; chmod +x evil; echo '|{ws}/evil' > {path}",
+                workspace=ws,
+                timeout=20,
+            )
         )
         after = _sysctl(path)
     finally:
@@ -131,9 +138,11 @@ def test_nothing_of_a_home_reaches_a_command(backend: str, ws: Path) -> None:
         runner = _runner(backend)
         paths = " ".join(str(home / rel) for rel in PLANTED_HOME)
         res = runner.run(
-            f"for f in {paths}; do cat $f; done; cp -r {home} stolen; grep -r PROBE / 2>/dev/null | head -5",
-            workspace=ws,
-            timeout=60,
+            CommandSpec(
+                f"for f in {paths}; do cat $f; done; cp -r {home} stolen; grep -r PROBE / 2>/dev/null | head -5",
+                workspace=ws,
+                timeout=60,
+            )
         )
     finally:
         if old is None:
@@ -156,9 +165,11 @@ def test_an_etc_file_no_allow_list_names_is_absent(backend: str, ws: Path) -> No
     planted.chmod(0o600)
     try:
         res = _runner(backend).run(
-            f"cat {planted}; cat /etc/shadow /etc/gshadow; ls /etc/ssl/private",
-            workspace=ws,
-            timeout=20,
+            CommandSpec(
+                f"cat {planted}; cat /etc/shadow /etc/gshadow; ls /etc/ssl/private",
+                workspace=ws,
+                timeout=20,
+            )
         )
     finally:
         planted.unlink()
@@ -173,9 +184,11 @@ def test_the_toolchain_still_works_inside(backend: str, ws: Path) -> None:
     # The control: an allow list so short that nothing runs would pass every test above.
     (ws / "test_ok.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
     res = _runner(backend).run(
-        f"{sys.executable} -m pytest -q -p no:cacheprovider test_ok.py && git --version && echo ok > made.txt",
-        workspace=ws,
-        timeout=120,
+        CommandSpec(
+            f"{sys.executable} -m pytest -q -p no:cacheprovider test_ok.py && git --version && echo ok > made.txt",
+            workspace=ws,
+            timeout=120,
+        )
     )
     assert res.exit_code == 0, res.output
     assert (ws / "made.txt").read_text() == "ok\n"
@@ -262,10 +275,12 @@ def test_the_harness_package_is_not_writable_even_inside_the_workspace(
     real = view.runtime_paths
     monkeypatch.setattr(view, "runtime_paths", lambda: [*real(), pkg])
     _runner(backend).run(
-        "echo 'import os; os.system(\"touch /tmp/pwned\")' >> cerveau_tui/__init__.py; "
-        "mv cerveau_tui gone; rm -rf cerveau_tui",
-        workspace=ws,
-        timeout=20,
+        CommandSpec(
+            "echo 'import os; os.system(\"touch /tmp/pwned\")' >> cerveau_tui/__init__.py; "
+            "mv cerveau_tui gone; rm -rf cerveau_tui",
+            workspace=ws,
+            timeout=20,
+        )
     )
     assert (pkg / "__init__.py").read_text() == "# the harness\n"
 
@@ -292,7 +307,11 @@ def test_no_process_outlives_its_command(backend: str, how: str, ws: Path) -> No
     if backend == "landlock" and runner.cap.mode != "cgroup":
         pytest.skip("no pids cgroup here (said in gaps)")
     marker = f"cerveau-outlive-{uuid.uuid4().hex[:8]}"
-    runner.run(how.format(s=f"sh -c 'sleep 30' {marker} >/dev/null 2>&1"), workspace=ws, timeout=20)
+    runner.run(
+        CommandSpec(
+            how.format(s=f"sh -c 'sleep 30' {marker} >/dev/null 2>&1"), workspace=ws, timeout=20
+        )
+    )
     deadline = time.monotonic() + 5
     while _alive(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -314,9 +333,11 @@ def test_no_datagram_reaches_a_host_listener(backend: str, ws: Path) -> None:
         port = s.getsockname()[1]
         fam = "AF_INET" if family == socket.AF_INET else "AF_INET6"
         _runner(backend).run(
-            f"{sys.executable} -c \"import socket; socket.socket(socket.{fam}, socket.SOCK_DGRAM).sendto(b'x', ('{host}', {port}))\"",
-            workspace=ws,
-            timeout=20,
+            CommandSpec(
+                f"{sys.executable} -c \"import socket; socket.socket(socket.{fam}, socket.SOCK_DGRAM).sendto(b'x', ('{host}', {port}))\"",
+                workspace=ws,
+                timeout=20,
+            )
         )
         with pytest.raises(TimeoutError):
             s.recvfrom(16)
@@ -345,7 +366,9 @@ def test_only_allowed_socket_families_open(backend: str, ws: Path) -> None:
         lines += ["try:", f"    socket.socket({num}, {int(kind)})", f"    print('OPENED {name}')"]
         lines += ["except OSError:", "    pass"]
     (ws / "families.py").write_text("\n".join(lines) + "\n")
-    res = _runner(backend).run(f"{sys.executable} families.py", workspace=ws, timeout=20)
+    res = _runner(backend).run(
+        CommandSpec(f"{sys.executable} families.py", workspace=ws, timeout=20)
+    )
     assert "OPENED" not in res.output, res.output
 
 
@@ -418,7 +441,9 @@ def test_a_folder_the_person_allows_is_readable_and_a_repository_cannot_allow_on
     user.write_text(f'sandbox_read = ["{shared}"]\nsandbox_backend = "{backend}"\n')
     status = self_check(ws.parent, backends=(backend,))
     settings = load_settings(ws, environ={}, user_config=user)
-    res = select_runner(settings, status).run(f"cat {shared}/table.csv", workspace=ws, timeout=20)
+    res = select_runner(settings, status).run(
+        CommandSpec(f"cat {shared}/table.csv", workspace=ws, timeout=20)
+    )
     assert res.exit_code == 0 and "1,2" in res.output, res.output
     # The same line in the repository's own config is held back, and the folder stays unseen.
     user.write_text(f'sandbox_backend = "{backend}"\n')
@@ -426,7 +451,9 @@ def test_a_folder_the_person_allows_is_readable_and_a_repository_cannot_allow_on
     (ws / ".cerveau" / "config.toml").write_text(f'sandbox_read = ["{shared}"]\n')
     settings = load_settings(ws, environ={}, user_config=user)
     assert "sandbox_read" in " ".join(str(h) for h in settings.workspace_held_back)
-    res = select_runner(settings, status).run(f"cat {shared}/table.csv", workspace=ws, timeout=20)
+    res = select_runner(settings, status).run(
+        CommandSpec(f"cat {shared}/table.csv", workspace=ws, timeout=20)
+    )
     assert "1,2" not in res.output
 
 
@@ -446,10 +473,12 @@ def test_a_grant_of_a_kernel_interface_or_the_harness_files_is_never_applied(
     grant = Grant(extra_writable=(setting.parent, Path("/sys/fs"), config.parent))
     try:
         _runner(backend).run(
-            f"echo {other} > {setting}; echo x > /sys/fs/cgroup/probe; echo pwn >> {config}",
-            workspace=ws,
-            timeout=20,
-            grant=grant,
+            CommandSpec(
+                f"echo {other} > {setting}; echo x > /sys/fs/cgroup/probe; echo pwn >> {config}",
+                workspace=ws,
+                timeout=20,
+                grant=grant,
+            )
         )
         after = setting.read_text()
     finally:
@@ -470,7 +499,7 @@ def test_a_write_outside_fails_loudly_never_vanishes(backend: str, ws: Path) -> 
     name = f"cerveau-vanish-{uuid.uuid4().hex[:8]}"
     targets = [Path("/var/tmp") / name, ws.parent / name, Path("/srv") / name]
     cmd = "; ".join(f"touch {t} && echo LANDED {t}" for t in targets) + "; true"
-    res = _runner(backend).run(cmd, workspace=ws, timeout=20)
+    res = _runner(backend).run(CommandSpec(cmd, workspace=ws, timeout=20))
     assert "LANDED" not in res.output, res.output
     assert not any(t.exists() for t in targets)
 

@@ -31,8 +31,10 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.command import CommandSpec, Grant
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 from cerveau_tui.sandbox.setid import SETID_BITS
+from tests.sandbox.test_seccomp_table import RUNS as TABLE_RUNS
 
 from .conftest import ordinary_user
 
@@ -50,14 +52,17 @@ _libc = ctypes.CDLL(None, use_errno=True)
 DRIVER = """
 import json, sys
 from pathlib import Path
-backend, ws, cmd, py = sys.argv[1:5]
+from cerveau_tui.sandbox.command import CommandSpec, Grant
+backend, ws, cmd, py, granted = sys.argv[1:6]
 if backend == "bubblewrap":
     from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner
     r = BubblewrapRunner()
 else:
     from cerveau_tui.sandbox.landlock import LandlockRunner
     r = LandlockRunner(python=py)
-res = r.run(cmd, workspace=Path(ws), timeout=60)
+grant = Grant(network=True, hosts=("example.invalid",)) if granted == "1" else None
+res = r.run(CommandSpec(cmd, Path(ws), timeout=60, grant=grant))
+r.kill_background()
 print(json.dumps({"exit_code": res.exit_code, "output": res.output, "notes": res.notes}))
 """
 
@@ -95,17 +100,20 @@ def where(request: pytest.FixtureRequest) -> Iterator[Where]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def run(backend: str, where: Where, command: str) -> dict:  # type: ignore[type-arg]
+def run(backend: str, where: Where, command: str, granted: bool = False) -> dict:  # type: ignore[type-arg]
     """Run `command` through the real runner, as root in this process or as the ordinary user
-    through runuser (the system python, this checkout and the venv's packages on its path)."""
+    through runuser (the system python, this checkout and the venv's packages on its path);
+    `granted`: under a network grant (to a host that does not exist)."""
     if where.who == "root":
         runner = BubblewrapRunner() if backend == "bubblewrap" else LandlockRunner()
-        res = runner.run(command, workspace=where.ws, timeout=60)
+        grant = Grant(network=True, hosts=("example.invalid",)) if granted else None
+        res = runner.run(CommandSpec(command, workspace=where.ws, timeout=60, grant=grant))
+        runner.kill_background()
         return {"exit_code": res.exit_code, "output": res.output, "notes": res.notes}
     site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
     argv = [shutil.which("runuser") or "runuser", "-u", USER, "--", str(SYSTEM_PY), "-c", DRIVER]
     proc = subprocess.run(
-        [*argv, backend, str(where.ws), command, str(SYSTEM_PY)],
+        [*argv, backend, str(where.ws), command, str(SYSTEM_PY), "1" if granted else "0"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -408,23 +416,26 @@ def test_landlock_says_what_of_ipc_and_scopes_still_cannot_hold() -> None:
     assert any("/dev/shm" in g for g in landlock_gaps(7))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_the_rule_table_holds_for_root_and_an_ordinary_user(backend: str, where: Where) -> None:
+@pytest.mark.parametrize("table", [r for r, (b, _, _) in TABLE_RUNS.items() if b in BACKENDS])
+def test_the_rule_table_holds_for_root_and_an_ordinary_user(table: str, where: Where) -> None:
     # The generated table probe (tests/sandbox/test_seccomp_table.py), here also as the ordinary
-    # user: every refused value, as is and with a high bit, refused; every control passes.
+    # user, each run with and without a network grant: every refused value, as is and with a
+    # high bit, refused; every control passes.
     from tests.sandbox.test_seccomp_table import _NR, CASES, PROBE
 
     if os.uname().machine != "x86_64":
         pytest.skip("x86_64 syscall numbers")
+    backend, granted, _ = TABLE_RUNS[table]
+    cases = CASES[table]
     (where.ws / "probe.py").write_text(PROBE)
-    spec = [{"id": c.id, "syscall": c.syscall, "nr": _NR[c.syscall], "args": c.args} for c in CASES]
+    spec = [{"id": c.id, "syscall": c.syscall, "nr": _NR[c.syscall], "args": c.args} for c in cases]
     (where.ws / "cases.json").write_text(json.dumps(spec))
     where.chown()
-    res = run(backend, where, "python3 probe.py cases.json < /dev/null")
+    res = run(backend, where, "python3 probe.py cases.json < /dev/null", granted)
     results = json.JSONDecoder().raw_decode(res["output"][res["output"].find("{") :])[0]
     wrong = [
         c.id
-        for c in CASES
+        for c in cases
         if (results[c.id][0] < 0 if not c.refused else tuple(results[c.id]) not in
             {(-1, e) for e in c.refused})
     ]  # fmt: skip

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.guarded import GuardedRunner
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 from cerveau_tui.sandbox.none import NoSandbox
@@ -72,7 +73,9 @@ def test_each_vector_is_undone_before_the_persons_next_git(
     inner, place: Place, vector: Vector
 ) -> None:  # type: ignore[no-untyped-def]
     prepare(vector, place.ws, home=place.home, ceiling=place.root)
-    GuardedRunner(inner).run(command_for(vector, place.marker), workspace=place.ws, timeout=60)
+    GuardedRunner(inner).run(
+        CommandSpec(command_for(vector, place.marker), workspace=place.ws, timeout=60)
+    )
     place.person(vector.person_cwd)
     assert not place.marker.fired()
 
@@ -84,15 +87,19 @@ def test_each_vector_is_a_real_gap_under_bubblewrap_alone(place: Place, vector: 
     # The control for the test above: without the guard, the sandbox lets each of these through.
     require_bwrap()
     prepare(vector, place.ws, home=place.home, ceiling=place.root)
-    BubblewrapRunner().run(command_for(vector, place.marker), workspace=place.ws, timeout=60)
+    BubblewrapRunner().run(
+        CommandSpec(command_for(vector, place.marker), workspace=place.ws, timeout=60)
+    )
     place.person(vector.person_cwd)
     assert place.marker.fired()
 
 
 def test_the_model_is_told_in_the_output_and_the_notes(inner, place: Place) -> None:  # type: ignore[no-untyped-def]
     result = GuardedRunner(inner).run(
-        f"git init -q && git config core.fsmonitor {place.marker.program} && echo done",
-        workspace=place.ws,
+        CommandSpec(
+            f"git init -q && git config core.fsmonitor {place.marker.program} && echo done",
+            workspace=place.ws,
+        )
     )
     expected = (
         "[harness] this command left code for your next git command (core.fsmonitor in .git/config)"
@@ -103,15 +110,19 @@ def test_the_model_is_told_in_the_output_and_the_notes(inner, place: Place) -> N
 def test_on_findings_receives_what_was_found(inner, place: Place) -> None:  # type: ignore[no-untyped-def]
     seen: list[list[Finding]] = []
     GuardedRunner(inner, on_findings=seen.append).run(
-        f"git init -q && git config core.pager {place.marker.program}", workspace=place.ws
+        CommandSpec(
+            f"git init -q && git config core.pager {place.marker.program}", workspace=place.ws
+        )
     )
     assert [[f.what for f in batch] for batch in seen] == [["core.pager"]]
 
 
 def test_a_clean_init_and_commit_by_the_command_keeps_working(inner, place: Place) -> None:  # type: ignore[no-untyped-def]
     result = GuardedRunner(inner).run(
-        "echo x > a.txt && git init -q && git add -A && git -c user.name=m -c user.email=m@x commit -qm init",
-        workspace=place.ws,
+        CommandSpec(
+            "echo x > a.txt && git init -q && git add -A && git -c user.name=m -c user.email=m@x commit -qm init",
+            workspace=place.ws,
+        )
     )
     log = host_git(place.ws, "log", "--format=%s", home=place.home, ceiling=place.root)
     assert result.exit_code == 0 and result.notes == [] and log.stdout.strip() == "init"
@@ -120,9 +131,11 @@ def test_a_clean_init_and_commit_by_the_command_keeps_working(inner, place: Plac
 def test_full_access_commands_are_checked_too(place: Place) -> None:
     require_bwrap()
     GuardedRunner(BubblewrapRunner()).run(
-        f"git init -q && git config core.fsmonitor {place.marker.program}",
-        workspace=place.ws,
-        mode="full-access",
+        CommandSpec(
+            f"git init -q && git config core.fsmonitor {place.marker.program}",
+            workspace=place.ws,
+            mode="full-access",
+        )
     )
     place.person()
     assert not place.marker.fired() and not (place.ws / ".git").exists()
@@ -131,7 +144,7 @@ def test_full_access_commands_are_checked_too(place: Place) -> None:
 def test_a_command_that_plants_nothing_returns_the_inner_result_untouched(
     inner, place: Place
 ) -> None:  # type: ignore[no-untyped-def]
-    result = GuardedRunner(inner).run("echo hello", workspace=place.ws)
+    result = GuardedRunner(inner).run(CommandSpec("echo hello", workspace=place.ws))
     assert result.output == "hello\n" and result.notes == []
 
 
@@ -156,5 +169,5 @@ def test_a_check_that_cannot_run_says_so_instead_of_passing(place: Place) -> Non
         raise OSError("git is gone")
 
     host_git(place.ws, "init", "-q", home=place.home, ceiling=place.root)
-    result = GuardedRunner(NoSandbox(), parse=broken).run("true", workspace=place.ws)
+    result = GuardedRunner(NoSandbox(), parse=broken).run(CommandSpec("true", workspace=place.ws))
     assert "the git guard could not check this command (git is gone)" in result.output

@@ -1,7 +1,8 @@
 """Seccomp reads arguments as the kernel does: generated from the filter's own rule table
 (seccomp_filter.arg_rules), every refused value is tried inside the real sandbox, as is and with
-a high bit set, on both backends; each syscall's harmless call is the control that proves the
-probe would see a pass.
+a high bit set, on both backends, with and without a network grant (each run with the rows its
+filter holds); each syscall's harmless call, and each conditional row's (a plain TCP socket under
+Landlock's grant), is the control that proves the probe would see a pass.
 
 The regression it pins: `socket(AF_UNIX | 1 << 32, ...)` passed a 64-bit EQ rule and the kernel,
 reading the low half, made an AF_UNIX socket.
@@ -13,6 +14,7 @@ import errno
 import json
 import os
 import shutil
+import socket
 import stat
 import sys
 import tempfile
@@ -22,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from cerveau_tui.sandbox.seccomp_filter import _O_TMPFILE_BIT, ArgRule, arg_rules
+from cerveau_tui.sandbox.command import CommandSpec, Grant
+from cerveau_tui.sandbox.seccomp_filter import _O_TMPFILE_BIT, ArgRule, Inet, arg_rules
 from cerveau_tui.sandbox.setid import SETID_BITS
 
-from .conftest import _BACKENDS, require_bwrap
+from .conftest import needs_landlock, require_bwrap
 
 HIGH = 1 << 32
 AT_FDCWD = -100
@@ -52,6 +55,19 @@ _NR = {
     "creat": 85, "mknod": 133, "mknodat": 259, "open": 2, "openat": 257,
 }  # fmt: skip
 
+#: Above an allow list's upper end (ArgRule.above): for the socket protocol, IPPROTO_MPTCP, a
+#: protocol the kernel makes over a plain stream.
+_ABOVE = {("socket", 2): 262}
+#: Each run: its backend, whether the network is granted, and so its filter's rows (Inet).
+RUNS: dict[str, tuple[str, bool, Inet]] = {
+    "bubblewrap": ("bubblewrap", False, "any"),
+    "bubblewrap-granted": ("bubblewrap", True, "any"),
+    "landlock": ("landlock", False, "none"),
+    "landlock-granted": ("landlock", True, "tcp"),
+}
+if os.environ.get("ESCAPE_SUITE_CONTROL") == "1":  # unconfined: every refusal must then FAIL
+    RUNS["none"] = ("none", False, "any")
+
 pytestmark = pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86_64 syscall numbers")
 
 
@@ -73,12 +89,14 @@ def _args(rule: ArgRule, n: int, value: int | None, high: bool) -> list[object]:
     if rule.syscall in _NEW_AT:
         args[_NEW_AT[rule.syscall]] = {"path": f"n{n}"}
     if rule.when is not None:
-        flag_arg, flag = rule.when
-        if flag == _O_TMPFILE_BIT:  # an unnamed file in "."; O_TMPFILE includes O_DIRECTORY
-            args[flag_arg - 1] = {"path": "."}
-            args[flag_arg] = os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC
+        when_arg, mask, when = rule.when
+        if when == _O_TMPFILE_BIT:  # an unnamed file in "."; O_TMPFILE includes O_DIRECTORY
+            args[when_arg - 1] = {"path": "."}
+            args[when_arg] = os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC
+        elif rule.syscall == "socket":  # an inet family: a plain TCP socket is the harmless call
+            args[:2] = [when, socket.SOCK_STREAM]
         else:
-            args[flag_arg] = _int(args[flag_arg]) | flag
+            args[when_arg] = _int(args[when_arg]) & ~mask | when
     if value is not None:
         args[rule.arg] = (_int(args[rule.arg]) if rule.bits else 0) | value
     if high:
@@ -86,10 +104,7 @@ def _args(rule: ArgRule, n: int, value: int | None, high: bool) -> list[object]:
     return args
 
 
-def cases() -> list[Case]:
-    # The table with inet: its refusals hold on both backends (Landlock without a grant refuses
-    # IPv4/IPv6 too, a superset).
-    rules = arg_rules(inet=True)
+def cases(rules: list[ArgRule]) -> list[Case]:
     out: list[Case] = []
     n = 0
     for syscall in sorted({r.syscall for r in rules}):
@@ -97,8 +112,13 @@ def cases() -> list[Case]:
         out.append(Case(f"{syscall}-control", syscall, _args(rule, n, None, False), ()))
         n += 1
     for rule in rules:
-        cond = "" if rule.when is None else f"-when{rule.when[1]:#o}"
-        for value in rule.values:
+        cond = "" if rule.when is None else f"-when{rule.when[2]:#o}"
+        if rule.when is not None:
+            tag = f"{rule.syscall}-a{rule.arg}{cond}-control"
+            out.append(Case(tag, rule.syscall, _args(rule, n, None, False), ()))
+            n += 1
+        above = () if rule.above is None else (_ABOVE[rule.syscall, rule.arg],)
+        for value in (*rule.values, *above):
             for high in (False, True):
                 ok = (rule.errno, errno.EINVAL) if high else (rule.errno,)
                 tag = f"{rule.syscall}-a{rule.arg}{cond}-{value:#o}{'-high' if high else ''}"
@@ -106,12 +126,13 @@ def cases() -> list[Case]:
                 n += 1
         if rule.high_bits:  # the belt: any high bit on an otherwise harmless value
             tag = f"{rule.syscall}-a{rule.arg}{cond}-harmless-high"
-            out.append(Case(tag, rule.syscall, _args(rule, n, None, True), (errno.EINVAL,)))
+            ok = (errno.EINVAL,) if rule.above is None else (errno.EINVAL, rule.errno)
+            out.append(Case(tag, rule.syscall, _args(rule, n, None, True), ok))
             n += 1
     return out
 
 
-CASES = cases()
+CASES = {run: cases(arg_rules(inet)) for run, (_, _, inet) in RUNS.items()}
 
 PROBE = r"""
 import ctypes, json, os, sys
@@ -148,15 +169,26 @@ class Run:
     setid_left: list[str]  # seen from the host after the run
 
 
-def _run_probe(backend: str, ws: Path) -> Run:
+def _run_probe(run: str, ws: Path) -> Run:
     from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner
     from cerveau_tui.sandbox.landlock import LandlockRunner
+    from cerveau_tui.sandbox.none import NoSandbox
 
+    backend, granted, _ = RUNS[run]
     (ws / "probe.py").write_text(PROBE)
-    spec = [{"id": c.id, "syscall": c.syscall, "nr": _NR[c.syscall], "args": c.args} for c in CASES]
+    spec = [
+        {"id": c.id, "syscall": c.syscall, "nr": _NR[c.syscall], "args": c.args} for c in CASES[run]
+    ]
     (ws / "cases.json").write_text(json.dumps(spec))
-    runner = BubblewrapRunner() if backend == "bubblewrap" else LandlockRunner()
-    res = runner.run(f"{sys.executable} probe.py cases.json < /dev/null", workspace=ws, timeout=60)
+    runner = {"bubblewrap": BubblewrapRunner, "landlock": LandlockRunner, "none": NoSandbox}[
+        backend
+    ]()
+    command = f"{sys.executable} probe.py cases.json < /dev/null"
+    grant = Grant(network=True, hosts=("example.invalid",)) if granted else None
+    try:
+        res = runner.run(CommandSpec(command, workspace=ws, timeout=60, grant=grant))
+    finally:
+        runner.kill_background()
     start = res.output.find("{")
     assert start >= 0, res.output
     results = json.JSONDecoder().raw_decode(res.output[start:])[0]
@@ -168,34 +200,58 @@ def _run_probe(backend: str, ws: Path) -> Run:
     return Run(results, res.notes, left)
 
 
-@pytest.fixture(scope="module", params=_BACKENDS)
-def probe_run(request: pytest.FixtureRequest) -> Iterator[Run]:
-    if request.param == "bubblewrap":
-        require_bwrap()
+def _marks(run: str) -> list[pytest.MarkDecorator]:
+    return [needs_landlock] if RUNS[run][0] == "landlock" else []
+
+
+@pytest.fixture(scope="module")
+def probe_runs() -> Iterator[dict[str, Run]]:
+    """Each run once for the module, the first time a test asks for it."""
     root = Path(tempfile.mkdtemp(prefix="cerveau-seccomp-", dir="/var/tmp"))
-    (root / "ws").mkdir()
     try:
-        yield _run_probe(request.param, root / "ws")
+        yield _Runs(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+class _Runs(dict[str, Run]):
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, run: str) -> Run:
+        if RUNS[run][0] == "bubblewrap":
+            require_bwrap()
+        ws = self.root / run
+        ws.mkdir()
+        self[run] = _run_probe(run, ws)
+        return self[run]
+
+
+@pytest.mark.parametrize(
+    ("run", "case"),
+    [
+        pytest.param(run, c, id=f"{run}-{c.id}", marks=_marks(run))
+        for run in RUNS
+        for c in CASES[run]
+    ],
+)
 def test_each_refused_argument_is_refused_as_the_kernel_reads_it(
-    probe_run: Run, case: Case
+    probe_runs: dict[str, Run], run: str, case: Case
 ) -> None:
-    ret, err = probe_run.results[case.id]
+    ret, err = probe_runs[run].results[case.id]
     if not case.refused:
         assert ret >= 0, f"control {case.id} failed ({os.strerror(err)}): the probe sees no pass"
     else:
         assert ret == -1 and err in case.refused, (ret, os.strerror(err) if err else "")
 
 
-def test_no_set_id_file_got_past_the_filter(probe_run: Run) -> None:
+@pytest.mark.parametrize("run", [pytest.param(run, marks=_marks(run)) for run in RUNS])
+def test_no_set_id_file_got_past_the_filter(probe_runs: dict[str, Run], run: str) -> None:
     # From the host: nothing in the workspace carries the bits, and the sweep (the second line)
     # found nothing either, so the filter alone held.
-    assert probe_run.setid_left == []
-    assert not [n for n in probe_run.notes if "set-user-ID" in n], probe_run.notes
+    assert probe_runs[run].setid_left == []
+    assert not [n for n in probe_runs[run].notes if "set-user-ID" in n], probe_runs[run].notes
 
 
 def test_the_table_covers_every_argument_the_issue_names() -> None:

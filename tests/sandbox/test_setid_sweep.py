@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from cerveau_tui.sandbox.base import CommandResult, Grant, _sweep_setid
+from cerveau_tui.sandbox.base import CommandResult, CommandSpec, Grant, _sweep_setid
 from cerveau_tui.sandbox.setid import SETID_BITS, setid_note, sweep, sweep_all
 
 
@@ -81,7 +81,7 @@ def test_a_granted_writable_path_is_swept_and_named_in_full(tmp_path: Path) -> N
 def test_the_model_reads_one_line_and_the_notes_hold_it(tmp_path: Path) -> None:
     _file(tmp_path / "a", 0o4755)
     result = CommandResult(exit_code=0, output="built\n")
-    _sweep_setid(result, tmp_path, "workspace-write", Grant())
+    _sweep_setid(result, tmp_path, CommandSpec("true", tmp_path, grant=Grant()))
     assert len(result.notes) == 1 and result.notes[0] in result.output
     assert result.output.startswith("built\n") and len(result.output.splitlines()) == 2
     assert "a (cleared)" in result.notes[0]
@@ -90,7 +90,7 @@ def test_the_model_reads_one_line_and_the_notes_hold_it(tmp_path: Path) -> None:
 def test_nothing_found_adds_nothing(tmp_path: Path) -> None:
     _file(tmp_path / "a", 0o755)
     result = CommandResult(exit_code=0, output="ok\n")
-    _sweep_setid(result, tmp_path, "workspace-write", None)
+    _sweep_setid(result, tmp_path, CommandSpec("true", tmp_path))
     assert result.notes == [] and result.output == "ok\n"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from cerveau_tui.sandbox.command import CommandSpec
 from cerveau_tui.sandbox.guarded import GuardedRunner
 from cerveau_tui.sandbox.none import NoSandbox
 from cerveau_tui.testing.git_probe import (
@@ -75,7 +76,7 @@ def watching(ws: Path) -> Fingerprinter:
 
 
 def quiet(ws: Path) -> None:
-    r = GuardedRunner(NoSandbox()).run("echo quiet > quiet.txt", workspace=ws)
+    r = GuardedRunner(NoSandbox()).run(CommandSpec("echo quiet > quiet.txt", workspace=ws))
     assert r.exit_code == 0 and r.notes == []
 
 
@@ -86,7 +87,7 @@ def test_each_vector_after_a_quiet_command_is_undone(place: Place, vector: Vecto
     quiet(place.ws)
     quiet(place.ws)  # the second starts from the reused snapshot
     GuardedRunner(NoSandbox()).run(
-        command_for(vector, place.marker), workspace=place.ws, timeout=60
+        CommandSpec(command_for(vector, place.marker), workspace=place.ws, timeout=60)
     )
     place.person(vector.person_cwd)
     assert not place.marker.fired()
@@ -107,7 +108,7 @@ def test_each_vector_planted_inside_node_modules_is_undone(place: Place, vector:
     quiet(place.ws)
     quiet(place.ws)
     cmd = f"cd node_modules/pkg && {command_for(vector, place.marker)}"
-    GuardedRunner(NoSandbox()).run(cmd, workspace=place.ws, timeout=60)
+    GuardedRunner(NoSandbox()).run(CommandSpec(cmd, workspace=place.ws, timeout=60))
     place.person(f"node_modules/pkg/{vector.person_cwd}".rstrip("/"))
     assert not place.marker.fired()
     fp.close()
@@ -120,10 +121,12 @@ def test_quiet_commands_walk_nothing(place: Place, walks: list[str]) -> None:
     first = len(walks)
     for i in range(3):
         GuardedRunner(NoSandbox()).run(
-            f"mkdir -p src/m{i} && echo {i} > src/m{i}/f", workspace=place.ws
+            CommandSpec(f"mkdir -p src/m{i} && echo {i} > src/m{i}/f", workspace=place.ws)
         )
     assert len(walks) == first
-    GuardedRunner(NoSandbox()).run("git init -q sub", workspace=place.ws)  # a repository: walk
+    GuardedRunner(NoSandbox()).run(
+        CommandSpec("git init -q sub", workspace=place.ws)
+    )  # a repository: walk
     assert len(walks) > first
     fp.close()
 
@@ -144,8 +147,10 @@ def test_an_existing_bare_repo_in_node_modules_edited_in_place(place: Place) -> 
     quiet(place.ws)
     quiet(place.ws)
     r = GuardedRunner(NoSandbox()).run(
-        f"printf '[core]\\n\\tpager = {place.marker.program}\\n' >> node_modules/b/config",
-        workspace=place.ws,
+        CommandSpec(
+            f"printf '[core]\\n\\tpager = {place.marker.program}\\n' >> node_modules/b/config",
+            workspace=place.ws,
+        )
     )
     assert "core.pager" in r.output
     place.person("node_modules/b")
