@@ -4,6 +4,7 @@ the mounts under a folder, the watch limit. No state of its own."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
 
 # Filesystems whose changes all happen in this kernel (inotify sees every write). Anything else
 # (nfs, cifs, fuse.*, 9p, virtiofs, ...) may change from elsewhere without an event.
@@ -37,43 +38,38 @@ def _libc() -> _Libc:
     return _LIBC
 
 
-def fs_type(path: str) -> str:
-    """The filesystem type of the mount holding `path` (/proc/self/mountinfo), "" if unknown."""
-    best, kind = "", ""
+def _mounts() -> Iterator[tuple[str, list[str], str]]:
+    """Each line of /proc/self/mountinfo: (mount point, the fields before " - ", its type)."""
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
-        return ""
+        return
     for line in lines:
         left, _, right = line.partition(" - ")
         fields = left.split()
-        if len(fields) < 5 or not right:
-            continue
-        mnt = fields[4].replace("\\040", " ")
+        if len(fields) >= 5 and right:
+            yield fields[4].replace("\\040", " "), fields, right.split()[0]
+
+
+def fs_type(path: str) -> str:
+    """The filesystem type of the mount holding `path` (/proc/self/mountinfo), "" if unknown."""
+    best, kind = "", ""
+    for mnt, _, fs in _mounts():
         inside = path == mnt or path.startswith(mnt.rstrip("/") + "/")
         if inside and len(mnt) >= len(best):
-            best, kind = mnt, right.split()[0]
+            best, kind = mnt, fs
     return kind
 
 
 def mounts_under(root: str) -> frozenset[tuple[str, str]]:
     """(mount point, filesystem type) of every mount strictly inside `root`, and root's own."""
-    out = set()
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return frozenset()
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        if len(fields) < 5 or not right:
-            continue
-        mnt = fields[4].replace("\\040", " ")
-        if mnt == root or mnt.startswith(root.rstrip("/") + "/"):
-            out.add((mnt, f"{fields[2]} {fields[3]} {right.split()[0]}"))
-    return frozenset(out)
+    inside = root.rstrip("/") + "/"
+    return frozenset(
+        (mnt, f"{fields[2]} {fields[3]} {fs}")
+        for mnt, fields, fs in _mounts()
+        if mnt == root or mnt.startswith(inside)
+    )
 
 
 def max_user_watches() -> int | None:

@@ -60,21 +60,27 @@ def remember(workspace: str | Path, state: GitState, at: tuple[TreeWatch | None,
             _LAST[ws] = (state, cursor, tw)
 
 
+def _still(ws: str, at: tuple[TreeWatch | None, int]) -> GitState | None:
+    """The last snapshot of `ws` when nothing git reads has changed since it, by the watch that
+    gave `at`; else None."""
+    tw = at[0]
+    with _LOCK:
+        hit = _LAST.get(ws)
+    if hit is None or tw is None or hit[2] is not tw:
+        return None
+    state, cursor, _ = hit
+    return state if unchanged(state, tw, cursor) else None
+
+
 def before(workspace: str | Path, *, parse: ParseConfig | None = None) -> GitState:
     """The snapshot a command's check starts from: the last one when nothing git reads has
     changed since, else a walk. Remembered with its cursor."""
     ws = os.path.realpath(workspace)
     at = mark(ws)
-    with _LOCK:
-        hit = _LAST.get(ws)
-    if (
-        hit is not None
-        and at[0] is not None
-        and hit[2] is at[0]
-        and unchanged(hit[0], at[0], hit[1])
-    ):
-        remember(ws, hit[0], at)  # still true as of now: the next look starts here
-        return hit[0]
+    last = _still(ws, at)
+    if last is not None:
+        remember(ws, last, at)  # still true as of now: the next look starts here
+        return last
     state = snapshot(ws, parse=parse)
     remember(ws, state, at)
     return state
@@ -87,15 +93,7 @@ def check_state(
     `before_state` was taken (then the tree's snapshot IS `before_state`: nothing to report)."""
     ws = os.path.realpath(workspace)
     at = mark(ws)
-    with _LOCK:
-        hit = _LAST.get(ws)
-    if (
-        hit is not None
-        and hit[0] is before_state
-        and at[0] is not None
-        and hit[2] is at[0]
-        and unchanged(before_state, at[0], hit[1])
-    ):
+    if _still(ws, at) is before_state:
         remember(ws, before_state, at)
         return [], before_state
     findings, after = guard.check_state(ws, before_state, parse=parse)

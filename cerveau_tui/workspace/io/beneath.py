@@ -17,6 +17,7 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .openat import (
@@ -45,12 +46,15 @@ __all__ = [
     "open_beneath",
     "open_dir_beneath",
     "open_state_dir",
+    "replace_at",
     "read_bytes_beneath",
+    "split_parent",
     "split_rel",
     "sweep_torn_temps",
     "temp_name",
     "unlink_beneath",
     "write_at",
+    "write_new",
 ]
 
 TEMP_PREFIX = ".cerveau-tmp-"
@@ -97,6 +101,43 @@ def is_torn_temp(name: str) -> bool:
     return name.startswith(TEMP_PREFIX)
 
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def write_new(
+    dir_fd: int, name: str, data: bytes, mode: int | None = None, *, sync: bool = True
+) -> None:
+    """A new file `name` in `dir_fd` (O_EXCL: never an existing file, never through a link)
+    holding `data`, its mode set (None: 0o600), fsync'd when `sync`."""
+    fd = os.open(name, _NEW_FILE, 0o600, dir_fd=dir_fd)
+    try:
+        _write_all(fd, data)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def replace_at(dir_fd: int, name: str, make: Callable[[str], object]) -> None:
+    """`name` in `dir_fd` replaced all or nothing: `make(tmp)` creates the new one under a temp
+    name beside it (write_new, or a symlink), then the rename replaces whatever is at `name` (a
+    link is replaced, never followed). Whatever fails, no temp file is left behind."""
+    tmp = temp_name(name)
+    try:
+        make(tmp)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except FileExistsError:
+        raise  # the temp name was someone else's: not ours to remove
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+
+
 def write_at(dir_fd: int, name: str, data: bytes, shown: str | None = None) -> None:
     """Replace `name` in the open directory `dir_fd` atomically. A link at `name` is refused (the
     rename would replace the link, never follow it, but a link where a file was judged means
@@ -116,27 +157,7 @@ def write_at(dir_fd: int, name: str, data: bytes, shown: str | None = None) -> N
     # An existing file keeps its mode but never a set-id bit: new bytes in a set-user-ID file
     # (as root, root's) would be the model's program running with the owner's rights.
     mode = st.st_mode & 0o7777 & ~SETID if st is not None else 0o666 & ~UMASK
-    tmp = temp_name(name)
-    fd = os.open(
-        tmp,
-        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-        0o600,
-        dir_fd=dir_fd,
-    )
-    try:
-        try:
-            _write_all(fd, data)
-            os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except FileNotFoundError:
-            pass
-        raise
+    replace_at(dir_fd, name, partial(write_new, dir_fd, data=data, mode=mode))
     # Without this, a crash right after the rename can lose the rename itself on ext4/xfs.
     _fsync(dir_fd)
 

@@ -28,8 +28,9 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ...state_home import locate
@@ -38,14 +39,16 @@ from ..fingerprint.fingerprinter import Fingerprinter
 from ..fingerprint.snapshot import Snapshot, diff_snapshots
 from ..git.change import guard_for
 from ..io.beneath import (
+    SETID,
     NotRegularFile,
     UnsafePath,
     lstat_beneath,
     open_dir_beneath,
     open_state_dir,
     read_bytes_beneath,
+    replace_at,
     split_parent,
-    temp_name,
+    write_new,
 )
 from .store import BlobMissing, BlobStore
 
@@ -191,16 +194,7 @@ def _put_blob(blobs: int, digest: str, data: bytes) -> None:
     blob a power loss tore makes that point "expired", never a wrong restore."""
     sub = open_dir_beneath(blobs, digest[:2], create=True)
     try:
-        tmp = temp_name(digest[2:])
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(tmp, flags, 0o600, dir_fd=sub)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(tmp, digest[2:], src_dir_fd=sub, dst_dir_fd=sub)
+        replace_at(sub, digest[2:], partial(write_new, sub, data=data, sync=False))
     finally:
         os.close(sub)
 
@@ -330,35 +324,18 @@ def _put(ws: Path, rel: str, data: bytes, mode: int) -> None:
         st = lstat_beneath(parent, name)
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "a folder is where the file goes", rel)
-        tmp = temp_name(name)
+        make: Callable[[str], object]
         if stat.S_ISLNK(mode):
             if not data.startswith(LINK_PREFIX):
                 raise OSError(errno.EINVAL, "not a link's blob", rel)
-            os.symlink(os.fsdecode(data[len(LINK_PREFIX) :]), tmp, dir_fd=parent)
+            make = partial(os.symlink, os.fsdecode(data[len(LINK_PREFIX) :]), dir_fd=parent)
         else:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(tmp, flags, 0o600, dir_fd=parent)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                # Never a set-id bit: the harness writes as the person (as root, root's files),
-                # and a mode read back from a record is not the person's to vouch for; the
-                # sandbox refuses these bits to commands (sandbox/setid.py), so a restore must not
-                # be the way they come back.
-                os.fchmod(fd, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        try:
-            # The rename replaces whatever is at the name (a link included), never follows it.
-            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=parent)
-            except FileNotFoundError:
-                pass
-            raise
+            # Never a set-id bit: the harness writes as the person (as root, root's files), and
+            # a mode read back from a record is not the person's to vouch for; the sandbox
+            # refuses these bits to commands (sandbox/setid.py), so a restore must not be the way
+            # they come back.
+            make = partial(write_new, parent, data=data, mode=stat.S_IMODE(mode) & ~SETID)
+        replace_at(parent, name, make)
         os.fsync(parent)
     finally:
         os.close(parent)
