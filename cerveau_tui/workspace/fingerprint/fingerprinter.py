@@ -22,16 +22,26 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from . import watch
 from .digest import hash_bytes, hash_path
-from .live import PendingScan
+from .live import LiveTree, PendingScan, take_snapshot
 from .rules import RACY_WINDOW_NS
 from .snapshot import Snapshot, _Journal, diff_snapshots
 from .stat_cache import StatCache
+from .watch import TreeWatch
 
 DEFAULT_IGNORE_DIRS = (".git", ".cerveau", ".venv", "node_modules", "__pycache__")
 PROGRESS_FILES = 5000  # the first build says its progress every this many files
+
+
+class WatchStatus(TypedDict):
+    method: str  # "inotify" or "walk"
+    reason: str | None  # why not inotify
+    watches: int
+    ready: bool  # the first build is done
+    files: int | None
 
 
 class Fingerprinter(StatCache):
@@ -59,7 +69,9 @@ class Fingerprinter(StatCache):
         super().__init__(root, ignore_dirs, clock=clock, hasher=hasher)
         self.last: Snapshot | None = None
         self._journal = _Journal()
-        self._dir_digests: dict[str, str] = {}  # the live fingerprint's folders (_live_scan)
+        self._dir_digests: dict[
+            str, str
+        ] = {}  # the live fingerprint's folders (live.take_snapshot)
         self._snap_dirs: dict[str, dict[str, str]] = {}
         self._buckets: dict[int, set[str]] = {}
         self._bucket_digests: dict[int, str] = {}
@@ -70,8 +82,8 @@ class Fingerprinter(StatCache):
         self._starter: threading.Thread | None = None
         self._pending: list[PendingScan] = []
         self._pending_lock = threading.Lock()
-        self._live: Any = None  # live.LiveTree while the watch is exact
-        self._watch: Any = None  # watch.TreeWatch
+        self._live: LiveTree | None = None  # while the watch is exact
+        self._watch: TreeWatch | None = None
         self.method = "walk"
         self.reason: str | None = "not asked to watch" if not watch else None
         if watch:
@@ -96,16 +108,16 @@ class Fingerprinter(StatCache):
         the one who scans (see _first)."""
         return self._ready.wait(timeout) and self._told.wait(timeout)
 
-    def status(self) -> dict[str, Any]:
-        """What doctor says: {"method": "inotify"|"walk", "reason", "watches", "ready", "files"}."""
+    def status(self) -> WatchStatus:
+        """What doctor says: how the fingerprint is kept, why, and how far its first build is."""
         tw = self._watch
-        return {
-            "method": self.method,
-            "reason": self.reason,
-            "watches": tw.watches if tw is not None else 0,
-            "ready": self._ready.is_set(),
-            "files": len(self.last) if self.last is not None else None,
-        }
+        return WatchStatus(
+            method=self.method,
+            reason=self.reason,
+            watches=tw.watches if tw is not None else 0,
+            ready=self._ready.is_set(),
+            files=len(self.last) if self.last is not None else None,
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -118,7 +130,7 @@ class Fingerprinter(StatCache):
                 self._build()  # not started in the background: the first scan builds it
             if self._live is not None:
                 try:
-                    return self._live_scan()
+                    return take_snapshot(self, self._live)
                 except Exception as exc:  # WatchFailed, or a bug: never a wrong fingerprint
                     self._stop_watch(str(exc) or type(exc).__name__)
             return self._walk_scan()
@@ -143,8 +155,6 @@ class Fingerprinter(StatCache):
     # --- the kernel's change set (live.py) ------------------------------------------------------
 
     def _want_watch(self) -> None:
-        from . import watch
-
         if os.environ.get("CERVEAU_FINGERPRINT", "").strip().lower() == "walk":
             self.reason = "CERVEAU_FINGERPRINT=walk"
             return
@@ -201,8 +211,6 @@ class Fingerprinter(StatCache):
         tw = self._watch
         if tw is None or self._live is not None:
             return
-        from .live import LiveTree
-
         if not tw.ready:
             tw.register_all()
         if tw.failed is not None:
@@ -212,16 +220,9 @@ class Fingerprinter(StatCache):
         live.build(on_files)
         self._live = live
         self.method, self.reason = "inotify", None
-        self._live_scan()
-
-    def _live_scan(self) -> Snapshot:
-        from .live import take_snapshot
-
-        return take_snapshot(self)
+        take_snapshot(self, live)
 
     def _stop_watch(self, why: str) -> None:
-        from . import watch
-
         self._live = None
         self.method, self.reason = "walk", why
         tw, self._watch = self._watch, None

@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pathspec
 
@@ -30,8 +30,8 @@ from .rules import RACY_WINDOW_NS, _ignored
 from .snapshot import Snapshot, bucket_digest, bucket_of, dir_digest, top_digest
 from .watch import TreeWatch
 
-# The Fingerprinter: fingerprinter.py imports this module, so it is typed loosely here (one way).
-Fingerprinter = Any
+if TYPE_CHECKING:  # fingerprinter.py imports this module: the name only, for the checker
+    from .fingerprinter import Fingerprinter
 
 Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 
@@ -267,9 +267,8 @@ class LiveTree:
                 progress(count)
 
 
-def take_snapshot(fp: Fingerprinter) -> Snapshot:
+def take_snapshot(fp: Fingerprinter, live: LiveTree) -> Snapshot:
     """The live fingerprint's next Snapshot (Fingerprinter.scan with a watch)."""
-    live: LiveTree = fp._live
     if not live.sync() and fp.last is not None and fp.last._lineage is not None:
         return fp.last
     changed, everything = live.changed, live.everything

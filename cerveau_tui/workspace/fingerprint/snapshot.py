@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 import blake3
 
@@ -73,12 +72,6 @@ class Snapshot(Mapping[str, str]):
         if inner is None:
             raise KeyError(key)
         return inner[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
