@@ -8,16 +8,18 @@ first on screen, the approver's one countdown starts and the person is rung (att
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from ..loop.approver import ApprovalDecision, BusApprover
 from ..protocol import ApprovalRequested
 from .attention import Attention
-from .screens.approval import ApprovalScreen
 from .widgets.chat import ChatView
 from .widgets.prompt import PromptInput
+
+if TYPE_CHECKING:
+    from .screens.approval import ApprovalScreen
 
 
 class Approvals:
@@ -46,6 +48,10 @@ class Approvals:
     def ask(self, request: ApprovalRequested) -> None:
         screen = self.screen
         if screen is None or screen.closing:
+            # Imported with the first request: the screen and its diff and scope views cost the
+            # first frame ~30 ms, and many sessions never ask.
+            from .screens.approval import ApprovalScreen
+
             screen = ApprovalScreen(
                 self.resolve,
                 self._clock,

@@ -13,8 +13,8 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widget import MountError
-from textual.widgets import Markdown, Static
+from textual.widget import MountError, Widget
+from textual.widgets import Static
 
 #: Keep up to this much text in the plain tail before settling it into Markdown. Every mount of a
 #: Markdown chunk costs a layout of the whole chat (~100 ms with a few hundred widgets on a loaded
@@ -57,6 +57,14 @@ def tail_rows(text: str, width: int, step: int = TAIL_STEP) -> int:
     lines = sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
     lines += lines // 8 + 1  # word wrap breaks earlier than a character count predicts
     return -(-lines // step) * step
+
+
+def markdown(text: str) -> Widget:
+    """Textual's Markdown, imported with the first answer: its parser (markdown_it) cost the
+    first frame ~20 ms, and that frame shows no answer."""
+    from textual.widgets import Markdown
+
+    return Markdown(text)
 
 
 class StreamingAnswer(Vertical):
@@ -103,7 +111,7 @@ class StreamingAnswer(Vertical):
             # Each settled chunk is its own Markdown: parsed once, never touched again.
             self._chunks += 1
             try:
-                self.mount(Markdown(settled), before=self.query_one(".tail"))
+                self.mount(markdown(settled), before=self.query_one(".tail"))
             except MountError:
                 # Seen once in CI: a fragment raced this widget's own mount. Keep the text as
                 # tail; finish() renders the whole source anyway, so nothing is lost.
@@ -126,13 +134,13 @@ class StreamingAnswer(Vertical):
         anchor = self.query_one(".tail")
         with self.app.batch_update():
             if len(self.source) <= CONSOLIDATE_MAX:
-                self.query(Markdown).remove()
-                self.mount(Markdown(self.source.strip("\n")), before=anchor)
+                self.query("Markdown").remove()
+                self.mount(markdown(self.source.strip("\n")), before=anchor)
                 self._chunks = 1
             elif tail.strip():
                 # Re-rendering a long reply whole is one long stall of the UI; its chunks
                 # already render correctly except for lists split across them.
-                self.mount(Markdown(tail.strip("\n")), before=anchor)
+                self.mount(markdown(tail.strip("\n")), before=anchor)
                 self._chunks += 1
 
     def _show_tail(self) -> None:
