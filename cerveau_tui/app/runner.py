@@ -12,7 +12,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol.describe import progress_text
 from .messages import Item, JobDone, JobKind, Provisioning, SessionFailed, SessionReady
@@ -20,7 +20,7 @@ from .messages import Item, JobDone, JobKind, Provisioning, SessionFailed, Sessi
 if TYPE_CHECKING:  # the session's machinery is imported when the engine thread builds it
     from ..session import Session
 
-SessionFactory = Callable[[Callable[..., None]], "Session"]
+SessionFactory = Callable[["StartupProgress"], "Session"]
 
 
 class Cancelled(Exception):
@@ -45,15 +45,18 @@ def _resolved_mode(session: Session) -> str:
         return "auto"
 
 
-class _Progress:
-    """The progress callback handed to the factory, with a `sleep` that quitting interrupts: a
+class StartupProgress:
+    """The progress callback handed to the factory (stack.errors.Progress: stage, fraction,
+    line), shown as the chat's provisioning line, with a `sleep` that quitting interrupts: a
     start-up waiting for a server that does not answer must not hold the app's exit for 15 s."""
 
-    def __init__(self, report: Callable[..., None], stopping: threading.Event) -> None:
-        self._report, self._stopping = report, stopping
+    def __init__(self, put: Callable[[Item], None], stopping: threading.Event) -> None:
+        self._put, self._stopping = put, stopping
 
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        self._report(*args, **kwargs)
+    def __call__(self, stage: str, fraction: float | None, line: str) -> None:
+        if self._stopping.is_set():
+            raise Cancelled("quit while provisioning")
+        self._put(Provisioning(progress_text(stage, fraction, line)))
 
     def sleep(self, seconds: float) -> None:
         if self._stopping.wait(seconds):
@@ -140,18 +143,9 @@ class SessionRunner:
         return not self.thread.is_alive()
 
     # --- engine thread -----------------------------------------------------------------------
-    def _progress(self, *args: Any, **kwargs: Any) -> None:
-        if self._stopping.is_set():
-            raise Cancelled("quit while provisioning")
-        if len(args) == 3:  # build_session's (stage, fraction, line)
-            self._put(Provisioning(progress_text(*args)))
-        else:
-            parts = [str(a) for a in args] + [f"{k}={v}" for k, v in kwargs.items()]
-            self._put(Provisioning(" ".join(parts)))
-
     def _main(self) -> None:
         try:
-            self.session = self._factory(_Progress(self._progress, self._stopping))
+            self.session = self._factory(StartupProgress(self._put, self._stopping))
         except Cancelled:
             return
         except Exception as exc:  # shown in the chat; the app stays usable to read it and quit

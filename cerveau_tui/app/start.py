@@ -5,19 +5,19 @@ tuning, apart from app.py (the shell) so each reads on its own. app.py re-export
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..bus import Emitter
 from ..config import Settings
 from ..loop.approver import BusApprover
+from .runner import StartupProgress
 
 if TYPE_CHECKING:
     from ..session import Session
 
 #: What the app is given to build its session on the engine thread.
-SessionFactory = Callable[[Emitter, BusApprover, Callable[..., None]], "Session"]
+SessionFactory = Callable[[Emitter, BusApprover, StartupProgress], "Session"]
 
 
 def tune_gc() -> None:
@@ -29,7 +29,7 @@ def tune_gc() -> None:
 
 
 def default_factory(settings: Settings, resume: str | None = None) -> SessionFactory:
-    def factory(bus: Emitter, approver: BusApprover, progress: Callable[..., None]) -> Session:
+    def factory(bus: Emitter, approver: BusApprover, progress: StartupProgress) -> Session:
         from ..session import build_session
 
         if settings.server_url:
@@ -37,9 +37,7 @@ def default_factory(settings: Settings, resume: str | None = None) -> SessionFac
             # and is tried again until it answers or the person quits (the runner's sleep wakes).
             from ..stack.server import wait_until_answers
 
-            wait_until_answers(
-                settings.server_url, progress, sleep=getattr(progress, "sleep", time.sleep)
-            )
+            wait_until_answers(settings.server_url, progress, sleep=progress.sleep)
         return build_session(settings, bus=bus, approver=approver, progress=progress, resume=resume)
 
     return factory

@@ -74,9 +74,9 @@ def test_doctor_exits_zero_when_the_server_answers(tmp_path) -> None:
 
 
 def test_quitting_wakes_a_start_up_waiting_for_the_server() -> None:
-    from cerveau_tui.app.runner import Cancelled, _Progress
+    from cerveau_tui.app.runner import Cancelled, StartupProgress
 
     stopping = threading.Event()
     stopping.set()
     with pytest.raises(Cancelled):
-        _Progress(lambda *a: None, stopping).sleep(60.0)
+        StartupProgress(lambda item: None, stopping).sleep(60.0)
