@@ -236,8 +236,8 @@ class Reader:
                 s._recent.append([])
         elif ev.type == TurnEnded.event_type:
             ended = read_payload(TurnEnded, ev.payload)
-            s.prompt_evaluated += ended.prompt_evaluated
-            s.prompt_cached += ended.prompt_cached
+            s.prompt_evaluated += max(0, ended.prompt_evaluated)  # a foreign log says anything
+            s.prompt_cached += max(0, ended.prompt_cached)
             for t in reversed(s.turns):
                 if t.turn_id == ev.turn_id:
                     t.reason = str(ended.reason)
