@@ -77,11 +77,6 @@ def collect(settings: Settings) -> dict[str, Any]:
     from .tools.ripgrep import status as search_status
 
     info["search"] = search_status()
-    from .state_home import state_path
-    from .tools.search_index_file import index_info
-    from .tools.search_index_session import INDEX_NAME
-
-    info["search"]["index"] = index_info(state_path(settings.workspace, INDEX_NAME))
     from .workspace.watch import doctor_info as fingerprint_info
 
     info["fingerprint"] = fingerprint_info(settings.workspace)
@@ -253,11 +248,6 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     say(f"search:    {se['engine']}" + (f" ({se['rg']})" if se["engine"] == "ripgrep" else ""))
     if se.get("reason"):
         say(f"  - {se['reason']}")
-    ix = se["index"]
-    if ix["state"] == "sealed":
-        say(f"  - index: {ix['files']:,} files, {ix['bytes'] / 1e6:.1f} MB (trees of 5,000+ files)")
-    else:
-        say(f"  - index: {ix['state']} (built for trees of 5,000+ files)")
     g = info["gate"]
     detected = f"`{g['detected']}`" if g["detected"] else "no usual check"
     if g["detected"] and g.get("origin"):

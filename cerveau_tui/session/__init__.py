@@ -26,7 +26,6 @@ from ..provider.types import Provider, ServerProps
 from ..reminders import skill_book
 from ..sandbox.base import Runner
 from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
-from ..tools import search_index_session
 from ..tools.registry import Registry, default_tools
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.restore.store import BlobStore
@@ -154,7 +153,6 @@ class Session:
         self.engine.interrupt()
         self.engine.close()
         if self.engine.fingerprinter is not None:
-            search_index_session.detach(self.engine.fingerprinter)  # its build's process
             self.engine.fingerprinter.close()  # its inotify watch (fs.inotify.max_user_instances)
         if self.journal is not None:
             self.journal.flush()
@@ -309,8 +307,6 @@ def build_session(
     # its progress on the status line: the first prompt does not wait for a large tree.
     fp = Fingerprinter(settings.workspace, watch=True)
     fp.start(lambda stage, fraction, line: bus.emit(P.StackProgress(stage=stage, line=line)))
-    # search's prefilter, built after that walk; nothing denied to commands is read for it
-    search_index_session.attach(fp, settings.workspace, boundary.denied_reads(settings))
     store = BlobStore(settings.workspace)
     # The session's plan ledger: the plan tools (ToolContext.plan), the PlanHook and report()
     # hold this object; it follows the bus from now on, and a resume restores it (resume.py).

@@ -14,7 +14,6 @@ another repository, run another program or hook is undone, and the model told.
 from __future__ import annotations
 
 import difflib
-import os
 import stat
 
 from pydantic import BaseModel, Field
@@ -35,10 +34,9 @@ from .base import (
     refuse_state_write,
     resolve_path,
 )
-from .ripgrep import find_rg
+from .ripgrep import find_rg, missing
 from .search_rg import Unavailable
 from .search_rg import list_files as rg_list_files
-from .walk import walk_files
 
 MAX_READ_BYTES = 2_000_000
 LIST_TIMEOUT_S = 15.0
@@ -277,24 +275,15 @@ class ListFiles(Tool):
             if not stat.S_ISDIR(st.st_mode):
                 return ToolResult(ok=True, output=t.shown)
             rg = find_rg()
-            if t.inside and rg is not None:  # outside: the sandbox's view is not the machine
-                try:
-                    listed, more = rg_list_files(
-                        t.path, t.root, rg=rg, runner=ctx.runner, timeout=LIST_TIMEOUT_S,
-                        cancel=ctx.cancel, limit=self.LIMIT,
-                    )  # fmt: skip
-                    out = ("\n".join(listed) or "(empty)") + (f"\n{more}" if more else "")
-                    return ToolResult(ok=True, output=out, meta={"engine": "rg"})
-                except Unavailable:
-                    pass  # the built-in walk answers
-            names: list[str] = []
-            for p in walk_files(t.path, ctx.workspace):
-                names.append(os.path.relpath(p, t.path))
-                if len(names) > self.LIMIT:
-                    break
-        names.sort()
-        more = ""
-        if len(names) > self.LIMIT:
-            names = names[: self.LIMIT]
-            more = f"\n[... more than {self.LIMIT} files; list a subdirectory]"
-        return ToolResult(ok=True, output=("\n".join(names) or "(empty)") + more)
+            if rg is None:
+                raise ToolError(missing())
+            try:
+                listed, more = rg_list_files(
+                    t.path, t.root, rg=rg, timeout=LIST_TIMEOUT_S, cancel=ctx.cancel,
+                    # Outside the workspace the sandbox has no view of the folder: a plain process.
+                    runner=ctx.runner if t.inside else None, limit=self.LIMIT,
+                )  # fmt: skip
+            except Unavailable as exc:
+                raise ToolError(f"{t.shown}: could not be listed: {exc}") from exc
+        out = ("\n".join(listed) or "(empty)") + (f"\n{more}" if more else "")
+        return ToolResult(ok=True, output=out, meta={"engine": "rg"})

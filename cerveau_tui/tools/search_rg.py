@@ -3,25 +3,21 @@
 A search is two rg runs in the sandbox. The first reads the whole tree once and prints only the
 count of matching lines of each file that matches (`--count`), and on stderr its `--debug` log,
 which names each file it did not search and why: binary, over the size cap, a FIFO or device.
-The second prints the lines of only the first of those files, in the built-in walk's order,
+The second prints the lines of only the first of those files, in the walk's order (walk_key),
 until the cap: the cap costs nothing to honour, and the answer says exactly what it left out
-(how many more lines, in which files). "no matches" means the files were searched, as before.
+(how many more lines, in which files). "no matches" means the files were searched.
 
 Measured on 100,000 files (benchmarks/scale.py): printing every file searched (--include-zero)
 cost as much again as the search (rg resolves each path it prints, a readlink per component),
 and a second walk to find FIFOs or large files (find, rg --files) ~40% more; the log costs
-nothing. Links are never followed, so never named either (the built-in walk's rule).
-
-Not every search comes here (search.py decides): a root outside the workspace (the sandbox's
-view of the machine is not the person's), a single file, a pattern too large for the per-line
-work bound, or no rg; nor a pattern Rust's regex refuses (RE2 and it differ at the edges): the
-built-in engine then answers, as before.
+nothing. Links are never followed, so never named either.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
+import re
 import threading
 import time
 from collections import Counter
@@ -32,9 +28,12 @@ from ..sandbox.base import Runner
 from . import ripgrep
 from .base import clean_text
 
+_GLOB_META = re.compile(r"[\\\[\]*?{}!]")
+
 
 class Unavailable(Exception):
-    """rg could not answer this call (refused the pattern, could not start): use the built-in."""
+    """rg could not answer this call: it refused the pattern (Rust's regex is not RE2 at the
+    edges) or could not start. The message is rg's."""
 
 
 @dataclass
@@ -57,26 +56,28 @@ def search(
     limit: int,
     max_bytes: int,
     grace: float = 3.0,
-    exclude: list[str] | None = None,
+    only: str | None = None,
 ) -> Found:
-    """`exclude`: ignore-file lines (search_index.exclusions) naming files and folders that
-    cannot match and that rg would have searched without a word: it does not walk them."""
+    """`only`: the one entry of `root` to search (a file the model named: a glob that overrides
+    .gitignore too)."""
     started = time.monotonic()
     base = ripgrep.common(rg, ws)
     # --debug: rg's log names what it did not search (binary, too large, a FIFO), one line each,
     # on stderr. Only the files that match are printed: rg resolves each path it prints (a
     # readlink per component), which doubled the cost of a 100,000-file count that printed all.
     count = [*base, "--debug", "--count", "--max-filesize", str(max_bytes)]
-    files = {"skip": exclude} if exclude else None
-    if files:
-        count += ["--ignore-file", ripgrep.temp_file("skip")]
+    if only is not None:
+        # A glob with no `/` matches the name (one anchored by `/` is read from rg's cwd, the
+        # workspace); --max-depth 1 keeps it to root's own entries.
+        count += ["--max-depth", "1", "--glob", _GLOB_META.sub(r"\\\g<0>", only)]
     count += ["--regexp", pattern, "--", str(root)]
-    first = ripgrep.run([("count", count)], ws, runner, timeout, cancel, files)
+    first = ripgrep.run([("count", count)], ws, runner, timeout, cancel)
     code = first.codes.get("count")
     per_file = ripgrep.counts(first.sections.get("count", ""))
     if first.stopped is None and code not in (0, 1):
         # rg refused the pattern (Rust's regex syntax is not RE2's at the edges) or did not run.
-        raise Unavailable(first.result.output[:300])
+        err = first.sections.get("count_err", first.result.output).splitlines()
+        raise Unavailable(" ".join(x for x in err if not x.startswith("rg: DEBUG|"))[-300:])
     found = Found(stopped=first.stopped)
 
     def shown(path: str) -> str:

@@ -40,7 +40,8 @@ from cerveau_tui.session.resume import CUT_TURN_MESSAGE
 from cerveau_tui.session.stored import read_session
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
-from cerveau_tui.tools.walk import walk_files
+from cerveau_tui.tools.base import ToolContext, ToolState
+from cerveau_tui.tools.files import ListFiles
 from cerveau_tui.workspace.io.beneath import is_torn_temp
 
 from .procs import kill_left, wait_until, with_marker
@@ -150,7 +151,8 @@ def _check_files(ws: Path, run: Run) -> None:
         if got not in (old, new):
             size = "absent" if got is None else f"{len(got)} bytes"
             raise Broken(f"seed {run.seed}: {name} is neither old nor new ({size})")
-    listed = {str(p.relative_to(ws)) for p in walk_files(ws, ws)}
+    listing = ListFiles().run(ListFiles.Args(), ToolContext(workspace=ws, state=ToolState()))
+    listed = set(listing.output.splitlines()) - {"(empty)"}  # what the model is shown
     stray = {x for x in listed if not x.startswith(".cerveau/")} - set(EXPECTED)
     if stray:
         raise Broken(f"seed {run.seed}: stray files listed in the workspace: {sorted(stray)}")

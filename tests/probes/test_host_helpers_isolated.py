@@ -126,21 +126,6 @@ def test_the_watchdog_runs_no_planted_code(room: tuple[Path, Path, Path]) -> Non
     assert _ran(marks) == []
 
 
-def test_the_index_builder_runs_no_planted_code(room: tuple[Path, Path, Path]) -> None:
-    from cerveau_tui.tools.search_index_session import SearchIndex
-
-    ws, marks, _ = room
-    if host_process.which("rg") is None and not Path(sys.executable).with_name("rg").exists():
-        pytest.skip("no rg: the builder exits before reading the tree")
-    (ws / "src.txt").write_text("hello index\n")
-    idx = SearchIndex(ws, None, min_files=0)
-    idx.start()
-    assert idx.wait(120)
-    assert idx.builds == 1 and idx.last_error is None, idx.last_error  # it ran, cleanly
-    assert idx.file.exists()  # ... to the end: the index was written
-    assert _ran(marks) == []
-
-
 def test_control_the_old_way_runs_the_planted_code(room: tuple[Path, Path, Path]) -> None:
     # `python -m` from the workspace with our environment, as both helpers were started.
     ws, marks, _ = room

