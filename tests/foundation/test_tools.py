@@ -8,7 +8,7 @@ from cerveau_tui.tools.base import PathError, ToolContext, ToolError, ToolState,
 from cerveau_tui.tools.bash import Bash
 from cerveau_tui.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from cerveau_tui.tools.search import Search
-from cerveau_tui.workspace.io.atomic import atomic_write
+from cerveau_tui.workspace.io.beneath import atomic_write_beneath
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_atomic_write_replaces_whole_file_and_keeps_mode(tmp_path):
     f = tmp_path / "s.sh"
     f.write_text("old")
     f.chmod(0o755)
-    atomic_write(f, "new")
+    atomic_write_beneath(tmp_path, f.name, "new")
     assert f.read_text() == "new"
     assert f.stat().st_mode & 0o777 == 0o755
     assert [p.name for p in tmp_path.iterdir()] == ["s.sh"]
@@ -64,7 +64,7 @@ def test_atomic_write_failure_keeps_the_old_content(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError):
-        atomic_write(f, "x" * 100)
+        atomic_write_beneath(tmp_path, f.name, "x" * 100)
     assert f.read_text() == "precious"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
 

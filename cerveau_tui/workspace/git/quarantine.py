@@ -31,7 +31,6 @@ from ..io.beneath import UnsafePath, open_dir_beneath, write_at
 from .guard import Finding
 from .snapshot import Control
 
-QUARANTINE_REL = ".cerveau/quarantine"
 _DEFANG = {"HEAD": "HEAD.quarantined", ".git": "dot-git.quarantined"}
 
 

@@ -21,7 +21,6 @@ from .config_rules import ConfigItems, GitConfigParser, ParseConfig, include_pat
 from .special import special_files
 
 KEEP_BYTES = 256 * 1024  # config and hook files are small; a bigger one keeps only its digest
-_GITFILE_MAX = 64 * 1024
 _INCLUDE_DEPTH = 10  # git's own limit is 10 as well
 # Inside a git directory only these hold other repositories git reads (linked worktrees, the
 # submodules' git dirs); objects/ and logs/ can hold thousands of entries and no repository.

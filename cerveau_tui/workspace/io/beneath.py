@@ -2,8 +2,9 @@
 
 The opening itself (openat2, or a walk one component at a time with O_NOFOLLOW, and why) is in
 openat.py; its names are re-exported here, the one place callers import from. This module adds
-what is built on it: writes are atomic (temp file beside the target, fsync, rename). Temp files
-carry one prefix, TEMP_PREFIX, so one torn by a crash is recognised: the walk never lists it and
+what is built on it: writes are atomic (temp file beside the target, fsync, rename): a plain
+`open(path, "w")` truncates first, so a write cut short (disk full, a file-size limit, the process
+killed) left the person's file empty or torn. Temp files carry one prefix, TEMP_PREFIX, so one torn by a crash is recognised: the walk never lists it and
 `sweep_torn_temps` removes it. And the harness's own state directories are opened here, with
 whatever was planted in their place moved aside.
 """

@@ -34,7 +34,6 @@ from ..io.beneath import (
 )
 
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
-BLOBS = ".cerveau/blobs"
 
 
 class BlobMissing(KeyError):
