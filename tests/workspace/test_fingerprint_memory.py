@@ -1,11 +1,50 @@
 """What the fingerprint holds per file on a big tree (issue 26: memory under 150 MB above a
-10-file session at 100,000 files). Structural, never a size in bytes: one record per file,
-shared by the snapshots; nothing that copies the tree per snapshot or per iteration."""
+10-file session at 100,000 files): one record per file, shared by the snapshots; nothing that
+copies the tree per snapshot or per iteration. Sizes are compared, never fixed in bytes: what a
+scan keeps is measured (tracemalloc) against a copy of the tree as one flat mapping, the cost a
+snapshot must not pay; a copy per snapshot would be at least that much every time."""
 
+import gc
 from __future__ import annotations
 
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def retained(make: Callable[[], T]) -> tuple[T, int]:
+    """What `make()` returns, and the bytes still allocated after it returned."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        out = make()
+        gc.collect()
+        return out, tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture
+def wide(tmp_path: Path) -> Path:
+    """20 folders of 100 files: one folder is a twentieth of the tree."""
+    root = tmp_path / "wide"
+    for d in range(20):
+        (root / f"pkg{d}").mkdir(parents=True)
+        for i in range(100):
+            (root / f"pkg{d}" / f"f{i}.py").write_text(f"print({d}, {i})\n")
+    return root
+
+
+def flat_copy(fp: Fingerprinter) -> int:
+    """What the tree costs as one {path: digest} mapping."""
+    snap = fp.scan()
+    return retained(lambda: dict(snap.items()))[1]
+
 
 import pytest
 
@@ -39,31 +78,37 @@ def live(root: Path) -> Fingerprinter:
 
 
 @needs_inotify
-def test_the_snapshots_hold_the_live_trees_own_folder_records(tree: Path) -> None:
-    fp = live(tree)
-    snap = fp.scan()
-    assert snap._dirs is not None
-    for folder, inner in snap._dirs.items():
-        assert inner is fp._live.dirs[folder]  # no copy of a folder per snapshot
+def test_the_snapshots_share_the_live_trees_folder_records(wide: Path) -> None:
+    fp = live(wide)
+    flat = flat_copy(fp)
+
+    def ten_scans() -> list[object]:
+        snaps: list[object] = []
+        for i in range(10):
+            (wide / f"pkg{i}" / "f0.py").write_text(f"changed {i}\n")
+            snaps.append(fp.scan())
+        return snaps
+
+    snaps, kept = retained(ten_scans)
+    assert len(snaps) == 10 and kept < 2 * flat  # a copy of the tree per snapshot: >= 10 flat
     fp.close()
 
 
 @needs_inotify
 def test_a_change_copies_its_folder_only_and_the_older_snapshot_keeps_its_value(
-    tree: Path,
+    wide: Path,
 ) -> None:
-    fp = live(tree)
+    fp = live(wide)
+    flat = flat_copy(fp)
     before = fp.scan()
     old = before["pkg0/f0.py"]
     time.sleep(0.01)
-    (tree / "pkg0" / "f0.py").write_text("changed\n")
-    (tree / "pkg0" / "new.py").write_text("new\n")
-    after = fp.scan()
+    (wide / "pkg0" / "f0.py").write_text("changed\n")
+    (wide / "pkg0" / "new.py").write_text("new\n")
+    after, kept = retained(fp.scan)
     assert before["pkg0/f0.py"] == old and "pkg0/new.py" not in before  # copy on write
     assert after["pkg0/f0.py"] != old and "pkg0/new.py" in after
-    assert after._dirs is not None and before._dirs is not None
-    assert after._dirs["pkg0"] is not before._dirs["pkg0"]
-    assert after._dirs["pkg1"] is before._dirs["pkg1"]  # unchanged folders shared
+    assert kept < flat / 3  # pkg0's records copied; the 19 other folders shared
     assert len(after) == len(before) + 1
     fp.close()
 
@@ -79,13 +124,15 @@ def test_the_first_snapshot_is_not_journalled_as_a_set_of_every_path(tree: Path)
 
 
 @needs_inotify
-def test_iterating_a_live_snapshot_keeps_no_flat_copy(tree: Path) -> None:
-    fp = live(tree)
+def test_iterating_a_live_snapshot_keeps_no_flat_copy(wide: Path) -> None:
+    fp = live(wide)
+    flat = flat_copy(fp)
     snap = fp.scan()
-    paths = list(snap)
-    assert paths == sorted(paths) and len(paths) == 12
-    assert dict(snap.items()) == dict(Fingerprinter(tree).scan())
-    assert snap._entries is None  # before: a flat and a sorted copy stayed with the snapshot
+    paths, _ = retained(lambda: list(snap))
+    assert paths == sorted(paths) and len(paths) == 2000
+    assert dict(snap.items()) == dict(Fingerprinter(wide).scan())
+    _, kept = retained(lambda: len(list(snap)))
+    assert kept < flat / 4  # before: a flat and a sorted copy stayed with the snapshot
     fp.close()
 
 

@@ -7,12 +7,27 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cerveau_tui.workspace.fingerprint import watch
+from cerveau_tui.workspace.fingerprint.digest import hash_path
 from cerveau_tui.workspace.fingerprint.fingerprinter import PROGRESS_FILES, Fingerprinter
+
+def held_in_the_background(gate: threading.Event) -> Callable[[Path, int], str]:
+    """A hasher that holds every thread but the test's own until `gate` is set: the first build
+    (in the background) is held, a file the test hashes itself is not."""
+    test = threading.current_thread()
+
+    def hasher(path: Path, size: int) -> str:
+        if threading.current_thread() is not test:
+            gate.wait(30)
+        return hash_path(path, size)
+
+    return hasher
+
 
 pytestmark = pytest.mark.skipif(
     watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
@@ -30,14 +45,7 @@ def test_start_returns_at_once_and_the_first_scan_waits_for_the_build(tmp_path: 
     _tree(tmp_path, 200)
     gate = threading.Event()
     lines: list[str] = []
-    fp = Fingerprinter(tmp_path, watch=True)
-    real = fp._build
-
-    def slow_build(on_files=None):  # type: ignore[no-untyped-def]
-        gate.wait(30)  # the build is held until the test lets it go
-        real(on_files)
-
-    fp._build = slow_build  # type: ignore[method-assign]
+    fp = Fingerprinter(tmp_path, watch=True, hasher=held_in_the_background(gate))
     fp.start(lambda stage, fraction, line: lines.append(line))
     assert not fp.wait_ready(0.05) and fp.status()["ready"] is False  # start did not block
     got: list[int] = []
@@ -96,14 +104,7 @@ def test_a_turn_started_while_building_takes_its_before_at_the_first_call(tmp_pa
     the call then changes is the turn's; the progress baseline is a token meanwhile."""
     _tree(tmp_path, 20)
     gate = threading.Event()
-    fp = Fingerprinter(tmp_path, watch=True)
-    real = fp._build
-
-    def slow_build(on_files=None):  # type: ignore[no-untyped-def]
-        gate.wait(30)
-        real(on_files)
-
-    fp._build = slow_build  # type: ignore[method-assign]
+    fp = Fingerprinter(tmp_path, watch=True, hasher=held_in_the_background(gate))
     fp.start()
     before = fp.scan_soon()  # returns at once
     token = fp.digest_soon()
