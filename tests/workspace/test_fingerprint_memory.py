@@ -4,14 +4,45 @@ copies the tree per snapshot or per iteration. Sizes are compared, never fixed i
 scan keeps is measured (tracemalloc) against a copy of the tree as one flat mapping, the cost a
 snapshot must not pay; a copy per snapshot would be at least that much every time."""
 
-import gc
 from __future__ import annotations
 
+import gc
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+
+import pytest
+
+from cerveau_tui.session.rewind.gc import _referenced
+from cerveau_tui.session.rewind.points import read_points
+from cerveau_tui.workspace.fingerprint import watch
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
+from cerveau_tui.workspace.fingerprint.stat_cache import _Entry
+from cerveau_tui.workspace.restore.store import BlobStore
+
+needs_inotify = pytest.mark.skipif(
+    watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    for i in range(12):
+        d = root / f"pkg{i % 3}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.py").write_text(f"print({i})\n")
+    return root
+
+
+def live(root: Path) -> Fingerprinter:
+    fp = Fingerprinter(root, watch=True)
+    fp.scan()
+    assert fp.status()["method"] == "inotify", fp.status()
+    return fp
+
 
 T = TypeVar("T")
 
@@ -44,37 +75,6 @@ def flat_copy(fp: Fingerprinter) -> int:
     """What the tree costs as one {path: digest} mapping."""
     snap = fp.scan()
     return retained(lambda: dict(snap.items()))[1]
-
-
-import pytest
-
-from cerveau_tui.session.rewind.gc import _referenced
-from cerveau_tui.session.rewind.points import read_points
-from cerveau_tui.workspace.fingerprint import watch
-from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
-from cerveau_tui.workspace.fingerprint.stat_cache import _Entry
-from cerveau_tui.workspace.restore.store import BlobStore
-
-needs_inotify = pytest.mark.skipif(
-    watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
-)
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for i in range(12):
-        d = root / f"pkg{i % 3}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"f{i}.py").write_text(f"print({i})\n")
-    return root
-
-
-def live(root: Path) -> Fingerprinter:
-    fp = Fingerprinter(root, watch=True)
-    fp.scan()
-    assert fp.status()["method"] == "inotify", fp.status()
-    return fp
 
 
 @needs_inotify

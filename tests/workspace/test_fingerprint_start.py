@@ -16,6 +16,18 @@ from cerveau_tui.workspace.fingerprint import watch
 from cerveau_tui.workspace.fingerprint.digest import hash_path
 from cerveau_tui.workspace.fingerprint.fingerprinter import PROGRESS_FILES, Fingerprinter
 
+pytestmark = pytest.mark.skipif(
+    watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
+)
+
+
+def _tree(root: Path, n: int) -> None:
+    for i in range(n):
+        d = root / f"d{i % 50}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"f{i}.txt").write_text(str(i))
+
+
 def held_in_the_background(gate: threading.Event) -> Callable[[Path, int], str]:
     """A hasher that holds every thread but the test's own until `gate` is set: the first build
     (in the background) is held, a file the test hashes itself is not."""
@@ -27,18 +39,6 @@ def held_in_the_background(gate: threading.Event) -> Callable[[Path, int], str]:
         return hash_path(path, size)
 
     return hasher
-
-
-pytestmark = pytest.mark.skipif(
-    watch.TreeWatch("/").failed is not None, reason="inotify is not available here"
-)
-
-
-def _tree(root: Path, n: int) -> None:
-    for i in range(n):
-        d = root / f"d{i % 50}"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"f{i}.txt").write_text(str(i))
 
 
 def test_start_returns_at_once_and_the_first_scan_waits_for_the_build(tmp_path: Path) -> None:
