@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings, trust_workspace_config
-from ..provider.errors import public_url
+from ..redact import redact_url
 
 
 @dataclass
@@ -35,7 +35,7 @@ class TrustOutcome:
 
 
 def in_force(s: Settings) -> str:
-    server = public_url(s.server_url or "") or "the managed llama-server"
+    server = redact_url(s.server_url or "") or "the managed llama-server"
     return (
         f"in force: sandbox {s.sandbox}, approval {s.approval}, "
         f"network {'on' if s.network else 'off'}, server {server}"
