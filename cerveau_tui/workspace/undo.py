@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .git.change import guard_for
-from .store import BlobStore, RestoreRefused
+from .restore.store import BlobStore, RestoreRefused
 
 
 @dataclass
