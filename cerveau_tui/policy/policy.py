@@ -213,9 +213,6 @@ class Policy:
             return False
         return self.grants.keep(verdict.scope_key, verdict.scope, decision, verdict.grant)
 
-    def session_grants(self) -> list[str]:
-        return [k for k, _ in self.grants.session_scopes()]
-
     def session_scopes(self) -> list[tuple[str, str]]:
         """(scope_key, scope spelled out) pairs, for the palette's list."""
         return self.grants.session_scopes()

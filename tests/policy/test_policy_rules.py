@@ -94,10 +94,10 @@ def test_session_grants_are_listed_and_revocable(make_policy: PolicyFactory, out
     policy = make_policy()
     v = policy.evaluate("write_file", write(outside / "x"))
     policy.grant_session(v)
-    assert policy.session_grants() == [v.scope_key]
+    assert policy.session_scopes() == [(v.scope_key, v.scope)]
     assert policy.revoke(v.scope_key)
     assert not policy.revoke(v.scope_key)
-    assert policy.session_grants() == []
+    assert policy.session_scopes() == []
     assert policy.evaluate("write_file", write(outside / "x")).action == "ask"
 
 
