@@ -21,7 +21,8 @@ class Judge(Protocol):
     def after_failure(
         self, tool: str, declared: Declared, exit_code: int | None, output: str
     ) -> Verdict | None:
-        """An ask to rerun a command refused by the sandbox with more room; None: nothing to offer."""
+        """An ask to rerun a command the sandbox refused, with more room (rerun.py); None:
+        nothing to offer."""
         ...
 
     # -- the person's answers given in advance --------------------------------------------------

@@ -196,10 +196,9 @@ class Policy:
     def after_failure(
         self, tool: str, declared: Declared, exit_code: int | None, output: str
     ) -> Verdict | None:
-        """An ask to rerun a refused command with more room (rerun.py); None: nothing to offer."""
         return rerun_verdict(self, tool, declared, exit_code, output)
 
-    # -- session grants and lasting rules ------------------------------------------------------
+    # -- session grants and lasting rules (what each means: judge.py) -------------------------
     def grant_session(self, verdict: Verdict) -> None:
         if verdict.scope_key:
             self.grants.grant(verdict.scope_key, verdict.scope, verdict.grant)
@@ -207,14 +206,11 @@ class Policy:
                 self.listener.granted(verdict)
 
     def keep_rule(self, verdict: Verdict, decision: str) -> bool:
-        """ "Always in this workspace" (decision "allow") or "never" ("deny") for this verdict's
-        scope, kept outside the workspace; False when there is no store (the session asks on)."""
         if not verdict.scope_key:
             return False
         return self.grants.keep(verdict.scope_key, verdict.scope, decision, verdict.grant)
 
     def session_scopes(self) -> list[tuple[str, str]]:
-        """(scope_key, scope spelled out) pairs, for the palette's list."""
         return self.grants.session_scopes()
 
     def revoke(self, scope_key: str) -> bool:
@@ -224,7 +220,6 @@ class Policy:
         return done
 
     def lasting_rules(self) -> list[tuple[str, str, str]]:
-        """(scope_key, scope, "allow" | "deny") of this workspace's lasting rules (the palette)."""
         lasting = self.grants.lasting
         return [(r.scope_key, r.scope, r.decision) for r in lasting.rules] if lasting else []
 
