@@ -77,7 +77,7 @@ def collect(settings: Settings) -> dict[str, Any]:
     from .tools.ripgrep import status as search_status
 
     info["search"] = search_status()
-    from .workspace.watch import doctor_info as fingerprint_info
+    from .workspace.fingerprint.watch import doctor_info as fingerprint_info
 
     info["fingerprint"] = fingerprint_info(settings.workspace)
     from .session.rewind.gc import store_size

@@ -168,7 +168,7 @@ def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
 def test_undo_does_not_restore_through_a_link_planted_since_and_says_so(tmp_path):
     from pathlib import Path
 
-    from cerveau_tui.workspace.store import BlobStore
+    from cerveau_tui.workspace.restore.store import BlobStore
     from cerveau_tui.workspace.undo import UndoLog
 
     ws, out = Path(tmp_path) / "ws", Path(tmp_path) / "out"
