@@ -27,6 +27,7 @@ from typing import Any
 
 from ...person_key import load_key
 from ...plan.persist import iter_lines, open_log, sealed_by
+from ...protocol.records import PointRecord, RewindRecord
 from ...workspace.restore.checkpoints import (
     NOT_CAPTURED,
     Entry,
@@ -34,7 +35,6 @@ from ...workspace.restore.checkpoints import (
     apply_delta,
     delta,
     differs,
-    entry_or_none,
     manifest_from,
 )
 from ...workspace.restore.store import BlobMissing, BlobStore
@@ -62,46 +62,39 @@ class Point:
     changes: dict[str, Entry | None] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        r: dict[str, Any] = {
-            "kind": POINT,
-            "id": self.id,
-            "at": self.at,
-            "turn_id": self.turn_id,
-            "task": self.task,
-            "time": self.time,
-            "seq": self.seq,
-            "history": self.history,
-        }
+        """The `restore_point` line: the conversation's position only where a rewind can go."""
+        r = PointRecord(
+            id=self.id,
+            at=self.at,  # type: ignore[arg-type]  # one of TARGETS or "end", by construction
+            turn_id=self.turn_id,
+            task=self.task,
+            time=self.time,
+            seq=self.seq,
+            history=self.history,
+        )
         if self.at in TARGETS:
-            r.update(window=self.window, writes=self.writes, grants=self.grants)
+            r.window, r.writes, r.grants = self.window, self.writes, self.grants
         if self.full:
-            r["full"] = self.full
+            r.full = self.full
         else:
-            r["changes"] = {k: list(v) if v else None for k, v in self.changes.items()}
-        return r
+            r.changes = self.changes
+        return r.dump()
 
     @classmethod
-    def of(cls, r: Mapping[str, Any]) -> Point:
-        at = str(r.get("at", ""))
-        if at not in (*TARGETS, "end"):
-            raise ValueError(f"not a restore point: {at!r}")
-        window = r.get("window")
-        changes = r.get("changes") or {}
-        if not isinstance(changes, dict):
-            raise ValueError("changes is not an object")
+    def of(cls, r: PointRecord) -> Point:
         return cls(
-            id=str(r["id"]),
-            at=at,
-            turn_id=str(r.get("turn_id", "")),
-            task=str(r.get("task", "")),
-            time=str(r.get("time", "")),
-            seq=int(r.get("seq", 0)),
-            history=int(r.get("history", 0)),
-            window=window if isinstance(window, dict) else None,
-            writes={str(k): int(v) for k, v in (r.get("writes") or {}).items()},
-            grants=[str(g) for g in r.get("grants") or []],
-            full=str(r.get("full", "")),
-            changes={str(k): entry_or_none(v) for k, v in changes.items()},
+            r.id,
+            r.at,
+            r.turn_id,
+            r.task,
+            r.time,
+            r.seq,
+            r.history,
+            r.window,
+            r.writes,
+            r.grants,
+            r.full,
+            r.changes,
         )
 
 
@@ -175,18 +168,14 @@ class Points:
         return not any(idx < i < pos for pos, idx in self._cuts)
 
     def line(self, obj: Mapping[str, Any]) -> None:
+        """One line of the log: a point or a rewind read as its record (ValidationError when
+        malformed); every other line is not rewind's."""
         kind = obj.get("kind")
         if kind == POINT:
-            self.add(Point.of(obj))
+            self.add(Point.of(PointRecord.model_validate(obj)))
         elif kind == REWIND:
-            self.rewound(
-                Rewound(
-                    str(obj.get("to", "")),
-                    str(obj.get("mode", "both")),
-                    bool(obj.get("forward", False)),
-                    int(obj.get("turn", 0)),
-                )
-            )
+            r = RewindRecord.model_validate(obj)
+            self.rewound(Rewound(r.to, r.mode, r.forward, r.turn))
 
     def next_delta(
         self,
