@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from ..bus import Emitter
 from ..config import Settings
 from ..loop.cache_ledger import figures_of
 from ..protocol import Event, NoticePayload, TurnEnded
-from ..provider.types import Completion, Delta, Provider, ReasoningEnd, ServerProps
+from ..provider.types import Completion, Provider, ReasoningEnd, ServerProps
 from ..stack.paths import stack_paths
 from .slots import (
     SlotClient,
@@ -85,22 +84,13 @@ class SlotKeeper:
     # --- requests ------------------------------------------------------------------------------
 
     def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        *,
-        max_tokens: int,
-        on_delta: Callable[[Delta], None] | None = None,
-        cancel: threading.Event | None = None,
-        extra: dict[str, Any] | None = None,
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], **kw: Any
     ) -> Completion:
         self._wait()
         with self._lock:
             if self.slot is not None and not self._ours:
                 self._restore(messages)
-        done = self.inner.complete(
-            messages, tools, max_tokens=max_tokens, on_delta=on_delta, cancel=cancel, extra=extra
-        )
+        done = self.inner.complete(messages, tools, **kw)  # the Provider's keywords, as given
         with self._lock:
             self._sent, self._dirty, self._ours = (prefix_hash(messages), len(messages)), True, True
             self._check_restore(done)
