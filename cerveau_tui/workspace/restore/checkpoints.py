@@ -242,10 +242,6 @@ def _entry(e: object) -> Entry:
     return digest, mode
 
 
-def entry_or_none(e: object) -> Entry | None:
-    return None if e is None else _entry(e)
-
-
 def differs(target: Mapping[str, Entry], current: Mapping[str, Entry]) -> list[str]:
     """The paths a restore of `target` over `current` writes or deletes (not-captured ones aside)."""
     out = [
