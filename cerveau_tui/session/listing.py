@@ -104,13 +104,10 @@ def _fold(f: TextIO, session_id: str, mtime: int, own: Path | None) -> SessionSu
     log is summarised as it claims to be, marked, and never resumed."""
     reader = Reader(session_id, full=False)
     verify = sealed_by(load_key(create=False), session_id, own) if own is not None else None
-    evaluated = cached = 0
     for obj in iter_lines(f, verify):
         reader.line(obj)
-        if obj is not None and obj.get("type") == "turn_ended":
-            evaluated += _count(obj, "prompt_evaluated")
-            cached += _count(obj, "prompt_cached")
     s = reader.s
+    evaluated, cached = s.prompt_evaluated, s.prompt_cached
     last = s.turns[-1] if s.turns else None
     status: Status = "interrupted" if s.open_turn is not None else "ended"
     return SessionSummary(
@@ -126,12 +123,6 @@ def _fold(f: TextIO, session_id: str, mtime: int, own: Path | None) -> SessionSu
         prompt_cached=cached,
         cache_pct=int(100 * cached / (evaluated + cached)) if evaluated + cached else None,
     )
-
-
-def _count(event: dict[str, object], key: str) -> int:
-    payload = event.get("payload")
-    value = payload.get(key) if isinstance(payload, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def list_sessions(workspace: Path) -> list[SessionSummary]:

@@ -107,7 +107,7 @@ def _restore(
         cut.reason = "interrupted"
     grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
     if engine.undo_log is not None:
-        engine.undo_log.replay(stored.undo)
+        engine.undo_log.replay(u.model_dump() for u in stored.undo)
     plan.restore(stored.plan_events, stored.writes)  # the ledger: plan events AND writes
     undo_turns = len(engine.undo_log.turns()) if engine.undo_log is not None else 0
     # The engine holds the history now; the session keeps `stored` for its transcript only.

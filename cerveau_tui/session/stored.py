@@ -17,10 +17,11 @@ journal (session/journal.py):
     restore_point / rewind   rewind's points and rewinds (session/rewind/points.py); a rewind
               of the conversation cuts what was folded so far back to its point (rewind/fold.py)
 
-A line that is not a JSON object (torn by a crash mid-write) is skipped and counted, never fatal;
-so is a record whose fields do not validate, and a line without this harness's seal (each line
-carries an HMAC under the person's key: person_key.py). A record kind this version does not know is ignored:
-a newer version's log still resumes here, without what it added.
+Each record is read as its model (protocol/records.py, a closed union like the events). A line
+that is not a JSON object (torn by a crash mid-write) is skipped and counted, never fatal; so is a
+record whose fields do not validate, and a line without this harness's seal (each line carries an
+HMAC under the person's key: person_key.py). A record kind this version does not know is skipped
+and named (`unknown`): a newer version's log still resumes here, without what it added.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-from ..history import History, Message, Origin
+from ..history import History, Message
 from ..person_key import load_key
 from ..plan.paths import norm_rel
 from ..plan.persist import iter_lines, open_log, sealed_by
@@ -49,6 +50,23 @@ from ..protocol import (
     UndoPayload,
     UsagePayload,
     UserExec,
+)
+from ..protocol.records import (
+    ChangesRecord,
+    CutRecord,
+    GrantRecord,
+    LogRecord,
+    MessageRecord,
+    PointRecord,
+    ResetRecord,
+    RevokeRecord,
+    RewindRecord,
+    SessionHeader,
+    UndoRecord,
+    UnknownRecord,
+    WindowRecord,
+    parse_record,
+    read_payload,
 )
 
 #: How many of the last turns the UI redraws on resume (their messages, tool cards, usage); the
@@ -74,30 +92,6 @@ TRANSCRIPT_TYPES = frozenset(
 FOLDED = frozenset({TurnStarted.event_type, TurnEnded.event_type, *PLAN_EVENT_TYPES})
 
 
-class _Message(BaseModel):
-    """What a history message must be to be sent back to the server; kept as written.
-
-    Never `system`: the engine's history holds none (the window puts the session's own system
-    message first), so one in a log was planted, and sent mid-history it would speak with the
-    harness's voice, or make the chat template refuse every request of the resumed session."""
-
-    model_config = ConfigDict(extra="allow")
-
-    role: Literal["user", "assistant", "tool"]
-    content: str | list[Any] | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
-
-
-class GrantRecord(BaseModel):
-    scope_key: str
-    scope: str = ""
-    extra_writable: list[str] = []
-    network: bool = False
-    hosts: list[str] = []  # with `network`: the only hosts (none: any host; older logs too)
-    mac: str = ""  # session/grant_seal.py: restored only when it verifies
-
-
 @dataclass
 class TurnStatus:
     turn_id: str
@@ -114,14 +108,19 @@ class StoredSession:
     history: History = field(default_factory=History)
     window: dict[str, Any] | None = None
     grants: dict[str, GrantRecord] = field(default_factory=dict)  # in grant order
-    undo: list[dict[str, Any]] = field(default_factory=list)
+    undo: list[UndoRecord] = field(default_factory=list)
     turn_changes: dict[str, list[str]] = field(default_factory=dict)
     plan_events: list[Event] = field(default_factory=list)
     #: rel path -> seq of the last successful write (the plan ledger's other half: plan/state.py)
     writes: dict[str, int] = field(default_factory=dict)
     turns: list[TurnStatus] = field(default_factory=list)
     last_seq: int = 0
+    # The cache ledger over every turn (turn_ended's sums, the server's own figures).
+    prompt_evaluated: int = 0
+    prompt_cached: int = 0
     torn: int = 0  # lines skipped: not JSON, or a record that did not validate
+    #: Records of a kind this version does not know (a newer version's), skipped: their kinds.
+    unknown: list[str] = field(default_factory=list)
     #: The last turn's tool results as the model was to read them (call id -> output): a kill
     #: between a result's event and its history message leaves the message to be rebuilt.
     last_results: dict[str, str] = field(default_factory=dict)
@@ -170,58 +169,46 @@ class Reader:
         if obj is None:
             self.s.torn += 1
             return
-        kind = obj.get("kind")
         try:
-            if kind is None:
-                self._event(obj)
+            if "kind" in obj:
+                self._record(parse_record(obj))
             else:
-                self._record(str(kind), obj)
+                self._event(obj)
+        except UnknownRecord as exc:
+            self.s.unknown.append(exc.kind)
         except (ValidationError, ValueError, TypeError):
             self.s.torn += 1
 
-    def _record(self, kind: str, r: dict[str, Any]) -> None:
+    def _record(self, r: LogRecord) -> None:
         s = self.s
-        if kind == "session":
-            started = r.get("started")
-            s.started = started if isinstance(started, str) else None
-        elif kind == "message":
-            m = r.get("m")
-            _Message.model_validate(m)
-            status = r.get("status", "")
-            if self.full and isinstance(m, dict):
-                origin = str(r.get("origin") or Origin.STORED)
-                s.history.append(
-                    Message.from_wire(m, origin, status if isinstance(status, str) else "")
-                )
-        elif kind == "reset":  # written by versions whose compaction replaced the history
-            s.history.restore([])
-        elif kind == "window":
-            state = r.get("state")
-            if not isinstance(state, dict):
-                raise ValueError("window state is not an object")
-            s.window = state
-        elif kind == "grant":
-            g = GrantRecord.model_validate(r)
-            s.grants[g.scope_key] = g
-        elif kind == "revoke":
-            s.grants.pop(str(r.get("scope_key", "")), None)
-        elif kind == "undo":
-            if r.get("op") not in ("before", "command", "pop"):
-                raise ValueError("unknown undo op")
-            s.undo.append(r)
-        elif kind == "changes":
-            paths = r.get("paths")
-            if not isinstance(paths, list):
-                raise ValueError("changes without paths")
-            s.turn_changes[str(r.get("turn_id", ""))] = [str(p) for p in paths]
-        elif kind == "rewind":
-            from .rewind.fold import fold
+        match r:
+            case SessionHeader():
+                s.started = r.started
+            case MessageRecord():
+                if self.full:
+                    s.history.append(Message.from_wire(r.m, r.origin, r.status))
+            case ResetRecord():  # written by versions whose compaction replaced the history
+                s.history.restore([])
+            case WindowRecord():
+                s.window = r.state
+            case GrantRecord():
+                s.grants[r.scope_key] = r
+            case RevokeRecord():
+                s.grants.pop(r.scope_key, None)
+            case UndoRecord():
+                s.undo.append(r)
+            case ChangesRecord():
+                s.turn_changes[r.turn_id] = r.paths
+            case RewindRecord():
+                from .rewind.fold import fold
 
-            fold(s, r, self.full)
-        elif kind == "cut":
-            for t in s.turns:
-                if t.turn_id == r.get("turn_id") and t.reason is None:
-                    t.reason = "interrupted"
+                fold(s, r, self.full)
+            case CutRecord():
+                for t in s.turns:
+                    if t.turn_id == r.turn_id and t.reason is None:
+                        t.reason = "interrupted"
+            case PointRecord():
+                pass  # rewind's (session/rewind/points.py reads them)
 
     def _event(self, raw: dict[str, Any]) -> None:
         s = self.s
@@ -230,14 +217,11 @@ class Reader:
             raise ValueError("not an event")
         s.last_seq = max(s.last_seq, seq)
         if kind == ToolResultPayload.event_type:
-            p = raw.get("payload")
-            if isinstance(p, dict) and p.get("ok", True):
-                for rel in p.get("wrote") or p.get("paths") or ():
-                    if isinstance(rel, str):
-                        s.writes[norm_rel(rel)] = seq
-            if isinstance(p, dict) and isinstance(p.get("call_id"), str):
-                if isinstance(p.get("output"), str):
-                    s.last_results[p["call_id"]] = p["output"]
+            result = read_payload(ToolResultPayload, raw.get("payload") or {})
+            if result.ok:
+                for rel in result.wrote:
+                    s.writes[norm_rel(rel)] = seq
+            s.last_results[result.call_id] = result.output
         if kind not in FOLDED:
             if self.full and kind in TRANSCRIPT_TYPES and s._recent:
                 s._recent[-1].append(raw)
@@ -246,17 +230,19 @@ class Reader:
         if ev.type == TurnStarted.event_type:
             if s.turns and s.turns[-1].reason is None:
                 s.turns[-1].reason = "interrupted"  # a later turn began: this one was cut
-            s.turns.append(TurnStatus(ev.turn_id, str(ev.payload.get("input", ""))))
+            s.turns.append(TurnStatus(ev.turn_id, read_payload(TurnStarted, ev.payload).input))
             s.last_results.clear()
             if self.full:
                 s._recent.append([])
         elif ev.type == TurnEnded.event_type:
+            ended = read_payload(TurnEnded, ev.payload)
+            s.prompt_evaluated += max(0, ended.prompt_evaluated)  # a foreign log says anything
+            s.prompt_cached += max(0, ended.prompt_cached)
             for t in reversed(s.turns):
                 if t.turn_id == ev.turn_id:
-                    t.reason = str(ev.payload.get("reason", "")) or "ended"
-                    t.unmet = [str(u) for u in ev.payload.get("unmet") or []]
-                    v = ev.payload.get("verification")
-                    t.verification = str(v) if v is not None else None
+                    t.reason = str(ended.reason)
+                    t.unmet = list(ended.unmet)
+                    t.verification = ended.verification
                     break
         if ev.type in PLAN_EVENT_TYPES:
             s.plan_events.append(ev)

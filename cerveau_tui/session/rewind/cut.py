@@ -18,6 +18,7 @@ from typing import Any
 
 from ...history import Message
 from ...protocol import Event
+from ...protocol.records import RewindRecord
 from .points import Point
 
 
@@ -48,18 +49,10 @@ class Cut:
         return cls(p.history, p.window, p.seq, p.writes, frozenset(p.grants), frozenset(turns))
 
     @classmethod
-    def of(cls, r: Mapping[str, Any]) -> Cut:
-        """Read back from a `rewind` record; a malformed one raises ValueError."""
-        window, writes = r.get("window"), r.get("writes") or {}
-        if not isinstance(writes, dict) or not (window is None or isinstance(window, dict)):
-            raise ValueError("a rewind record's window or writes is malformed")
+    def of(cls, r: RewindRecord) -> Cut:
+        """Read back from a `rewind` record."""
         return cls(
-            history=int(r.get("history", 0)),
-            window=window,
-            plan_seq=int(r.get("plan_seq", 0)),
-            writes={str(k): int(v) for k, v in writes.items()},
-            grants=frozenset(str(g) for g in r.get("grants") or []),
-            turns=frozenset(str(t) for t in r.get("cut_turns") or []),
+            r.history, r.window, r.plan_seq, r.writes, frozenset(r.grants), frozenset(r.cut_turns)
         )
 
     def record(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...history import History
+from ...protocol.records import RewindRecord
 from .cut import Conversation, Cut, cut
 
 #: session/stored.py's StoredSession (not imported: stored.py imports this module).
@@ -36,16 +37,12 @@ class Before:
     recent: list[list[dict[str, Any]]]
 
 
-def fold(s: StoredSession, r: dict[str, Any], full: bool) -> None:
-    mode = r.get("mode")
-    if mode not in ("both", "code", "conversation"):
-        raise ValueError("unknown rewind mode")
-    if r.get("forward"):
+def fold(s: StoredSession, r: RewindRecord, full: bool) -> None:
+    if r.forward:
         if s.rewound:
             _give_back(s, s.rewound.pop(), full)
         return
-    undo_cut = {str(t) for t in r.get("undo_cut") or []}
-    s.undo = [u for u in s.undo if str(u.get("turn_id", "")) not in undo_cut]
+    s.undo = [u for u in s.undo if u.turn_id not in r.undo_cut]
     to = Cut.of(r)
     now = Conversation(
         tuple(s.history.messages),
@@ -56,14 +53,14 @@ def fold(s: StoredSession, r: dict[str, Any], full: bool) -> None:
     )
     # Only the last one is ever given back (a forward follows its rewind directly, once).
     s.rewound[:] = [Before(now, list(s.turns), dict(s.turn_changes), [list(t) for t in s._recent])]
-    if mode == "code":
+    if r.mode == "code":
         return
     _apply(s, cut(now, to), full)
     gone_turns = [t for t in s.turns if t.turn_id in to.turns]
     s.turns = [t for t in s.turns if t.turn_id not in to.turns]
     for t in to.turns:
         s.turn_changes.pop(t, None)
-    s.undo = [u for u in s.undo if str(u.get("turn_id", "")) not in to.turns]
+    s.undo = [u for u in s.undo if u.turn_id not in to.turns]
     s.last_results.clear()
     # The redraw: the cut turns' events leave with them (the deque holds the last turns), and a
     # point inside a turn's redraw (before a `!cmd`) takes what came from it on.
