@@ -3,7 +3,6 @@
     .venv/bin/python benchmarks/scale.py --files 100000 --rounds 20 --json
     .venv/bin/python benchmarks/scale.py --files 10000 --before     # also the old engines
     .venv/bin/python benchmarks/scale.py --all                      # 1k, 10k, 100k (--huge: 300k)
-    .venv/bin/python benchmarks/scale.py --files 100000 --index-before --json  # search index off/on
 
 A workspace of N files shaped like a real repository (folders 3-6 deep, ~20 files each, sizes
 log-normal around 2.5 KB, an ignored `node_modules/` and `build/`, a `.git` with one commit) is
@@ -18,10 +17,8 @@ call), median and p95, MINUS the same on a 10-file workspace (what is left grows
 the sandbox's own start is in both); `search` latency (the tool's own duration, median); the
 first-prompt latency (session build to the first model request); the peak RSS of the harness,
 and its excess over the 10-file session. `--before` runs the same session again with the old
-engines forced (CERVEAU_FINGERPRINT=walk, CERVEAU_SEARCH_ENGINE=builtin) in the same run.
-`--index-before` runs the session first with the search index off (CERVEAU_SEARCH_INDEX=off), then
-with it: `search_index_at_start` says whether an earlier session had left one (the first session on
-a tree builds it in the background, its searches read every file meanwhile).
+fingerprint forced (CERVEAU_FINGERPRINT=walk) in the same run. (Search has one engine, rg: the
+trigram index it had was measured here and removed, see the commit that did.)
 The machine is shared and noisy: read the ratios, not the last digit.
 """
 
@@ -167,12 +164,6 @@ def child(ws: Path, rounds: int) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from harness import Timed
 
-    from cerveau_tui.state_home import state_path
-    from cerveau_tui.tools.search_index_session import INDEX_NAME
-
-    # An index left by an earlier session on this tree is loaded at the start; without one,
-    # this session's searches read every file while its index is built in the background.
-    index_at_start = state_path(ws, INDEX_NAME).exists()
     reads = sorted(str(p.relative_to(ws)) for p in (ws / "src" / "pkg000").rglob("*.py"))[:5]
     plan = script(rounds, reads or ["src/scratch/a.txt"] * 5)
     tools = [r["tool_calls"][0]["name"] for r in plan["responses"] if "tool_calls" in r]
@@ -230,7 +221,6 @@ def child(ws: Path, rounds: int) -> dict[str, Any]:
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "failed": failed,
         "calls": len(results),
-        "search_index_at_start": index_at_start,
     }
 
 
@@ -269,7 +259,6 @@ def figures(n: int, rounds: int, env: dict[str, str] | None = None) -> dict[str,
         "round_ms_median_raw": round(statistics.median(big["round_ms"]), 1),
         "round_ms_median_small": round(s_med, 1),
         "search_ms": [round(x) for x in big["search_ms"]],
-        "search_index_at_start": big["search_index_at_start"],
         "search_tails": big["search_first_lines"],
         "turn_ended": big["reason"],
         "calls": big["calls"],
@@ -283,11 +272,6 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--json", action="store_true", help="one JSON object per size")
     ap.add_argument("--before", action="store_true", help="also with the old engines forced")
-    ap.add_argument(
-        "--index-before",
-        action="store_true",
-        help="also with the search index off (CERVEAU_SEARCH_INDEX=off), first",
-    )
     ap.add_argument("--all", action="store_true", help="1,000 / 10,000 / 100,000 files")
     ap.add_argument("--huge", action="store_true", help="allow 300,000 files (with --all: add it)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -301,15 +285,9 @@ def main() -> int:
     if max(sizes) > 100_000 and not args.huge:
         ap.error("more than 100,000 files needs --huge (~1.3 GB on disk, minutes to generate)")
     for n in sizes:
-        off = (
-            figures(n, args.rounds, {"CERVEAU_SEARCH_INDEX": "off"}) if args.index_before else None
-        )
         res = figures(n, args.rounds)
-        if off is not None:
-            keep = ("search_ms_median", "search_ms", "rss_mb", "rss_mb_over_small")
-            res["index_off"] = {k: off[k] for k in keep}
         if args.before:
-            old = {"CERVEAU_FINGERPRINT": "walk", "CERVEAU_SEARCH_ENGINE": "builtin"}
+            old = {"CERVEAU_FINGERPRINT": "walk"}
             res["before"] = {
                 k: v
                 for k, v in figures(n, args.rounds, old).items()
