@@ -26,9 +26,17 @@ from typing import TypedDict
 
 from . import watch
 from .digest import hash_bytes, hash_path
-from .live import LiveTree, PendingScan, take_snapshot
+from .live import LiveTree
 from .rules import RACY_WINDOW_NS
-from .snapshot import Snapshot, _Journal, diff_snapshots
+from .snapshot import (
+    Snapshot,
+    _Journal,
+    bucket_digest,
+    bucket_of,
+    diff_snapshots,
+    dir_digest,
+    top_digest,
+)
 from .stat_cache import StatCache
 from .watch import TreeWatch
 
@@ -69,9 +77,7 @@ class Fingerprinter(StatCache):
         super().__init__(root, ignore_dirs, clock=clock, hasher=hasher)
         self.last: Snapshot | None = None
         self._journal = _Journal()
-        self._dir_digests: dict[
-            str, str
-        ] = {}  # the live fingerprint's folders (live.take_snapshot)
+        self._dir_digests: dict[str, str] = {}  # the live fingerprint's folders (_live_snapshot)
         self._snap_dirs: dict[str, dict[str, str]] = {}
         self._buckets: dict[int, set[str]] = {}
         self._bucket_digests: dict[int, str] = {}
@@ -130,7 +136,7 @@ class Fingerprinter(StatCache):
                 self._build()  # not started in the background: the first scan builds it
             if self._live is not None:
                 try:
-                    return take_snapshot(self, self._live)
+                    return self._live_snapshot(self._live)
                 except Exception as exc:  # WatchFailed, or a bug: never a wrong fingerprint
                     self._stop_watch(str(exc) or type(exc).__name__)
             return self._walk_scan()
@@ -220,7 +226,53 @@ class Fingerprinter(StatCache):
         live.build(on_files)
         self._live = live
         self.method, self.reason = "inotify", None
-        take_snapshot(self, live)
+        self._live_snapshot(live)
+
+    def _live_snapshot(self, live: LiveTree) -> Snapshot:
+        """The next Snapshot from the live tree: only the folders that changed are digested again."""
+        if not live.sync() and self.last is not None and self.last._lineage is not None:
+            return self.last
+        changed, everything = live.changed, live.everything
+        live.changed, live.everything = set(), False
+        # Only the folders that changed are rebuilt: their digest, their bucket's digest; the
+        # snapshot holds every folder's mapping as the live tree has it (shared, never copied).
+        dirs, dds, buckets = self._snap_dirs, self._dir_digests, self._buckets
+        todo = list(live.dirs) if everything else {p.rpartition("/")[0] for p in changed}
+        if everything:  # the first walk: from nothing
+            for held in (dirs, dds, buckets, self._bucket_digests):
+                held.clear()
+        touched: set[int] = set()
+        for d in todo:
+            b = bucket_of(d)
+            inner = live.dirs.get(d)
+            if inner:
+                dirs[d] = inner
+                dds[d] = dir_digest([(r.rpartition("/")[2], v) for r, v in inner.items()])
+                buckets.setdefault(b, set()).add(d)
+            else:
+                dirs.pop(d, None)
+                dds.pop(d, None)
+                if inner is not None and d not in live.dir_specs:
+                    del live.dirs[d]  # a folder gone (an empty one walked keeps its place)
+                buckets.get(b, set()).discard(d)
+            touched.add(b)
+        live.shared()
+        for b in touched:
+            members = buckets.get(b)
+            if members:
+                self._bucket_digests[b] = bucket_digest({d: dds[d] for d in members})
+            else:
+                buckets.pop(b, None)
+                self._bucket_digests.pop(b, None)
+        digest = top_digest(self._bucket_digests)
+        # The first snapshot's change set is "everything": journalled as unknown (a diff across it
+        # compares the snapshots), not as a set of every path.
+        gen = self._journal.add(None if everything else frozenset(changed))
+        snap = Snapshot(
+            _dirs=dict(dirs), _len=live.count, _digest=digest, _lineage=(self._journal, gen)
+        )
+        self.last = snap
+        return snap
 
     def _stop_watch(self, why: str) -> None:
         self._live = None
@@ -300,3 +352,18 @@ class Fingerprinter(StatCache):
             pending, self._pending = self._pending, []
         for p in pending:
             p.resolve()
+
+
+class PendingScan:
+    """A scan asked for before the first snapshot was built (Fingerprinter.scan_soon)."""
+
+    def __init__(self, fp: Fingerprinter) -> None:
+        self._fp = fp
+        self._snap: Snapshot | None = None
+        self._lock = threading.Lock()
+
+    def resolve(self) -> Snapshot:
+        with self._lock:
+            if self._snap is None:
+                self._snap = self._fp.scan()
+            return self._snap

@@ -20,18 +20,13 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import pathspec
 
 from .rules import RACY_WINDOW_NS, _ignored
-from .snapshot import Snapshot, bucket_digest, bucket_of, dir_digest, top_digest
+from .stat_cache import StatCache
 from .watch import TreeWatch
-
-if TYPE_CHECKING:  # fingerprinter.py imports this module: the name only, for the checker
-    from .fingerprinter import Fingerprinter
 
 Specs = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 
@@ -50,7 +45,7 @@ def _split(rel: str) -> tuple[str, str]:
 
 
 class LiveTree:
-    def __init__(self, fp: Fingerprinter, tw: TreeWatch) -> None:
+    def __init__(self, fp: StatCache, tw: TreeWatch) -> None:
         self.fp = fp
         self.tw = tw
         self.dirs: dict[str, dict[str, str]] = {}  # folder -> {rel: digest} (see the module)
@@ -265,63 +260,3 @@ class LiveTree:
             count += 1
             if progress is not None and count % 5000 == 0:  # PROGRESS_FILES
                 progress(count)
-
-
-def take_snapshot(fp: Fingerprinter, live: LiveTree) -> Snapshot:
-    """The live fingerprint's next Snapshot (Fingerprinter.scan with a watch)."""
-    if not live.sync() and fp.last is not None and fp.last._lineage is not None:
-        return fp.last
-    changed, everything = live.changed, live.everything
-    live.changed, live.everything = set(), False
-    # Only the folders that changed are rebuilt: their digest, their bucket's digest; the
-    # snapshot holds every folder's mapping as the live tree has it (shared, never copied).
-    dirs, dds, buckets = fp._snap_dirs, fp._dir_digests, fp._buckets
-    todo = list(live.dirs) if everything else {p.rpartition("/")[0] for p in changed}
-    if everything:  # the first walk: from nothing
-        for held in (dirs, dds, buckets, fp._bucket_digests):
-            held.clear()
-    touched: set[int] = set()
-    for d in todo:
-        b = bucket_of(d)
-        inner = live.dirs.get(d)
-        if inner:
-            dirs[d] = inner
-            dds[d] = dir_digest([(r.rpartition("/")[2], v) for r, v in inner.items()])
-            buckets.setdefault(b, set()).add(d)
-        else:
-            dirs.pop(d, None)
-            dds.pop(d, None)
-            if inner is not None and d not in live.dir_specs:
-                del live.dirs[d]  # a folder gone (an empty one walked keeps its place)
-            buckets.get(b, set()).discard(d)
-        touched.add(b)
-    live.shared()
-    for b in touched:
-        members = buckets.get(b)
-        if members:
-            fp._bucket_digests[b] = bucket_digest({d: dds[d] for d in members})
-        else:
-            buckets.pop(b, None)
-            fp._bucket_digests.pop(b, None)
-    digest = top_digest(fp._bucket_digests)
-    # The first snapshot's change set is "everything": journalled as unknown (a diff across it
-    # compares the snapshots), not as a set of every path.
-    gen = fp._journal.add(None if everything else frozenset(changed))
-    snap = Snapshot(_dirs=dict(dirs), _len=live.count, _digest=digest, _lineage=(fp._journal, gen))
-    fp.last = snap
-    return snap
-
-
-class PendingScan:
-    """A scan asked for before the first snapshot was built (Fingerprinter.scan_soon)."""
-
-    def __init__(self, fp: Fingerprinter) -> None:
-        self._fp = fp
-        self._snap: Snapshot | None = None
-        self._lock = threading.Lock()
-
-    def resolve(self) -> Snapshot:
-        with self._lock:
-            if self._snap is None:
-                self._snap = self._fp.scan()
-            return self._snap
