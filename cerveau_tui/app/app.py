@@ -119,6 +119,7 @@ class CerveauApp(App[int]):
             self.approvals,
             self.job_done,
             lambda: self.exiting,
+            lambda: self.runner.session if self.runner is not None else None,
             self.attention,
         )
         self.keys = Keyboard(self, clock)

@@ -134,8 +134,7 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             "Ask again next time instead of approving this for the session",
             partial(revoke_grant, app, key, scope),
         )
-    rules = getattr(session, "lasting_rules", None)
-    for key, raw, decision in rules() if rules is not None else []:
+    for key, raw, decision in session.lasting_rules() if session is not None else []:
         kind = "always" if decision == "allow" else "never"
         scope = visible(raw)  # the model wrote the command it names: its controls shown inert
         yield SystemCommand(
@@ -153,6 +152,5 @@ def revoke_grant(app: PaletteHost, key: str, scope: str) -> None:
 
 def revoke_rule(app: PaletteHost, key: str, shown: str) -> None:
     session = app.runner.session if app.runner is not None else None
-    revoke = getattr(session, "revoke_rule", None)
-    if revoke is not None and revoke(key):
+    if session is not None and session.revoke_rule(key):
         app.chat.notice(f"lasting rule revoked ({shown})")

@@ -13,7 +13,7 @@ import gc
 import time
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
@@ -61,6 +61,9 @@ from .widgets.status_bar import StatusBar
 from .widgets.tool_card import DraftCard
 from .wire import Untyped, typed
 
+if TYPE_CHECKING:
+    from ..session import Session
+
 #: How often streamed text reaches the widgets. 50 ms: at a 1,000 tokens/s feed it gave the best
 #: key latency of the variants measured (shared/reference/textual.md), and 20 updates a second
 #: still reads as smooth.
@@ -78,7 +81,8 @@ def grant_shown(scope: str, lasting: bool) -> str:
 class Router:
     """Drains the bridge and applies each item to the main screen's widgets.
 
-    `exiting` says the app is going away; `job_done` is the app's: a finished job ends `busy`."""
+    `exiting` says the app is going away; `job_done` is the app's: a finished job ends `busy`;
+    `session` is the session the grants are read from."""
 
     def __init__(
         self,
@@ -88,6 +92,7 @@ class Router:
         approvals: Approvals,
         job_done: Callable[[JobDone], None],
         exiting: Callable[[], bool],
+        session: Callable[[], Session | None],
         attention: Attention | None = None,
     ) -> None:
         self.app = app
@@ -96,6 +101,7 @@ class Router:
         self.approvals = approvals
         self._job_done = job_done
         self._exiting = exiting
+        self._session = session  # the runner's, once built (None while it starts)
         self._attention = attention  # rings the person when a long turn ends
         self._last_drain = 0.0
         self._drain_timer: Any = None
@@ -263,17 +269,14 @@ class Router:
     def grants(self) -> None:
         """The grants in force as the session holds them, read when the engine is idle (ready,
         a job done, the palette closed): revoked ones go, a resumed session's appear."""
-        runner = getattr(self.app, "runner", None)
-        session = runner.session if runner is not None else None
-        held = getattr(session, "session_grants", None)
-        if not callable(held):
+        session = self._session()
+        if session is None:
             return
-        rules = getattr(session, "lasting_rules", None)
         try:
-            scopes = [visible(str(scope)) for _, scope in held()]
+            scopes = [visible(str(scope)) for _, scope in session.session_grants()]
             # The workspace's "always" rules are in force too (found: the header dropped one
             # given in the dialog as soon as the turn ended, keeping the session's only).
-            lasting = rules() if callable(rules) else []
+            lasting = session.lasting_rules()
             scopes += [grant_shown(visible(str(s)), True) for _, s, d in lasting if d == "allow"]
         except RuntimeError:  # changed while read (a grant given this instant): the event has it
             return

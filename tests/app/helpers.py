@@ -160,3 +160,9 @@ class FakeSession:
 
     def revoke(self, scope_key: str) -> bool:
         return False
+
+    def lasting_rules(self) -> list[tuple[str, str, str]]:
+        return []
+
+    def revoke_rule(self, scope_key: str) -> bool:
+        return False

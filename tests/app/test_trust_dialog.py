@@ -16,32 +16,9 @@ from cerveau_tui.app.widgets.entries import NoticeLine
 from cerveau_tui.app.workspace_trust import TrustHooks
 from cerveau_tui.config import Settings
 
-from .helpers import FakeClock, press_alone, wait_until
+from .helpers import FakeClock, FakeSession, press_alone, wait_until
 
 REVIEW = ["sandbox: full-access (otherwise workspace-write)", "network: granted to every command"]
-
-
-class FakeEngine:
-    def interrupt(self) -> None:
-        pass
-
-
-class FakeSession:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.engine: Any = FakeEngine()
-
-    def close(self) -> None:
-        pass
-
-    def status(self) -> dict[str, Any]:
-        return {}
-
-    def set_network(self, on: bool) -> None:
-        pass
-
-    def set_discuss(self, on: bool) -> None:
-        pass
 
 
 class Harness:
@@ -80,7 +57,7 @@ class Harness:
     def factory_for(self, settings: Settings) -> Any:
         def factory(bus: Any, approver: Any, progress: Any) -> FakeSession:
             self.built.append(settings)
-            return FakeSession(settings)
+            return FakeSession()
 
         return factory
 
