@@ -10,8 +10,8 @@ never races a turn and the UI thread hashes nothing. Each step comes back to the
   the answer        -> [engine] rewinder.rewind(...)    -> the chat redrawn from the cut history
 
 The rewinder refuses (OutsideChanges) when a file changed outside the harness would be
-overwritten; the dialog then asks about exactly those files. A session without a rewinder (a
-test double, an older build) falls back to the one-level undo for "rewind the last turn".
+overwritten; the dialog then asks about exactly those files. "Rewind the last turn" (what undo
+was) is the same question for the newest turn, without the list.
 """
 
 from __future__ import annotations
@@ -162,13 +162,13 @@ def open_list(app: Host) -> None:
 
 
 def rewind_last(app: Host) -> None:
-    """The palette's "Rewind the last turn" (was the one-level undo): the question for the
-    newest turn still in the conversation, without the list."""
+    """The palette's "Rewind the last turn" (what undo was): the question for the newest turn
+    still in the conversation, without the list."""
     runner = app.runner
     if runner is None or app.busy:
         return
     if rewinder_of(app) is None:
-        runner.undo()  # no checkpoints in this session: the file tools' undo
+        app.chat.notice("rewind is not available in this session", "warning")
         return
     last = _last(app)
 

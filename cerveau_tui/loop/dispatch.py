@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import ValidationError
 
-from .. import protocol as P
 from ..hooks import Hook, TurnContext
 from ..policy.judge import Judge
 from ..policy.verdict import Verdict
@@ -21,7 +20,6 @@ from ..protocol import CallStatus
 from ..sandbox.base import Grant
 from ..tools.base import RetryClass, Tool, ToolContext, ToolError, ToolResult, clean_text
 from ..tools.registry import Registry
-from ..workspace.undo import UndoLog
 from .approver import ApprovalDecision, ApprovalRequest, Approver, resolved_event
 from .events import TurnEvents
 from .schedule import ToolExecution, schedule
@@ -51,7 +49,6 @@ class Dispatcher:
         hooks: Sequence[Hook],
         state: EngineState,
         tool_context: ToolContextFactory,
-        undo_log: UndoLog | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.registry = registry
@@ -61,7 +58,6 @@ class Dispatcher:
         self.hooks = hooks
         self.state = state
         self.tool_context = tool_context
-        self.undo_log = undo_log
         self.sleep = sleep  # injected: a test of the transient retry should not wait
         #: The person's own `!cmd` (Engine.exec): its dialog's Esc stops no turn, and "the
         #: person stopped the turn" was untrue there (issue 33).
@@ -211,7 +207,6 @@ class Dispatcher:
         tool = ex.tool
         assert tool is not None, "a call without a tool carries an error and never executes"
         ctx = self.tool_context(grant)
-        self._before_change(ex, tool)
         self.events.status(ex, CallStatus.RUNNING)
         started = time.monotonic()
         result = self._invoke(tool, ex, ctx)
@@ -260,18 +255,6 @@ class Dispatcher:
         if retry is None or retry.grant is None or _within(retry.grant, ran_with):
             return None
         return retry, self._ask(ex, retry)
-
-    def _before_change(self, ex: ToolExecution, tool: Tool) -> None:
-        if not tool.mutates or self.undo_log is None or ex.declared is None:
-            return
-        turn_id = self.events.bus.turn_id
-        try:
-            if tool.runs_command:
-                self.undo_log.command_ran(turn_id)
-            else:
-                self.undo_log.before_write(turn_id, ex.declared.writes)
-        except OSError as exc:  # bookkeeping must not stop the work; say undo is weaker
-            self.events.bus.emit(P.NoticePayload(text=f"undo will not cover this call: {exc}"))
 
     def _invoke(self, tool: Tool, ex: ToolExecution, ctx: ToolContext) -> ToolResult:
         result = self._invoke_raw(tool, ex, ctx)

@@ -30,7 +30,6 @@ from ..tools.base import Delegator, ToolContext
 from ..tools.registry import Registry
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.restore.store import BlobStore
-from ..workspace.undo import UndoLog, UndoResult
 from .approver import Approver, DenyAll
 from .delegate import READ_TOOLS, Delegation, LinkedCancel
 from .dispatch import Dispatcher
@@ -85,7 +84,6 @@ class Engine:
         fingerprinter: Fingerprinter | None = None,
         store: BlobStore | None = None,
         plan: PlanState | None = None,  # shared with the PlanHook
-        undo_log: UndoLog | None = None,
         delegation: bool = False,  # the explore tool gets a read-only child runner
         system: str | None = None,  # a delegated child's: the session's own (same cached prefix)
         state: EngineState | None = None,  # the session's, when its log listens to it
@@ -114,7 +112,6 @@ class Engine:
         self.fingerprinter = fingerprinter
         self.store = store
         self.plan = plan
-        self.undo_log = undo_log
         self.delegate: Delegator | None = None
         self.loop_state = state if state is not None else EngineState()
         self.thinking = ThinkingStop()  # the person's "stop thinking" (thinking.py)
@@ -134,10 +131,6 @@ class Engine:
     @property
     def history(self) -> History:
         return self.loop_state.history
-
-    @property
-    def turn_changes(self) -> dict[str, list[str]]:
-        return self.loop_state.turn_changes
 
     @property
     def system(self) -> str:
@@ -173,16 +166,14 @@ class Engine:
         self,
         *,
         history: Sequence[Message],
-        turn_changes: dict[str, list[str]],
         window: dict[str, Any] | None = None,
         task: str = "",
     ) -> None:
         """A resumed session's state before its first turn: the history as the model saw it,
-        what each turn changed (undo's report), the compacted window when there was one."""
+        the compacted window when there was one."""
         state = self.loop_state
         state.history.restore(history)
         state.task = task
-        state.turn_changes.update(turn_changes)
         if window is not None:
             state.window = WindowState.from_dict(window)
 
@@ -270,41 +261,6 @@ class Engine:
             self.loop_state.history.append(Message.user(f"{said}:\n{output}", Origin.SHELL))
             return output
 
-    def undo(self) -> UndoResult | None:
-        """Put back what the last turn's file tools changed; report what a command changed
-        that cannot be put back. The model is told, so it does not build on vanished work."""
-        if self.undo_log is None or not self.undo_log.can_undo():
-            self.bus.emit(P.NoticePayload(text="nothing to undo"))
-            return None
-        changes = self.loop_state.turn_changes
-        last = list(changes)[-1] if changes else ""
-        result = self.undo_log.undo_last(changes.get(last, []))
-        if result is None:
-            return None
-        self.loop_state.tools.record_write(self.workspace)  # the verification seal goes stale
-        self.bus.emit(
-            P.UndoPayload(
-                turn_id=result.turn_id,
-                restored=result.restored,
-                removed=result.removed,
-                not_restorable=result.not_restorable,
-            ),
-        )
-        if self.plan is not None:
-            self.plan.publish(self.bus)  # the views' report: files came back with no turn around
-        text = "The person undid your last turn's file changes"
-        back = [p for p in result.restored if p not in result.removed]
-        if back:
-            text += ": " + ", ".join(back[:20]) + " are back as they were"
-        if result.removed:
-            text += ". Deleted (they did not exist before): " + ", ".join(result.removed[:20])
-        if result.not_restorable:
-            text += ". Changed by a command and NOT restored: " + ", ".join(
-                result.not_restorable[:20]
-            )
-        self.history.append(Message.harness(f"{text}."))
-        return result
-
     def compact(self, keep_rounds: int = 2) -> int:
         """Compact the window now (the person asked: a long session on a small window): the
         newest `keep_rounds` rounds stay verbatim, the rest becomes one summary block. The history
@@ -389,6 +345,5 @@ class Engine:
             hooks=self.hooks,
             state=self.loop_state,
             tool_context=self.tool_context,
-            undo_log=self.undo_log,
             sleep=self.sleep,
         )

@@ -29,7 +29,6 @@ class EngineState:
     cancel: threading.Event = field(default_factory=threading.Event)
     task: str = ""  # the current turn's input, for the resume brief
     failures: list[str] = field(default_factory=list)  # recent failed calls, for the resume brief
-    turn_changes: dict[str, list[str]] = field(default_factory=dict)  # turn id -> paths changed
     # The compacted block and where the verbatim tail starts (context/window.py); the history
     # itself stays append-only.
     window: WindowState = field(default_factory=WindowState)

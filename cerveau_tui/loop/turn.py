@@ -116,7 +116,7 @@ class Turn:
         self.stops = StopNotes(bus, self.turn_id)  # folded at the end (stop_notes.py)
 
     def run(self) -> Outcome:
-        before = self._begin()
+        self._begin()
         reason, message, extra = P.TURN_COMPLETED, "", {}
         try:
             self._hooks_start()
@@ -139,20 +139,17 @@ class Turn:
         except Exception as exc:  # a bug must end the turn with a reason, never hang the client
             reason, message = P.TURN_ERROR, f"internal error: {type(exc).__name__}: {exc}"
             self.bus.emit(P.ErrorPayload(message=message, error_class="internal"))
-        return self._end(before, reason, message, extra)
+        return self._end(reason, message, extra)
 
     # --- the rounds ------------------------------------------------------------------------------
 
-    def _begin(self) -> Any:
+    def _begin(self) -> None:
         self.bus.turn_id = self.turn_id
         self.state.cancel.clear()
         self.bus.emit(P.TurnStarted(input=self.task))
         self.state.history.append(Message.user(self.task))
         self.stops.start = len(self.state.history)
         self.state.task = self.task
-        # Not a wait for a large tree's first fingerprint: the model is asked meanwhile, and the
-        # turn's "before" is taken at its first call (_run), before anything can change.
-        return self.fingerprinter.scan_soon() if self.fingerprinter is not None else None
 
     def _hooks_start(self) -> None:
         for h in self.hooks:
@@ -330,8 +327,6 @@ class Turn:
     # --- running the calls -----------------------------------------------------------------------
 
     def _run(self, execs: list[ToolExecution]) -> None:
-        if self.fingerprinter is not None:
-            self.fingerprinter.settle()  # the turn's "before" (scan_soon), if still pending
         ran = self.dispatcher.run_all(execs, self.ctx)
         for ex in ran:
             self._record(ex)
@@ -376,14 +371,7 @@ class Turn:
         returned (turn_ended is out), in the background."""
         after_turn(self.hooks, self.ctx, self.reason, self.bus)
 
-    def _end(
-        self, before: Any, reason: P.StopReason, message: str, extra: dict[str, Any]
-    ) -> Outcome:
-        if self.fingerprinter is not None and before is not None:
-            try:
-                self.state.turn_changes[self.turn_id] = self.fingerprinter.changed_since(before)
-            except OSError:
-                pass
+    def _end(self, reason: P.StopReason, message: str, extra: dict[str, Any]) -> Outcome:
         for h in self.hooks:
             try:
                 extra = {**h.on_turn_end(self.ctx, reason), **extra}

@@ -1,87 +1,57 @@
-"""Wiring: from Settings to a running session (provider, tools, boundary, hooks, engine, log).
+"""The session: what a client (the TUI, the headless runner, a test) holds of a running one.
 
-The only place that knows every mechanism; the engine itself imports none of them.
+`build_session` makes its parts in steps (build.py) and the Session holds them, frozen: the
+engine, the bus and the settings it was built with, its log and rewinder, and what the palette
+asks of it (grants and rules, notes and lessons, skills, discussion mode, the done gate).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import protocol as P
 from ..bus import Emitter
 from ..config import Settings
 from ..history import Message, Origin
-from ..hooks import Hook
 from ..loop.approver import Approver, DenyAll
-from ..loop.engine import Engine
-from ..loop.state import EngineState
 from ..plan.models import PlanReport
-from ..plan.persist import SessionLog
-from ..plan.state import PlanState
 from ..provider.errors import public_url
-from ..provider.llama import LlamaProvider
-from ..provider.types import Provider, ServerProps
+from ..provider.types import Provider
 from ..reminders import skill_book
-from ..sandbox.base import Runner
-from ..sandbox.protect import keep_out_of_git, require_writable_state_dir
-from ..tools.registry import Registry, default_tools
-from ..workspace.fingerprint.fingerprinter import Fingerprinter
-from ..workspace.restore.store import BlobStore
-from ..workspace.undo import UndoLog
-from . import boundary, slot_keeper, wiring
-from . import resume as resume_
-from .journal import Journal
-from .rewind import Rewinder
-from .stored import StoredSession
+from . import build
+from .build import DISCUSS_TOOLS, Parts, Progress
 
 if TYPE_CHECKING:
-    from ..stack.server import ManagedServer
-
-Progress = Callable[[str, float | None, str], None]
-
-#: What a discussion turn may use: look, and commit a plan. Structural: the other tools are absent.
-DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan", "load_skill")
+    from ..memory.lessons_hook import LessonsHook
+    from ..memory.store import MemoryStore
 
 
-@dataclass
 class Session:
-    settings: Settings
-    bus: Emitter
-    engine: Engine
-    approver: Approver
-    server_url: str
-    managed: ManagedServer | None = None  # when we started llama-server ourselves
-    props: ServerProps | None = None
-    sandbox_status: dict[str, Any] = field(default_factory=dict)  # the self-check's report
-    token_source: str = "estimate"
-    log: SessionLog | None = None
-    full_registry: Registry | None = None  # the registry outside discussion mode
-    journal: Journal | None = None  # what the log holds beyond events
-    resumed: StoredSession | None = None  # when this session continues one
-    rewinder: Rewinder | None = None  # restore points and rewinds (session/rewind/)
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        # What its clients read by name; the rest through `parts`.
+        self.engine, self.bus, self.settings = parts.engine, parts.bus, parts.settings
+        self.log, self.rewinder = parts.log, parts.rewinder
 
     def transcript(self) -> list[Any]:
         """The stored events of the resumed session for the UI to redraw (messages, tool calls
         and results, plan events, usage, turn ends; the last turns of a long one): [] when fresh."""
-        return self.resumed.transcript() if self.resumed is not None else []
+        resumed = self.parts.resumed
+        return resumed.transcript() if resumed is not None else []
 
     def status(self) -> dict[str, Any]:
-        props = self.props
+        model, sandbox = self.parts.model, self.parts.sandbox_status
         return {
-            "server_url": public_url(self.server_url),  # shown and logged: no user:password
-            "managed": self.managed is not None,
-            "model": (
-                (props.model_path if props else None) or self.settings.model_name or ""
-            ).split("/")[-1],
+            "server_url": public_url(model.url),  # shown and logged: no user:password
+            "managed": model.managed is not None,
+            "model": model.name.split("/")[-1],
             "n_ctx": self.engine.n_ctx,
-            "build_info": props.build_info if props else None,
+            "build_info": model.props.build_info if model.props else None,
             "action_mode": _action_mode(self.engine.provider, self.settings.action_mode),
-            "sandbox_backend": self.sandbox_status.get("backend", "none"),
-            "sandbox_enforced": bool(self.sandbox_status.get("enforced", False)),
-            "sandbox_gaps": len(self.sandbox_status.get("gaps") or []),
-            "tokenizer": self.token_source,
+            "sandbox_backend": sandbox.get("backend", "none"),
+            "sandbox_enforced": bool(sandbox.get("enforced", False)),
+            "sandbox_gaps": len(sandbox.get("gaps") or []),
+            "tokenizer": model.token_source,
         }
 
     def report(self) -> PlanReport:
@@ -105,11 +75,10 @@ class Session:
 
     def set_discuss(self, on: bool) -> None:
         """Discussion mode: the model may only read and commit a plan. Structural, as at start-up:
-        the other tools leave the registry (and come back when it ends)."""
-        if self.full_registry is None:
-            self.full_registry = self.engine.registry
+        the other tools leave the engine's registry (and come back when it ends)."""
         self.settings.discuss = on
-        self.engine.registry = self.full_registry.only(*DISCUSS_TOOLS) if on else self.full_registry
+        tools = self.parts.registry
+        self.engine.registry = tools.only(*DISCUSS_TOOLS) if on else tools
         self.bus.emit(
             P.NoticePayload(
                 text="discussion mode: read and plan only"
@@ -122,9 +91,10 @@ class Session:
         """The detected check to offer as the done gate, once per workspace: its command while
         `[done] gate` is undecided and no criteria are written; None otherwise."""
         from ..adapters.registry import resolve_stack_for_run
+        from ..done.hook import GateHook
 
         # Proved unable to run at wiring (issue 33): not offered; the gate's notice says why.
-        if any(getattr(h, "cannot_run", "") for h in self.engine.hooks):
+        if any(isinstance(h, GateHook) and h.cannot_run for h in self.engine.hooks):
             return None
         stack = resolve_stack_for_run(self.settings.workspace, self.settings)
         return stack.detected if stack.undecided else None
@@ -150,18 +120,16 @@ class Session:
         )
 
     def close(self) -> None:
+        p = self.parts
         self.engine.interrupt()
         self.engine.close()
         if self.engine.fingerprinter is not None:
             self.engine.fingerprinter.close()  # its inotify watch (fs.inotify.max_user_instances)
-        if self.journal is not None:
-            self.journal.flush()
-        if self.log is not None:
-            self.log.close()  # fsync'd, and the lock released: the session can be resumed
-        self.engine.provider.close()
-        if self.managed is not None:
-            self.managed.stop()
-            self.managed = None
+        p.journal.flush()
+        p.log.close()  # fsync'd, and the lock released: the session can be resumed
+        p.model.provider.close()
+        if p.model.managed is not None:
+            p.model.managed.stop()  # a second close finds it stopped
 
     def session_grants(self) -> list[tuple[str, str]]:
         """(scope_key, scope spelled out) for each "approve for this session" still in force:
@@ -181,7 +149,7 @@ class Session:
         store = self._memory()
         return store.forget(note_id) if store is not None else False
 
-    def _memory(self) -> Any:
+    def _memory(self) -> MemoryStore | None:
         from ..memory.turn_close import TurnCloseHook
 
         hook = next((h for h in self.engine.hooks if isinstance(h, TurnCloseHook)), None)
@@ -198,7 +166,7 @@ class Session:
         hook = self._lessons()
         return hook.forget(lesson_id) if hook is not None else False
 
-    def _lessons(self) -> Any:
+    def _lessons(self) -> LessonsHook | None:
         from ..memory.lessons_hook import LessonsHook
 
         return next((h for h in self.engine.hooks if isinstance(h, LessonsHook)), None)
@@ -255,174 +223,8 @@ def build_session(
     resume: str | None = None,
 ) -> Session:
     """`resume`: None starts fresh; an id (or "" / "last": the latest) resumes that stored session
-    in place: same id, its log appended to, its history, plan, grants and undo back (resume.py)."""
-    # Never bound writable into a sandbox, nor its .cerveau made: a folder other users share.
-    from ..workspace.private import require_private
-
-    require_private(settings.workspace)
-    # First: a read-only workspace failed after the server had loaded, on a raw OSError.
-    require_writable_state_dir(settings.workspace)
-    bus = bus or Emitter()
-    managed = None
-    if provider is None:
-        if settings.server_url:
-            url = settings.server_url
-        else:
-            from ..stack.server import ensure_server
-
-            def stack_progress(stage: str, fraction: float | None, line: str) -> None:
-                bus.emit(P.StackProgress(stage=stage, fraction=fraction, line=line))
-                if progress:
-                    progress(stage, fraction, line)
-
-            url, managed = ensure_server(settings, stack_progress)
-        provider = LlamaProvider(
-            url,
-            model=settings.model_name,
-            action_mode=settings.action_mode,
-            temperature=settings.temperature,
-            timeout_s=settings.request_timeout_s,
-            session_header=settings.session_header,
-            session_key=lambda: bus.session_id,  # read per request: a resume sets it later
-        )
-    else:
-        url = provider.base_url
-    props = provider.props()
-    n_ctx = (props.n_ctx if props and props.n_ctx else None) or settings.n_ctx
-    provider = slot_keeper.keep_slots(provider, bus, settings, props)  # instant resume
-
-    runner, sandbox_status = boundary.sandbox(settings)
-    runner = boundary.guard_git(runner, settings, bus)
-    boundary.sweep(settings, bus)
-    policy = boundary.policy(settings, runner, sandbox_status)
-    registry = Registry(default_tools() + wiring.plan_tools())
-    if settings.delegate:
-        from ..tools.explore import Explore
-
-        registry.add(Explore())
-    full_registry = registry
-    if settings.discuss:
-        registry = registry.only(*DISCUSS_TOOLS)
-    # Kept current by the kernel's change set (inotify), its first walk in the background with
-    # its progress on the status line: the first prompt does not wait for a large tree.
-    fp = Fingerprinter(settings.workspace, watch=True)
-    fp.start(lambda stage, fraction, line: bus.emit(P.StackProgress(stage=stage, line=line)))
-    store = BlobStore(settings.workspace)
-    # The session's plan ledger: the plan tools (ToolContext.plan), the PlanHook and report()
-    # hold this object; it follows the bus from now on, and a resume restores it (resume.py).
-    plan = PlanState(workspace=settings.workspace, fingerprinter=fp)
-    bus.subscribe(plan)
-    hooks = wiring.hooks(settings, url, runner, fp, store, plan, props)
-    skills = skill_book(hooks)
-    if skills is not None:  # offered only when there is a skill to load
-        from ..tools.skill import LoadSkill
-
-        full_registry.add(LoadSkill(skills))
-        if registry is not full_registry:  # discussion mode: loading a skill only reads
-            registry.add(LoadSkill(skills))
-    if settings.turn_close and hasattr(provider, "complete_json"):
-        from ..memory.store import MemoryStore
-        from ..memory.turn_close import TurnCloseHook
-
-        memory = MemoryStore(settings.workspace)
-        for moved in memory.moved_aside:
-            boundary.boundary_notice(bus, str(moved))
-        hooks.append(TurnCloseHook(provider, memory))
-    count, token_source = wiring.token_counter(provider, props)
-    # Resuming keeps the session's id and appends to its own log; the rebuilt state goes back
-    # once the session is announced (below). Opened before the engine, so the engine is built
-    # once with what the log must hear (its state's history, the recorded policy, the undo
-    # log's listener) and nothing reaches back into it afterwards.
-    try:
-        log, stored = resume_.open_session_log(settings, bus, resume)
-    except BaseException:
-        _abandon_parts(hooks, runner, provider, managed)
-        raise
-    state = EngineState()
-    journal = Journal(log, state, settings.workspace)
-    policy.listener = journal  # each session grant and revoke, written as it happens
-    undo_log = UndoLog(store)
-    undo_log.listener = journal.undo_changed
-    engine = Engine(
-        provider=provider,
-        registry=registry,
-        bus=bus,
-        settings=settings,
-        approver=approver or DenyAll(),
-        runner=runner,
-        policy=policy,
-        hooks=hooks,
-        n_ctx=n_ctx,
-        model=(props.model_path if props else None) or settings.model_name or "",
-        count_tokens=count,
-        fingerprinter=fp,
-        store=store,
-        plan=plan,
-        undo_log=undo_log,
-        delegation=settings.delegate,
-        state=state,
+    in place: same id, its log appended to, its history, plan and grants back (resume.py)."""
+    parts = build.parts(
+        settings, bus or Emitter(), approver or DenyAll(), progress, provider, resume
     )
-    keep_out_of_git(settings.workspace)  # the log made .cerveau/ (if it was not there)
-    protection = boundary.protection(settings)
-    bus.emit(
-        P.SessionStarted(
-            server_url=public_url(url),  # the stream and the log: no user:password
-            n_ctx=n_ctx,
-            sandbox=sandbox_status,
-            model=engine.model.split("/")[-1],
-            mode=settings.sandbox,
-            approval=settings.approval,
-            workspace_config=protection,
-            held_back=protection["held_back"],
-        ),
-    )
-    for text in boundary.protection_notices(protection):
-        boundary.boundary_notice(bus, text)
-    for moved in [*store.moved_aside, *getattr(log, "moved_aside", [])]:
-        boundary.boundary_notice(bus, str(moved))
-    store.moved_aside.clear()
-    if stored is not None:
-        try:
-            resume_.restore(engine, journal, stored, plan, bus)  # closes the log if it fails
-        except BaseException:
-            _abandon(engine, managed)
-            raise
-    rewinder = wiring.rewinder(engine, journal, log, store, fp, plan, bus, stored)
-    return Session(
-        settings,
-        bus,
-        engine,
-        engine.approver,
-        url,
-        managed,
-        props,
-        sandbox_status,
-        token_source,
-        log,
-        full_registry,
-        journal,
-        stored,
-        rewinder,
-    )
-
-
-def _abandon_parts(
-    hooks: list[Hook], runner: Runner, provider: Provider, managed: ManagedServer | None
-) -> None:
-    """The log could not be opened: no engine yet, so what was built for it goes by hand."""
-    runner.kill_background()
-    for h in hooks:
-        h.close()
-    provider.close()
-    if managed is not None:
-        managed.stop()
-
-
-def _abandon(engine: Engine, managed: ManagedServer | None) -> None:
-    """A session that could not open (its log held by another cerveau, a resume that failed):
-    what was started for it goes, or the palette's next pick would find a second llama-server,
-    the memory databases and the HTTP client still held by this one."""
-    engine.close()
-    engine.provider.close()
-    if managed is not None:
-        managed.stop()
+    return Session(parts)

@@ -13,8 +13,6 @@ writes the records session/stored.py folds back:
 - the compacted window's state at each `compacted` event;
 - each session grant (sealed: session/grant_seal.py) and revoke (fsync'd: the person's decision),
   told by the policy (its `listener`: policy/judge.py GrantListener);
-- the undo log's changes (which blob was which file before which turn);
-- at a turn's end, the paths its fingerprint saw changed.
 
 fsync is paid at turn ends, approvals, grants and compactions (persist.DURABLE), never per
 message or token: a kill loses nothing the kernel had, a power loss at most the open turn's tail.
@@ -30,7 +28,7 @@ from ..history import Message
 from ..loop.state import EngineState
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
-from ..protocol import Compacted, Event, TurnEnded
+from ..protocol import Compacted, Event
 from . import grant_seal
 
 
@@ -52,10 +50,6 @@ class Journal:
         out = self._messages()
         if event.type == Compacted.event_type:
             out.append({"kind": "window", "state": self.state.window.to_dict()})
-        elif event.type == TurnEnded.event_type and event.turn_id:
-            paths = self.state.turn_changes.get(event.turn_id)
-            if paths:
-                out.append({"kind": "changes", "turn_id": event.turn_id, "paths": list(paths)})
         return out
 
     def _messages(self) -> list[dict[str, Any]]:
@@ -67,11 +61,6 @@ class Journal:
         """History appended with no event after it (a `!cmd` at the end): written now, in one
         write with the records `then` (a kill cannot keep one without the other)."""
         self.log.append(list(then or []), durable=True, pending=self._messages)
-
-    # -- the undo log's listener ------------------------------------------------------------------
-
-    def undo_changed(self, record: dict[str, Any]) -> None:
-        self.log.append([{"kind": "undo", **record}])
 
     # -- grants -----------------------------------------------------------------------------------
 

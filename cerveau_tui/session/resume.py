@@ -3,10 +3,9 @@ does), and everything the log rebuilds is put back before the first turn.
 
 What comes back: the history exactly as the model saw it (so the first request of the resumed
 session carries the earlier conversation, tool results included), the compacted window, the
-plan (its events and writes, the session's plan ledger), the session grants, the undo log (which
-blob was which file before which turn: the last turn can be undone after a restart), each turn's
-status. `--continue` is this on the most recent session: the plan carry-over it did before is
-part of it, not a second mechanism.
+plan (its events and writes, the session's plan ledger), the session grants, each turn's status
+(the restore points are the rewinder's: session/rewind/). `--continue` is this on the most
+recent session: the plan carry-over it did before is part of it, not a second mechanism.
 
 A turn a crash cut off (started, never ended) is closed in the log (a `cut` record), any tool
 call of its last reply that never got a result gets one saying so (a server refuses a history
@@ -72,7 +71,7 @@ def open_session_log(
 def restore(
     engine: Any, journal: Journal, stored: StoredSession, plan: Any, bus: Emitter
 ) -> dict[str, Any]:
-    """Put the stored session back into this one's engine, policy, undo log and plan; says what
+    """Put the stored session back into this one's engine, policy and plan; says what
     came back (the SESSION_RESUMED payload, also returned). A failure closes the log (its lock
     held by a session that never started would refuse the next try) and is a ResumeError."""
     try:
@@ -88,13 +87,8 @@ def _restore(
     history = stored.history.messages
     cut = stored.open_turn
     window = _usable_window(engine, stored, bus)
-    if cut is not None:
-        # Undo pairs the last undoable turn with the last turn's changes: the cut turn has none
-        # recorded (its end never ran), and the turn before's must not stand in for them.
-        stored.turn_changes.setdefault(cut.turn_id, [])
     engine.restore(
         history=history,
-        turn_changes=stored.turn_changes,
         window=window,
         task=stored.turns[-1].input if stored.turns else "",
     )
@@ -106,12 +100,9 @@ def _restore(
         journal.flush(then=[{"kind": "cut", "turn_id": cut.turn_id}])
         cut.reason = "interrupted"
     grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
-    if engine.undo_log is not None:
-        engine.undo_log.replay(u.model_dump() for u in stored.undo)
     plan.restore(stored.plan_events, stored.writes)  # the ledger: plan events AND writes
-    undo_turns = len(engine.undo_log.turns()) if engine.undo_log is not None else 0
     # The engine holds the history now; the session keeps `stored` for its transcript only.
-    stored.history, stored.undo = History(), []
+    stored.history = History()
     resumed = P.SessionResumed(
         session_id=stored.id,
         messages=len(history),
@@ -119,7 +110,6 @@ def _restore(
         plan_events=len(stored.plan_events),
         grants=grants,
         grants_dropped=dropped,
-        undo_turns=undo_turns,
         window=window is not None,
         interrupted_turn=cut.turn_id if cut is not None else None,
         unfinished_calls=repaired,

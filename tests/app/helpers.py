@@ -139,7 +139,6 @@ class FakeEngine:
     def exec(self, command: str) -> str:
         return ""
 
-    def undo(self) -> Any: ...
     def compact(self) -> int:
         return 0
 

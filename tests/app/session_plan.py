@@ -1,7 +1,7 @@
 """The session's part of the plan views, for apps with no engine (viewer_app).
 
 In the product the plan ledger (plan/state.py) follows the bus and the loop's worker sends its
-reconciled report as `plan_report` after each round, at a turn's end and after an undo; the
+reconciled report as `plan_report` after each round, at a turn's end and after a rewind; the
 PlanFeed renders only that. Tests that feed raw plan events through the bus get the same here:
 the ledger, and a publish after each event that can change the report. Subscribed after the
 app's bridge, so the report arrives after the event that changed it, as it does live. It runs on
@@ -16,7 +16,7 @@ from cerveau_tui.bus import Emitter
 from cerveau_tui.plan.state import PlanState
 from cerveau_tui.protocol import Event
 
-#: What the session publishes after: the plan's events, a write, a turn's end, an undo, a rollback.
+#: What the session publishes after: the plan's events, a write, a turn's end, a rewind, a rollback.
 CHANGES = frozenset(
     {
         "plan_committed",
@@ -24,7 +24,7 @@ CHANGES = frozenset(
         "checkpoint",
         "tool_result",
         "turn_ended",
-        "undo",
+        "rewound",
         "rollback",
     }
 )

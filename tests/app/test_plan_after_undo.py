@@ -1,5 +1,6 @@
-"""After undo the plan views show the reconciled report (issue 15, item 11): the strip kept
-"1/2 done" while `cerveau report` said the step's file was missing."""
+"""After undo (a rewind of the last turn's code) the plan views show the reconciled report
+(issue 15, item 11): the strip kept "1/2 done" while `cerveau report` said the step's file was
+missing."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ async def test_undo_refreshes_the_strip_and_the_planner_to_what_the_report_says(
         assert await wait_until(pilot, lambda: strip.report.done_count == 1)
         # The person undoes the turn: the file the step created is gone again. No turn follows.
         (tmp_path / "src/calc.py").unlink()
-        app.bus.emit("undo", {"turn_id": "t1", "restored": ["src/calc.py"], "not_restorable": []})
+        app.bus.emit("rewound", {"turn": 1, "mode": "code", "removed": ["src/calc.py"]})
         assert await wait_until(pilot, lambda: strip.report.missing_count == 1)
         assert strip.report is planner.report
         offline = build_report_at(log.events, tmp_path)  # what `cerveau report` computes

@@ -11,7 +11,8 @@ One run (`crash_once`):
      is absent, its old bytes or its new bytes, never a prefix, and no stray temp file is listed;
      `cerveau sessions --json` lists the session; `cerveau run --resume last "go on"` resumes it,
      the cut turn marked interrupted and the model told so (asserted on the request the scripted
-     server received); undo works or refuses cleanly, and leaves the files whole.
+     server received); undo (a rewind of the last turn's code) works or refuses cleanly, and
+     leaves the files whole.
 
 A broken invariant raises `Broken` with the seed, so a failing run can be replayed alone.
 """
@@ -37,6 +38,7 @@ from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
 from cerveau_tui.session.listing import list_sessions
 from cerveau_tui.session.resume import CUT_TURN_MESSAGE
+from cerveau_tui.session.rewind import RewindError
 from cerveau_tui.session.stored import read_session
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
@@ -221,10 +223,13 @@ def _check_undo(ws: Path, run: Run, session_id: str | None) -> None:
     with _as_the_person(ws), ScriptedServer({"responses": []}) as srv:
         s = build_session(settings, bus=Emitter(), provider=LlamaProvider(srv.url), resume="")
         try:
-            result = s.engine.undo()
+            result = s.rewinder.rewind_last_turn()
+        except RewindError:  # no turn's point was written, or a change it will not overwrite
+            result = None
         finally:
             s.close()
-    run.undo = "nothing" if result is None else ("restored" if result.restored else "refused")
+    back = result is not None and (result.restored or result.removed)
+    run.undo = "nothing" if result is None else ("restored" if back else "refused")
     _check_files(ws, run)
     if result is not None and "a.txt" in result.restored and (ws / "a.txt").read_bytes() != OLD_A:
         raise Broken(f"seed {run.seed}: undo said a.txt was restored but it is not the old bytes")

@@ -1,7 +1,10 @@
+import pytest
+
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
+from cerveau_tui.session.rewind import RewindError
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 
@@ -14,6 +17,7 @@ def session_for(tmp_path, script, environ=None):
 
 
 def test_undo_restores_edited_and_removes_created_files(tmp_path):
+    """Undo is a rewind of the code to the last turn's point (session/rewind/)."""
     (tmp_path / "a.txt").write_text("original\n")
     script = {
         "responses": [
@@ -37,18 +41,20 @@ def test_undo_restores_edited_and_removes_created_files(tmp_path):
     try:
         s.engine.run("change things")
         assert (tmp_path / "a.txt").read_text() == "changed\n"
-        result = s.engine.undo()
+        result = s.rewinder.rewind_last_turn()
     finally:
         s.close()
         srv.stop()
     assert (tmp_path / "a.txt").read_text() == "original\n"
     assert not (tmp_path / "new.txt").exists()
-    assert sorted(result.restored) == ["a.txt", "new.txt"]
-    assert rec.of("undo")[0].payload["restored"] == ["a.txt", "new.txt"]
-    assert "undid" in s.engine.history[-1]["content"]
+    assert (result.restored, result.removed) == (["a.txt"], ["new.txt"])
+    said = rec.of("rewound")[0].payload
+    assert (said["restored"], said["removed"], said["mode"]) == (["a.txt"], ["new.txt"], "code")
+    assert "rewound the workspace's files" in s.engine.history[-1]["content"]
 
 
-def test_undo_reports_what_a_command_changed_as_not_restorable(tmp_path):
+def test_undo_puts_back_what_a_command_changed_too(tmp_path):
+    """The old undo log reported a command's changes as not restorable; a rewind restores them."""
     script = {
         "responses": [
             {
@@ -63,25 +69,26 @@ def test_undo_reports_what_a_command_changed_as_not_restorable(tmp_path):
     s.engine.policy = None  # this test is about undo, not the boundary: let the command run
     try:
         s.engine.run("shell")
-        result = s.engine.undo()
+        assert (tmp_path / "made_by_shell.txt").exists()
+        result = s.rewinder.rewind_last_turn()
     finally:
         s.close()
         srv.stop()
-    assert result.not_restorable == ["made_by_shell.txt"]
-    assert (tmp_path / "made_by_shell.txt").exists()
+    assert result.removed == ["made_by_shell.txt"]
+    assert not (tmp_path / "made_by_shell.txt").exists()
 
 
 def test_nothing_to_undo_says_so(tmp_path):
     srv, s, rec = session_for(tmp_path, {"responses": []})
     try:
-        assert s.engine.undo() is None
+        with pytest.raises(RewindError, match="no turn to rewind"):
+            s.rewinder.rewind_last_turn()
     finally:
         s.close()
         srv.stop()
-    assert rec.of("notice")[-1].payload["text"] == "nothing to undo"
 
 
-def test_an_approved_write_outside_the_workspace_runs_and_undo_reports_it(tmp_path):
+def test_an_approved_write_outside_the_workspace_runs(tmp_path):
     from cerveau_tui.loop.approver import ApproveAll
 
     ws = tmp_path / "ws"
@@ -101,10 +108,8 @@ def test_an_approved_write_outside_the_workspace_runs_and_undo_reports_it(tmp_pa
         settings = load_settings(ws, environ={}, user_config=tmp_path / "n")
         s = build_session(settings, approver=ApproveAll(), provider=LlamaProvider(srv.url))
         out = s.engine.run("write outside")
-        result = s.engine.undo()
         s.close()
     assert out.reason == "completed" and outside.read_text() == "o"
-    assert result.not_restorable == [str(outside)]
 
 
 def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
@@ -163,24 +168,3 @@ def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
     brief = s.engine.loop_state.window.frozen[0]["content"]
     assert "Build the parser" in brief
     assert "read_file" in brief and "missing.py" in brief and "What already failed" in brief
-
-
-def test_undo_does_not_restore_through_a_link_planted_since_and_says_so(tmp_path):
-    from pathlib import Path
-
-    from cerveau_tui.workspace.restore.store import BlobStore
-    from cerveau_tui.workspace.undo import UndoLog
-
-    ws, out = Path(tmp_path) / "ws", Path(tmp_path) / "out"
-    (ws / "d").mkdir(parents=True)
-    out.mkdir()
-    (ws / "d" / "f.txt").write_text("before\n")
-    (out / "f.txt").write_text("outside's own\n")
-    log = UndoLog(BlobStore(ws))
-    log.before_write("t1", [ws / "d" / "f.txt"])
-    (ws / "d" / "f.txt").unlink()
-    (ws / "d").rmdir()
-    (ws / "d").symlink_to(out)
-    result = log.undo_last()
-    assert (out / "f.txt").read_text() == "outside's own\n"
-    assert result.restored == [] and result.not_restorable == ["d/f.txt"]

@@ -1,5 +1,5 @@
-"""What an undo tells the person and the model: a file the turn created is removed, not
-"restored" (issue 21)."""
+"""What an undo (a rewind of the last turn's code) tells the person: a file the turn created is
+removed, not "restored" (issue 21); an old log's `undo` events still read so."""
 
 from __future__ import annotations
 
@@ -25,26 +25,25 @@ def _undo_after(tmp_path, calls):
     srv, s, rec = session_for(tmp_path, script)
     try:
         s.engine.run("change things")
-        s.engine.undo()
+        s.rewinder.rewind_last_turn()
     finally:
         s.close()
         srv.stop()
-    return rec.of("undo")[0].payload, s.engine.history[-1]["content"]
+    return rec.of("rewound")[0].payload
 
 
 def test_undoing_a_created_file_says_removed_not_restored(tmp_path):
-    payload, told = _undo_after(
+    payload = _undo_after(
         tmp_path, [{"name": "write_file", "arguments": {"path": "hello.py", "content": "x=1\n"}}]
     )
     assert not (tmp_path / "hello.py").exists()  # the host's view: it is gone
-    line, _ = describe(parse_payload("undo", payload)) or ("", "")
-    assert line == "undo: removed hello.py (it did not exist before)"
-    assert "back as they were" not in told and "hello.py" in told
+    line, _ = describe(parse_payload("rewound", payload)) or ("", "")
+    assert line == "rewind to turn 1 (code); removed hello.py"
 
 
 def test_undoing_an_edit_and_a_creation_names_each_for_what_happened(tmp_path):
     (tmp_path / "a.txt").write_text("original\n")
-    payload, _ = _undo_after(
+    payload = _undo_after(
         tmp_path,
         [
             {"name": "edit_file", "arguments": {"path": "a.txt", "old": "original", "new": "c"}},
@@ -53,15 +52,15 @@ def test_undoing_an_edit_and_a_creation_names_each_for_what_happened(tmp_path):
     )
     assert (tmp_path / "a.txt").read_text() == "original\n"
     assert payload["removed"] == ["new.txt"]
-    line, _ = describe(parse_payload("undo", payload)) or ("", "")
-    assert line == "undo: restored a.txt; removed new.txt (it did not exist before)"
+    line, _ = describe(parse_payload("rewound", payload)) or ("", "")
+    assert line == "rewind to turn 1 (code); restored a.txt; removed new.txt"
 
 
-def test_a_log_written_before_removed_existed_still_reads_as_restored():
+def test_an_old_logs_undo_written_before_removed_existed_still_reads_as_restored():
     line = describe(parse_payload("undo", {"restored": ["a.txt"], "not_restorable": []}))
     assert line == ("undo: restored a.txt", "info")
 
 
-def test_what_a_command_changed_is_still_named_not_restorable():
+def test_an_old_logs_undo_still_names_what_a_command_changed_not_restorable():
     text = describe_undo([], [], ["made_by_shell.txt"])
     assert "NOT restorable" in text and "made_by_shell.txt" in text

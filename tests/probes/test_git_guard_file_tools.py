@@ -1,5 +1,5 @@
 """The git guard on every write path, verified from the host: after the model's `write_file` /
-`edit_file` calls (the tool's own run(), as the session runs it), an undo, or a command that
+`edit_file` calls (the tool's own run(), as the session runs it), a rewind, or a command that
 chmods a hook, the person's REAL `git status`, `git commit`, `git checkout`... run in the named
 folder, and the marker file the planted program would create must not exist.
 
@@ -33,9 +33,10 @@ from cerveau_tui.testing.git_probe import (
     make_marker,
     person_git,
 )
+from cerveau_tui.workspace.fingerprint.fingerprinter import Fingerprinter
 from cerveau_tui.workspace.git.change import guard_for
+from cerveau_tui.workspace.restore.checkpoints import Capture, Manifest, restore
 from cerveau_tui.workspace.restore.store import BlobStore
-from cerveau_tui.workspace.undo import UndoLog
 
 
 @dataclass
@@ -383,32 +384,35 @@ def test_a_command_rewriting_a_husky9_script_is_undone(backend: str, place: Plac
     assert not place.marker.fired()
 
 
-# --- undo restores through the guard -------------------------------------------------------------
+# --- a rewind (and so an undo) restores through the guard -------------------------------------
 
 
-def _planted_undo(place: Place) -> tuple[UndoLog, BlobStore]:
-    """A session log from elsewhere says the turn found `.husky/pre-commit` with the marker in
-    it; undo would put that back."""
+def _point_with_a_hook(place: Place) -> tuple[Manifest, Manifest, BlobStore]:
+    """A restore point taken while `.husky/pre-commit` held the marker (the model wrote it, say),
+    and the workspace now, with the person's own hook back: a rewind to the point puts the
+    marker back."""
     _husky(place)
     store = BlobStore(place.ws)
-    digest = store.put(place.hook_text().encode())
-    log = UndoLog(store)
-    log.replay([{"op": "before", "turn_id": "t1", "before": {".husky/pre-commit": digest}}])
-    return log, store
+    capture = Capture(store, Fingerprinter(place.ws))
+    hook = place.ws / ".husky" / "pre-commit"
+    own = hook.read_text()
+    hook.write_text(place.hook_text())
+    point = capture.take()
+    hook.write_text(own)
+    return point, capture.take(), store
 
 
-def test_undo_restoring_a_hook_is_real_when_unguarded(place: Place) -> None:
-    log, store = _planted_undo(place)
-    store.restore(log.turns()[0].before)
+def test_a_rewind_restoring_a_hook_is_real_when_unguarded(place: Place) -> None:
+    point, _, store = _point_with_a_hook(place)
+    store.restore({".husky/pre-commit": point[".husky/pre-commit"][0]})
     place.person("")
     assert place.marker.fired()
 
 
-def test_undo_does_not_restore_a_hook_git_would_run(place: Place) -> None:
-    log, _ = _planted_undo(place)
-    result = log.undo_last()
-    assert result is not None and "hook pre-commit" in result.guarded
-    assert ".husky/pre-commit" in result.not_restorable
+def test_a_rewind_does_not_restore_a_hook_git_would_run(place: Place) -> None:
+    point, now, store = _point_with_a_hook(place)
+    done = restore(store, point, now, set())
+    assert "hook pre-commit" in done.guarded
     place.person("")
     assert not place.marker.fired()
 

@@ -172,10 +172,10 @@ def test_a_turn_cut_by_a_crash_is_undone_after_the_restart(tmp_path: Path) -> No
         s, rec = open_session(tmp_path, srv.url, resume="last")
         try:
             assert rec.of("session_resumed")[0].payload["last_reason"] == "interrupted"
-            result = s.engine.undo()
+            result = s.rewinder.rewind_last_turn()
         finally:
             s.close()
-    assert result is not None and sorted(result.restored) == ["a.txt", "b.txt"]
+    assert sorted(result.removed) == ["a.txt", "b.txt"]
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
 
 

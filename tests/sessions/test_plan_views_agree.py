@@ -87,8 +87,9 @@ def test_after_a_resume_every_plan_view_agrees_on_every_step(tmp_path: Path) -> 
 
 
 def test_an_undo_between_turns_sends_the_views_the_report_it_made(tmp_path: Path) -> None:
-    """No turn follows an undo, so the engine itself publishes: the strip kept "1/2 done" for a
-    step whose checkpointed file the undo had just removed."""
+    """No turn follows an undo (a rewind of the last turn's code), so the rewinder itself
+    publishes: the strip kept "1/2 done" for a step whose checkpointed file the undo had just
+    removed."""
     script = {
         "responses": [
             FIRST["responses"][0],
@@ -106,7 +107,7 @@ def test_an_undo_between_turns_sends_the_views_the_report_it_made(tmp_path: Path
         try:
             s.engine.run("write the parser")
             before = rec.of("plan_report")[-1].payload
-            s.engine.undo()
+            s.rewinder.rewind_last_turn()
             after = rec.of("plan_report")[-1].payload
             session = [str(st.status) for st in s.report().steps]
         finally:

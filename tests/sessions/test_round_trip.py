@@ -1,4 +1,5 @@
-"""A session stored and rebuilt equals the original: history, plan, grants, undo, turn statuses,
+"""A session stored and rebuilt equals the original: history, plan, grants, restore points, turn
+statuses,
 through the real Engine on the scripted server."""
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ def _first_session(ws: Path) -> dict:
                 "history": json.loads(json.dumps(s.engine.history.wire())),
                 "grants": s.session_grants(),
                 "plan": s.engine.plan.report().model_dump(),
-                "undo": [(t.turn_id, t.before, t.by_command) for t in s.engine.undo_log.turns()],
-                "changes": dict(s.engine.turn_changes),
+                "turns": s.rewinder.turns(),
             }
         finally:
             s.close()
@@ -59,17 +59,15 @@ def test_the_history_comes_back_exactly_as_the_model_saw_it(tmp_path: Path) -> N
             s.close()
 
 
-def test_plan_grants_undo_and_turn_changes_come_back(tmp_path: Path) -> None:
+def test_plan_grants_and_restore_points_come_back(tmp_path: Path) -> None:
     held = _first_session(tmp_path)
-    assert held["grants"] and held["undo"] and held["plan"]["steps"]
+    assert held["grants"] and held["turns"] and held["plan"]["steps"]
     with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
         s, rec = open_session(tmp_path, srv.url, resume=held["id"])
         try:
             assert s.session_grants() == held["grants"]
             assert s.engine.plan.report().model_dump() == held["plan"]
-            got = [(t.turn_id, t.before, t.by_command) for t in s.engine.undo_log.turns()]
-            assert got == held["undo"]
-            assert dict(s.engine.turn_changes) == held["changes"]
+            assert s.rewinder.turns() == held["turns"]
             resumed = rec.of("session_resumed")[0].payload
             assert resumed["grants"] == [scope for _, scope in held["grants"]]
         finally:
@@ -94,27 +92,29 @@ def test_the_last_turn_is_undone_after_a_restart(tmp_path: Path) -> None:
     with ScriptedServer({"responses": []}) as srv:
         s, _ = open_session(tmp_path, srv.url, resume="last")
         try:
-            result = s.engine.undo()
+            result = s.rewinder.rewind_last_turn()
         finally:
             s.close()
-    assert result is not None and sorted(result.restored) == ["notes/a.md", "src.txt"]
+    assert (result.restored, result.removed) == (["src.txt"], ["notes/a.md"])
     assert (tmp_path / "src.txt").read_text() == "v0\n"
     assert not (tmp_path / "notes/a.md").exists()
 
 
-def test_an_undo_done_before_the_restart_is_not_offered_again(tmp_path: Path) -> None:
+def test_an_undo_done_before_the_restart_is_undone_by_forward_after_it(tmp_path: Path) -> None:
     held = _first_session(tmp_path)
     with ScriptedServer({"responses": []}) as srv:
         s, _ = open_session(tmp_path, srv.url, resume="last")
         try:
-            s.engine.undo()
+            s.rewinder.rewind_last_turn()
         finally:
             s.close()
         s, _ = open_session(tmp_path, srv.url, resume=held["id"])
         try:
-            assert s.engine.undo_log.turns() == []
+            s.rewinder.forward()
         finally:
             s.close()
+    assert (tmp_path / "src.txt").read_text() == "v1\n"
+    assert (tmp_path / "notes/a.md").read_text() == "first\n"
 
 
 def test_a_revoked_grant_stays_revoked_after_a_restart(tmp_path: Path) -> None:

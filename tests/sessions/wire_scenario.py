@@ -29,7 +29,8 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 
 
 #: Three turns: writes, a read, a call the policy asks about (denied: nobody to ask), an unknown
-#: tool, a final answer each; between them the person's own command and an undo.
+#: tool, a final answer each; between them the person's own command and an undo (a rewind of the
+#: last turn's code).
 SCRIPT = {
     "responses": [
         _call("write_file", path="a.txt", content="alpha\n"),
@@ -59,7 +60,7 @@ def capture(ws: Path) -> list[str]:
             s.engine.run("what else is here?")
             s.engine.exec("echo from-the-person")
             s.engine.run("write b.txt")
-            s.engine.undo()
+            s.rewinder.rewind_last_turn()
             s.engine.run("go on")
         finally:
             s.close()

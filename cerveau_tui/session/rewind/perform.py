@@ -71,7 +71,6 @@ def perform(
         "forward": forward,
         "turn": turn,
         **back_to.record(),
-        "undo_cut": cut_turns(rw, i) if mode != "conversation" and not forward else [],
     }
     dropped = rw._hlen() - target.history if mode != "code" and not forward else 0
     rw._write([record])
@@ -131,12 +130,8 @@ def _live(rw: Rewinder, target: Point, to: Cut, mode: str, forward: bool, code: 
         rw.before = live.now(eng, rw.plan)  # what its forward gives back
         if mode != "code":
             live.apply(eng, rw.plan, cut(rw.before, to))
-            for turn_id in to.turns:
-                eng.loop_state.turn_changes.pop(turn_id, None)
             eng.loop_state.task = ""
     if code:
         eng.loop_state.tools.record_write(rw.workspace)  # the verification seal is stale
-        if eng.undo_log is not None and not forward:
-            eng.undo_log.drop_turns(cut_turns(rw, rw.points.index(target.id)))
     if not forward:
         live.tell_model(eng, target, mode)

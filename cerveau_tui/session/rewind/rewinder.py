@@ -1,8 +1,8 @@
 """Rewind: back to any earlier turn, the code, the conversation or both; and forward again.
 
 The Rewinder listens to the bus and takes a restore point (rewind/points.py) just before each
-turn starts and before each of the person's `!cmd`, and an "end" point after each turn, command,
-undo and rewind. A rewind puts the workspace back to a point's manifest (workspace/restore/checkpoints.py)
+turn starts and before each of the person's `!cmd`, and an "end" point after each turn, command
+and rewind. A rewind puts the workspace back to a point's manifest (workspace/restore/checkpoints.py)
 and/or cuts the history back to that turn's start: the next request is then a prefix of one the
 server already evaluated (no re-evaluation). The plan ledger, the compacted window and the grants
 follow the conversation. A file changed outside the harness since the point (the person's editor)
@@ -118,7 +118,7 @@ class Rewinder:
             elif t == P.UserExec.event_type:
                 self._running = True
                 self.take("command", event, "!" + str(event.payload.get("command", "")))
-            elif t == P.TurnEnded.event_type or t == P.UndoPayload.event_type:
+            elif t == P.TurnEnded.event_type:
                 self._running = False
                 self.take("end", event)
             elif t == P.ToolResultPayload.event_type and str(
