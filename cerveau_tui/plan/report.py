@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ..protocol import CheckpointPayload, Event, PlanCommitted, PlanUpdated, ToolResultPayload
+from ..protocol.records import payload_as
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from .models import PlanReport, PlanRevision, PlanStep, StepReport, StepStatus
 from .paths import covers, is_pattern, norm_rel
@@ -69,12 +70,10 @@ def build_report(events: Iterable[Event]) -> PlanReport:
     plan_files: list[str] = []
     source: str | None = None
     for ev in events:
-        p = ev.payload
-        if ev.type == PlanCommitted.event_type:
-            current = parse_steps(p.get("steps"))
-            source = str(p.get("source") or "tool")
-            path = p.get("path")
-            if source == "file" and isinstance(path, str) and path not in plan_files:
+        if committed := payload_as(PlanCommitted, ev):
+            current = parse_steps(committed.steps)
+            source, path = committed.source, committed.path
+            if source == "file" and path is not None and path not in plan_files:
                 plan_files.append(norm_rel(path))
             history.append(
                 PlanRevision(
@@ -82,7 +81,7 @@ def build_report(events: Iterable[Event]) -> PlanReport:
                     source=source,
                     seq=ev.seq,
                     step_ids=[s.id for s in current],
-                    path=path if isinstance(path, str) else None,
+                    path=path,
                 )
             )
             for s in current:
@@ -92,21 +91,19 @@ def build_report(events: Iterable[Event]) -> PlanReport:
                 if prog is None:
                     prog = progress[s.id] = _Progress()
                 prog.title, prog.files = s.title, tuple(s.files)
-        elif ev.type == PlanUpdated.event_type:
-            prog = progress.get(str(p.get("step_id", "")))
+        elif updated := payload_as(PlanUpdated, ev):
+            prog = progress.get(updated.step_id)
             if prog is None:
                 continue  # an update for a step no plan declared: nothing to attach it to
-            status = str(p.get("status", ""))
-            if status in (StepStatus.IN_PROGRESS, StepStatus.DONE, StepStatus.PENDING):
-                prog.status = StepStatus(status)
-                prog.evidence.append(f"marked {status} (event {ev.seq})")
-            if p.get("note"):
-                prog.note = str(p["note"])
-        elif ev.type == CheckpointPayload.event_type:
-            prog = progress.get(str(p.get("step_id", "")))
+            prog.status = StepStatus(updated.status)
+            prog.evidence.append(f"marked {updated.status} (event {ev.seq})")
+            if updated.note:
+                prog.note = updated.note
+        elif checkpoint := payload_as(CheckpointPayload, ev):
+            prog = progress.get(checkpoint.step_id)
             if prog is None:
                 continue
-            hashes = p.get("hashes") or {}
+            hashes = checkpoint.hashes
             prog.status = StepStatus.DONE
             prog.checkpoint = {norm_rel(k): v for k, v in hashes.items()}
             prog.checkpoint_seq = ev.seq
@@ -138,6 +135,8 @@ def written_paths(events: Iterable[Event]) -> dict[str, int]:
     """rel path -> seq of the last successful tool_result that wrote it (payload `wrote`)."""
     out: dict[str, int] = {}
     for ev in events:
+        # Read as a dict: the plan ledger's own write records (PlanState.report_events) are
+        # tool_results of `ok` and `wrote` alone; `paths` is what older versions wrote.
         if ev.type == ToolResultPayload.event_type:
             p = ev.payload
             if p.get("ok", True):
@@ -168,8 +167,8 @@ def build_report_at(
     # accounted for by that step.
     settled: dict[str, int] = {}
     for ev in events:
-        if ev.type == CheckpointPayload.event_type:
-            for rel in ev.payload.get("hashes") or {}:
+        if checkpoint := payload_as(CheckpointPayload, ev):
+            for rel in checkpoint.hashes:
                 settled[norm_rel(rel)] = ev.seq
     steps = [_reconcile(s, fp, writes, settled, workspace) for s in report.steps]
     return report.model_copy(update={"steps": steps})

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from .base import Payload
+from .base import Event, Payload
 
 
 class Record(BaseModel):
@@ -220,3 +220,17 @@ def read_payload(model: type[P], payload: dict[str, Any]) -> P:
     data = {renamed.get(k, k): v for k, v in payload.items()}
     data.update({k: v for k, v in payload.items() if k not in renamed})  # the new name wins
     return model.model_validate({k: v for k, v in data.items() if k in model.model_fields})
+
+
+def payload_as(model: type[P], event: Event) -> P | None:
+    """The event's payload as `model`: the one the emitter built, else read from the dict as a
+    log holds it (read_payload); None when the event is not of that type or does not fit (an
+    older version's, said by its absence: a report reads what it can)."""
+    if event.type != model.event_type:
+        return None
+    if isinstance(event._data, model):
+        return event._data
+    try:
+        return read_payload(model, event.payload)
+    except ValidationError:
+        return None
