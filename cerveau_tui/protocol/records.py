@@ -91,7 +91,8 @@ class WindowRecord(Record):
 
 
 class ChangesRecord(Record):
-    """The paths a turn's fingerprint saw changed."""
+    """The paths a turn's fingerprint saw changed (what the older versions' undo reported as not
+    restorable). Read so their logs load; not used."""
 
     kind: Literal["changes"] = "changes"
     turn_id: str = ""
@@ -116,8 +117,9 @@ class RevokeRecord(Record):
 
 
 class UndoRecord(Record):
-    """A change of the undo log (workspace/undo.py's listener): which blob was which file before
-    which turn (`before`), a command ran in it, or the turn was undone (`pop`)."""
+    """A change of the undo log of older versions (undo is a rewind of the last turn now): which
+    blob was which file before which turn (`before`), a command ran in it, or the turn was undone
+    (`pop`). Read so their logs load; not used."""
 
     kind: Literal["undo"] = "undo"
     op: Literal["before", "command", "pop"]
@@ -166,7 +168,7 @@ class RewindRecord(Record):
     writes: dict[str, int] = Field(default_factory=dict)
     grants: list[str] = Field(default_factory=list)
     cut_turns: list[str] = Field(default_factory=list)
-    undo_cut: list[str] = Field(default_factory=list)
+    undo_cut: list[str] = Field(default_factory=list)  # older versions' undo log: not used
 
 
 LogRecord = (

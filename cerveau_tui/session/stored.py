@@ -11,8 +11,8 @@ journal (session/journal.py):
     window    the compacted window's state (EngineState.window.to_dict()), the last one wins
     grant     an "approve for this session" (scope key, scope, the room it gave)
     revoke    one taken back
-    undo      a change of the undo log (workspace/undo.py's listener records)
-    changes   the paths a turn's fingerprint saw changed (what undo reports as not restorable)
+    undo / changes   the undo log's, in logs of versions before undo became a rewind of the
+              last turn: read, not used
     cut       a turn a crash cut off, closed when the session was resumed
     restore_point / rewind   rewind's points and rewinds (session/rewind/points.py); a rewind
               of the conversation cuts what was folded so far back to its point (rewind/fold.py)
@@ -108,8 +108,6 @@ class StoredSession:
     history: History = field(default_factory=History)
     window: dict[str, Any] | None = None
     grants: dict[str, GrantRecord] = field(default_factory=dict)  # in grant order
-    undo: list[UndoRecord] = field(default_factory=list)
-    turn_changes: dict[str, list[str]] = field(default_factory=dict)
     plan_events: list[Event] = field(default_factory=list)
     #: rel path -> seq of the last successful write (the plan ledger's other half: plan/state.py)
     writes: dict[str, int] = field(default_factory=dict)
@@ -195,10 +193,8 @@ class Reader:
                 s.grants[r.scope_key] = r
             case RevokeRecord():
                 s.grants.pop(r.scope_key, None)
-            case UndoRecord():
-                s.undo.append(r)
-            case ChangesRecord():
-                s.turn_changes[r.turn_id] = r.paths
+            case UndoRecord() | ChangesRecord():
+                pass  # an older version's undo log (undo is a rewind of the last turn now)
             case RewindRecord():
                 from .rewind.fold import fold
 

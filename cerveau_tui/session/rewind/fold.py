@@ -3,9 +3,8 @@
 session/stored.py's Reader calls `fold` for each `rewind` record (written by perform.py, live or
 by `cerveau rewind`). A rewind of the conversation cuts what the log rebuilt so far back to its
 point (cut.py, the same cut a live rewind makes), and with it what only a stored session holds:
-the turns cut away, the undo records of the cut turns, and the redraw (the events a TUI shows
-again) to before the point. A code-only rewind cuts nothing here: only the files moved (and a
-note to the model follows it in the log).
+the turns cut away and the redraw (the events a TUI shows again) to before the point. A code-only
+rewind cuts nothing here: only the files moved (and a note to the model follows it in the log).
 
 A forward record puts back what the session was just before the rewind it undoes, whatever that
 rewind's mode, the redraw included (a resume after a forward redrew the cut chat when only the
@@ -33,7 +32,6 @@ class Before:
 
     conversation: Conversation
     turns: list[Any]  # stored.py's TurnStatus
-    turn_changes: dict[str, list[str]]
     recent: list[list[dict[str, Any]]]
 
 
@@ -42,7 +40,6 @@ def fold(s: StoredSession, r: RewindRecord, full: bool) -> None:
         if s.rewound:
             _give_back(s, s.rewound.pop(), full)
         return
-    s.undo = [u for u in s.undo if u.turn_id not in r.undo_cut]
     to = Cut.of(r)
     now = Conversation(
         tuple(s.history.messages),
@@ -52,15 +49,12 @@ def fold(s: StoredSession, r: RewindRecord, full: bool) -> None:
         frozenset(s.grants),
     )
     # Only the last one is ever given back (a forward follows its rewind directly, once).
-    s.rewound[:] = [Before(now, list(s.turns), dict(s.turn_changes), [list(t) for t in s._recent])]
+    s.rewound[:] = [Before(now, list(s.turns), [list(t) for t in s._recent])]
     if r.mode == "code":
         return
     _apply(s, cut(now, to), full)
     gone_turns = [t for t in s.turns if t.turn_id in to.turns]
     s.turns = [t for t in s.turns if t.turn_id not in to.turns]
-    for t in to.turns:
-        s.turn_changes.pop(t, None)
-    s.undo = [u for u in s.undo if u.turn_id not in to.turns]
     s.last_results.clear()
     # The redraw: the cut turns' events leave with them (the deque holds the last turns), and a
     # point inside a turn's redraw (before a `!cmd`) takes what came from it on.
@@ -89,5 +83,4 @@ def _from(raw: dict[str, Any], seq: int) -> bool:
 def _give_back(s: StoredSession, b: Before, full: bool) -> None:
     _apply(s, b.conversation, full)
     s.turns = b.turns
-    s.turn_changes = b.turn_changes
     s._recent = deque(b.recent, maxlen=s._recent.maxlen)
