@@ -402,8 +402,9 @@ def test_as_an_ordinary_user_a_home_secret_and_the_host_stay_out_of_reach(backen
             f"sys.path.insert(0, {str(Path(__file__).parents[2])!r}); "
             f"from cerveau_tui.sandbox.{'bubblewrap' if backend == 'bubblewrap' else 'landlock'} import "
             f"{'BubblewrapRunner as R' if backend == 'bubblewrap' else 'LandlockRunner as R'}; "
-            f"r = R({'' if backend == 'bubblewrap' else repr(str(system_py)).join(['python=', ''])}).run('cat {home}/.config/tool/token; echo x > {out}/escaped; echo ok > in.txt', "
-            f"workspace=Path({str(ws)!r}), timeout=30); print(r.exit_code); print(r.output)"
+            "from cerveau_tui.sandbox.command import CommandSpec; "
+            f"r = R({'' if backend == 'bubblewrap' else repr(str(system_py)).join(['python=', ''])}).run(CommandSpec('cat {home}/.config/tool/token; echo x > {out}/escaped; echo ok > in.txt', "
+            f"Path({str(ws)!r}), timeout=30)); print(r.exit_code); print(r.output)"
         )
         res = subprocess.run(
             [shutil.which("runuser") or "runuser", "-u", user, "--", str(system_py), "-c", script],
