@@ -37,7 +37,7 @@ from .plan_feed import PlanFeed
 from .replay import redraw_items, transcript_of
 from .rewind_actions import LastRewind, open_list
 from .routing import Router
-from .runner import SessionRunner
+from .runner import SessionRunner, StartupProgress
 from .screens.armed import QUIET_S
 from .screens.help import HelpScreen
 from .screens.trust import TrustScreen
@@ -96,16 +96,9 @@ class CerveauApp(App[int]):
         self.bridge = Bridge(self.post_message)
         self._unsubscribe = self.bus.subscribe(self.bridge)
         self._trust = trust or TrustHooks()
-        self.runner: SessionRunner | None = None
         self._session_factory = session_factory
         self._ready_status: dict[str, Any] | None = None  # for the header, once the server answered
-        if session_factory is not None:
-            # Looked up when the engine thread starts: the trust dialog may swap the factory.
-            self.runner = SessionRunner(
-                lambda progress: self._redrawn(self._factory()(self.bus, self.approver, progress)),
-                self._from_engine,
-                cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
-            )
+        self.runner = self._new_runner() if session_factory is not None else None
         self.attention = Attention(terminal_writer(self), clock, lambda: self.settings.notify)
         self.approvals = Approvals(
             self, self.approver, clock, quiet_s, self._stop_turn, self.attention
@@ -181,9 +174,15 @@ class CerveauApp(App[int]):
         else:
             self._start_session()
 
-    def _factory(self) -> SessionFactory:
-        assert self._session_factory is not None
-        return self._session_factory
+    def _new_runner(self) -> SessionRunner:
+        def build(progress: StartupProgress) -> Session:
+            # Looked up when the engine thread starts: the trust dialog may swap the factory.
+            assert self._session_factory is not None
+            return self._redrawn(self._session_factory(self.bus, self.approver, progress))
+
+        return SessionRunner(
+            build, self._from_engine, lambda: self.approver.cancel_all("interrupted")
+        )
 
     def _start_session(self) -> None:
         if self.runner is not None and not self._started:
@@ -236,14 +235,9 @@ class CerveauApp(App[int]):
         self.runner.stop()
         self.chat.clear()
         self.plan.clear()
-        factory = default_factory(self.settings, session_id)
-        self._session_factory = factory
+        self._session_factory = default_factory(self.settings, session_id)
         self._ready_status, self._started = None, False
-        self.runner = SessionRunner(
-            lambda progress: self._redrawn(factory(self.bus, self.approver, progress)),
-            self._from_engine,
-            cancel_approvals=lambda: self.approver.cancel_all("interrupted"),
-        )
+        self.runner = self._new_runner()
         self._start_session()
 
     def _show_header(self) -> None:
