@@ -150,7 +150,7 @@ class GateHook(Hook):
             polish=cfg.polish,
             polish_max_iterations=cfg.polish_max_iterations,
             reasoning=reasoning,
-            enforced=bool(getattr(sandbox, "enforced", True)),
+            enforced=sandbox.enforced,
             fingerprint=fingerprint,
         )
 

@@ -73,7 +73,7 @@ def proof_runner(
     will get: the same sandbox. None when the sandbox is not enforced: `python3 -c 'import
     pytest'` puts the workspace first on sys.path, so a pytest.py planted there would run with
     the person's full rights before anyone said yes (the check itself asks first: `consents`)."""
-    if not getattr(sandbox, "enforced", False):
+    if not sandbox.enforced:
         return None
     return SandboxRun(sandbox, workspace, mode, 4000)
 
