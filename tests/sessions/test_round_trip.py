@@ -1,6 +1,5 @@
 """A session stored and rebuilt equals the original: history, plan, grants, restore points, turn
-statuses,
-through the real Engine on the scripted server."""
+statuses, through the real Engine on the scripted server."""
 
 from __future__ import annotations
 
@@ -212,3 +211,25 @@ def test_the_compacted_window_comes_back_and_the_next_request_starts_from_it(
             s.close()
     assert rec.of("session_resumed")[0].payload["window"] is True
     assert "first task alpha" not in sent and "third task" in sent
+
+
+def test_an_older_logs_undo_records_load_and_the_session_resumes(tmp_path: Path) -> None:
+    """Versions with an undo log beside rewind wrote `undo` and `changes` records: read, not used."""
+    held = _first_session(tmp_path)
+    log = SessionLog(tmp_path, held["id"])
+    log.append(
+        [
+            {"kind": "undo", "op": "before", "turn_id": "t1", "before": {"src.txt": None}},
+            {"kind": "undo", "op": "command", "turn_id": "t1"},
+            {"kind": "changes", "turn_id": "t1", "paths": ["src.txt"]},
+        ]
+    )
+    log.close()
+    stored = read_session(tmp_path, held["id"])
+    assert (stored.torn, stored.unknown) == (0, [])
+    with ScriptedServer({"responses": []}) as srv:
+        s, _ = open_session(tmp_path, srv.url, resume=held["id"])
+        try:
+            assert s.engine.history == held["history"]
+        finally:
+            s.close()
