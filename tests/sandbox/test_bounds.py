@@ -27,9 +27,7 @@ def test_a_ram_tmpfs_is_capped(masked_runner, box: Box, where: str) -> None:
         return
     res = masked_runner.run(
         CommandSpec(
-            f"dd if=/dev/zero of={where}/big bs=1M count=40 2>&1; echo rc=$?",
-            workspace=box.ws,
-            timeout=20,
+            f"dd if=/dev/zero of={where}/big bs=1M count=40 2>&1; echo rc=$?", box.ws, timeout=20
         )
     )  # the runner's cap is 16 MiB
     assert "No space left" in res.output and "rc=0" not in res.output, res.output
@@ -37,7 +35,7 @@ def test_a_ram_tmpfs_is_capped(masked_runner, box: Box, where: str) -> None:
 
 def test_dev_itself_is_not_a_writable_ram_disk(bwrap_runner, box: Box) -> None:
     res = bwrap_runner.run(
-        CommandSpec("echo x > /dev/big; echo rc=$?; echo ok > /dev/null", workspace=box.ws)
+        CommandSpec("echo x > /dev/big; echo rc=$?; echo ok > /dev/null", box.ws)
     )
     assert "rc=0" not in res.output and res.exit_code == 0, res.output
 
@@ -92,7 +90,7 @@ def test_a_fork_loop_stays_under_the_process_cap(masked_runner, box: Box) -> Non
     helper = threading.Thread(target=count_then_release)
     helper.start()
     try:
-        res = masked_runner.run(CommandSpec(f"{PY} {script}", workspace=box.ws, timeout=20))
+        res = masked_runner.run(CommandSpec(f"{PY} {script}", box.ws, timeout=20))
     finally:
         helper.join()
         masked_runner.kill_background()
@@ -103,7 +101,7 @@ def test_a_fork_loop_stays_under_the_process_cap(masked_runner, box: Box) -> Non
 
 def test_the_command_cgroup_is_removed_afterwards(bwrap_runner, box: Box) -> None:
     _cap_or_skip(bwrap_runner)
-    bwrap_runner.run(CommandSpec("sleep 0.1 & true", workspace=box.ws))
+    bwrap_runner.run(CommandSpec("sleep 0.1 & true", box.ws))
     root = bwrap_runner.cap.root
     assert not [p for p in os.listdir(root) if p.startswith(f"cerveau-cmd-{os.getpid()}-")]
 

@@ -23,7 +23,7 @@ def _pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
 
 
 def test_hardening_flags_are_always_present(runner: BubblewrapRunner, box: Box) -> None:
-    argv = runner.argv(CommandSpec("true", workspace=box.ws), seccomp_fd=7)
+    argv = runner.argv(CommandSpec("true", box.ws), seccomp_fd=7)
     for flag in (
         "--unshare-user",
         "--unshare-pid",
@@ -45,13 +45,13 @@ def test_hardening_flags_are_always_present(runner: BubblewrapRunner, box: Box) 
 
 def test_the_command_is_one_argument_never_spliced(runner: BubblewrapRunner, box: Box) -> None:
     cmd = "echo a; --bind / / ; $(x)"
-    argv = runner.argv(CommandSpec(cmd, workspace=box.ws))
+    argv = runner.argv(CommandSpec(cmd, box.ws))
     assert argv[-1] == cmd and argv.count("--bind") == 1
 
 
 def test_network_is_unshared_even_when_granted(runner: BubblewrapRunner, box: Box) -> None:
     # A grant is served by the proxy through the bridge, never by the host's namespace.
-    argv = runner.argv(CommandSpec("true", workspace=box.ws, grant=Grant(network=True)))
+    argv = runner.argv(CommandSpec("true", box.ws, grant=Grant(network=True)))
     assert "--unshare-net" in argv and str(BRIDGE) in argv
 
 
@@ -59,24 +59,22 @@ def test_workspace_is_writable_in_workspace_write_and_not_in_read_only(
     runner: BubblewrapRunner, box: Box
 ) -> None:
     ws = str(box.ws)
-    assert (ws, ws) in _pairs(runner.argv(CommandSpec("true", workspace=box.ws)), "--bind")
-    ro = runner.argv(CommandSpec("true", workspace=box.ws, mode="read-only"))
+    assert (ws, ws) in _pairs(runner.argv(CommandSpec("true", box.ws)), "--bind")
+    ro = runner.argv(CommandSpec("true", box.ws, mode="read-only"))
     assert (ws, ws) in _pairs(ro, "--ro-bind") and (ws, ws) not in _pairs(ro, "--bind")
 
 
 def test_git_and_the_app_config_are_bound_read_only_after_the_workspace(
     runner: BubblewrapRunner, box: Box
 ) -> None:
-    argv = runner.argv(CommandSpec("true", workspace=box.ws))
+    argv = runner.argv(CommandSpec("true", box.ws))
     ro = [src for src, _ in _pairs(argv, "--ro-bind-try")]
     assert str(box.ws / ".git") in ro and str(box.ws / ".cerveau" / "config.toml") in ro
     assert argv.index("--ro-bind-try") > argv.index("--bind")
 
 
 def test_granted_paths_are_bound_writable(runner: BubblewrapRunner, box: Box) -> None:
-    argv = runner.argv(
-        CommandSpec("true", workspace=box.ws, grant=Grant(extra_writable=(box.outside,)))
-    )
+    argv = runner.argv(CommandSpec("true", box.ws, grant=Grant(extra_writable=(box.outside,))))
     assert (str(box.outside), str(box.outside)) in _pairs(argv, "--bind-try")
 
 
@@ -84,7 +82,7 @@ def test_a_grant_inside_git_goes_on_top_of_the_read_only_git(
     runner: BubblewrapRunner, box: Box
 ) -> None:
     hooks = box.ws / ".git" / "hooks"
-    argv = runner.argv(CommandSpec("true", workspace=box.ws, grant=Grant(extra_writable=(hooks,))))
+    argv = runner.argv(CommandSpec("true", box.ws, grant=Grant(extra_writable=(hooks,))))
     i_bind = max(i for i, a in enumerate(argv) if a == "--bind-try" and argv[i + 1] == str(hooks))
     i_ro = max(i for i, a in enumerate(argv) if a == "--ro-bind-try" and argv[i + 1] == str(hooks))
     assert i_bind > i_ro
@@ -94,7 +92,7 @@ def test_secrets_are_not_in_the_command_environment(
     runner: BubblewrapRunner, box: Box, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
-    argv = runner.argv(CommandSpec("true", workspace=box.ws))
+    argv = runner.argv(CommandSpec("true", box.ws))
     assert "sk-secret" not in " ".join(argv)
     assert ("HOME", "/tmp/home") in _pairs(argv, "--setenv")
 
@@ -102,7 +100,7 @@ def test_secrets_are_not_in_the_command_environment(
 def test_workspace_symlink_is_resolved(runner: BubblewrapRunner, box: Box) -> None:
     alias = box.root / "alias"
     alias.symlink_to(box.ws)
-    argv = runner.argv(CommandSpec("true", workspace=alias))
+    argv = runner.argv(CommandSpec("true", alias))
     assert argv[argv.index("--chdir") + 1] == str(box.ws)
     assert str(alias) not in argv
 
@@ -130,7 +128,7 @@ def test_find_bwrap_skips_a_binary_inside_the_workspace(
 
 def test_granting_git_keeps_hooks_and_config_read_only(runner: BubblewrapRunner, box: Box) -> None:
     git = box.ws / ".git"
-    argv = runner.argv(CommandSpec("true", workspace=box.ws, grant=Grant(extra_writable=(git,))))
+    argv = runner.argv(CommandSpec("true", box.ws, grant=Grant(extra_writable=(git,))))
     i_git = max(i for i, a in enumerate(argv) if a == "--bind-try" and argv[i + 1] == str(git))
     for sub in (git / "hooks", git / "config"):
         i_ro = max(
@@ -155,22 +153,20 @@ def test_read_only_mode_with_the_workspace_granted_keeps_git_read_only(
 
 
 def test_the_whole_state_folder_is_bound_read_only(runner: BubblewrapRunner, box: Box) -> None:
-    argv = runner.argv(CommandSpec("true", workspace=box.ws))
+    argv = runner.argv(CommandSpec("true", box.ws))
     cerveau = str(box.ws / ".cerveau")
     assert (cerveau, cerveau) in _pairs(argv, "--ro-bind-try")
 
 
 @pytest.mark.parametrize("where", ["/tmp", "/dev/shm"])
 def test_ram_filesystems_are_sized(box: Box, where: str) -> None:
-    argv = BubblewrapRunner(bwrap="/usr/bin/bwrap", tmp_mb=64).argv(
-        CommandSpec("true", workspace=box.ws)
-    )
+    argv = BubblewrapRunner(bwrap="/usr/bin/bwrap", tmp_mb=64).argv(CommandSpec("true", box.ws))
     i = next(i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == where)
     assert argv[i - 2 : i] == ["--size", str(64 * 1024 * 1024)]
 
 
 def test_dev_is_remounted_read_only_after_its_shm(runner: BubblewrapRunner, box: Box) -> None:
-    argv = runner.argv(CommandSpec("true", workspace=box.ws))
+    argv = runner.argv(CommandSpec("true", box.ws))
     i_shm = next(i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == "/dev/shm")
     i_ro = next(i for i, a in enumerate(argv) if a == "--remount-ro" and argv[i + 1] == "/dev")
     assert i_ro > i_shm

@@ -37,7 +37,7 @@ def test_a_denied_folder_does_not_reach_the_command(
 ) -> None:
     key = fake_home.home / ".ssh" / "id_ed25519"
     cmd = reader.format(p=key, d=key.parent, n=key.name)
-    res = masked_runner.run(CommandSpec(cmd, workspace=box.ws, timeout=20))
+    res = masked_runner.run(CommandSpec(cmd, box.ws, timeout=20))
     assert not _leaked(res.output, fake_home.secret, box.ws / "stolen"), res.output
     assert not _leaked("", fake_home.secret, box.ws / "stolen" / key.name)
     assert not _leaked("", fake_home.secret, box.ws / key.name)
@@ -48,7 +48,7 @@ def test_a_denied_file_does_not_reach_the_command(
     masked_runner, box: Box, fake_home: FakeHome, reader: str
 ) -> None:
     res = masked_runner.run(
-        CommandSpec(reader.format(p=fake_home.home / ".npmrc"), workspace=box.ws, timeout=20)
+        CommandSpec(reader.format(p=fake_home.home / ".npmrc"), box.ws, timeout=20)
     )
     assert not _leaked(res.output, fake_home.secret, box.ws / "stolen"), res.output
 
@@ -56,9 +56,7 @@ def test_a_denied_file_does_not_reach_the_command(
 def test_a_sibling_of_a_denied_path_stays_readable(
     masked_runner, box: Box, fake_home: FakeHome
 ) -> None:
-    res = masked_runner.run(
-        CommandSpec(f"cat {fake_home.home}/notes.txt", workspace=box.ws, timeout=20)
-    )
+    res = masked_runner.run(CommandSpec(f"cat {fake_home.home}/notes.txt", box.ws, timeout=20))
     assert res.exit_code == 0 and "ordinary" in res.output, res.output
 
 
@@ -68,9 +66,7 @@ def test_etc_shadow_is_unreadable_with_the_default_list(runner, box: Box) -> Non
     if not shadow.exists():
         pytest.skip("no /etc/shadow here")
     first = shadow.read_text().splitlines()[0]
-    res = runner.run(
-        CommandSpec("cat /etc/shadow; cp /etc/shadow stolen", workspace=box.ws, timeout=20)
-    )
+    res = runner.run(CommandSpec("cat /etc/shadow; cp /etc/shadow stolen", box.ws, timeout=20))
     assert first not in res.output
     assert not (box.ws / "stolen").exists() or first not in (box.ws / "stolen").read_text()
 
@@ -80,7 +76,7 @@ def test_bubblewrap_hides_the_names_in_a_denied_folder_too(box: Box, fake_home: 
 
     require_bwrap()
     runner = BubblewrapRunner(deny_read=fake_home.denied)
-    res = runner.run(CommandSpec(f"ls -A {fake_home.home}/.ssh", workspace=box.ws, timeout=20))
+    res = runner.run(CommandSpec(f"ls -A {fake_home.home}/.ssh", box.ws, timeout=20))
     assert "id_ed25519" not in res.output
 
 
@@ -106,9 +102,7 @@ def test_bubblewrap_masks_come_after_every_bind(box: Box, fake_home: FakeHome) -
     from cerveau_tui.sandbox.base import Grant
 
     runner = BubblewrapRunner(bwrap="/usr/bin/bwrap", deny_read=fake_home.denied)
-    argv = runner.argv(
-        CommandSpec("true", workspace=box.ws, grant=Grant(extra_writable=(fake_home.home,)))
-    )
+    argv = runner.argv(CommandSpec("true", box.ws, grant=Grant(extra_writable=(fake_home.home,))))
     ssh = str(fake_home.home / ".ssh")
     i_mask = next(i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] == ssh)
     i_grant = max(i for i, a in enumerate(argv) if a == "--bind-try")

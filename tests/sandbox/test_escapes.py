@@ -23,7 +23,7 @@ from .conftest import PY, Box
 
 def run(runner, box: Box, command: str, **kw) -> CommandResult:  # type: ignore[no-untyped-def]
     kw.setdefault("timeout", 30)
-    return runner.run(CommandSpec(command, workspace=box.ws, **kw))
+    return runner.run(CommandSpec(command, box.ws, **kw))
 
 
 def victim_untouched(box: Box) -> bool:
@@ -212,11 +212,7 @@ def test_18b_allow_listed_env_var_is_passed(box: Box, monkeypatch: pytest.Monkey
 
     require_bwrap()
     monkeypatch.setenv("MY_BUILD_TOKEN", "allowed-value")
-    out = (
-        BubblewrapRunner(env_allow=("MY_BUILD_TOKEN",))
-        .run(CommandSpec("env", workspace=box.ws))
-        .output
-    )
+    out = BubblewrapRunner(env_allow=("MY_BUILD_TOKEN",)).run(CommandSpec("env", box.ws)).output
     assert "MY_BUILD_TOKEN=allowed-value" in out
 
 
@@ -352,9 +348,7 @@ def test_27_workspace_path_itself_a_symlink(runner, box: Box) -> None:
     alias = box.root / "alias"
     alias.symlink_to(box.ws)
     res = runner.run(
-        CommandSpec(
-            f"echo in > inside.txt; echo x > {box.outside}/escaped", workspace=alias, timeout=30
-        )
+        CommandSpec(f"echo in > inside.txt; echo x > {box.outside}/escaped", alias, timeout=30)
     )
     assert (box.ws / "inside.txt").read_text() == "in\n", res.output
     assert not (box.outside / "escaped").exists()
@@ -388,7 +382,7 @@ def test_29_bwrap_planted_on_path_is_not_used(
     from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner
 
     BubblewrapRunner().run(
-        CommandSpec("true", workspace=box.ws, env={"PATH": f"{fake.parent}:/usr/bin:/bin"})
+        CommandSpec("true", box.ws, env={"PATH": f"{fake.parent}:/usr/bin:/bin"})
     )
     assert not (box.ws / "planted-ran").exists()
 

@@ -73,9 +73,7 @@ def test_each_vector_is_undone_before_the_persons_next_git(
     inner, place: Place, vector: Vector
 ) -> None:  # type: ignore[no-untyped-def]
     prepare(vector, place.ws, home=place.home, ceiling=place.root)
-    GuardedRunner(inner).run(
-        CommandSpec(command_for(vector, place.marker), workspace=place.ws, timeout=60)
-    )
+    GuardedRunner(inner).run(CommandSpec(command_for(vector, place.marker), place.ws, timeout=60))
     place.person(vector.person_cwd)
     assert not place.marker.fired()
 
@@ -87,9 +85,7 @@ def test_each_vector_is_a_real_gap_under_bubblewrap_alone(place: Place, vector: 
     # The control for the test above: without the guard, the sandbox lets each of these through.
     require_bwrap()
     prepare(vector, place.ws, home=place.home, ceiling=place.root)
-    BubblewrapRunner().run(
-        CommandSpec(command_for(vector, place.marker), workspace=place.ws, timeout=60)
-    )
+    BubblewrapRunner().run(CommandSpec(command_for(vector, place.marker), place.ws, timeout=60))
     place.person(vector.person_cwd)
     assert place.marker.fired()
 
@@ -98,7 +94,7 @@ def test_the_model_is_told_in_the_output_and_the_notes(inner, place: Place) -> N
     result = GuardedRunner(inner).run(
         CommandSpec(
             f"git init -q && git config core.fsmonitor {place.marker.program} && echo done",
-            workspace=place.ws,
+            place.ws,
         )
     )
     expected = (
@@ -110,9 +106,7 @@ def test_the_model_is_told_in_the_output_and_the_notes(inner, place: Place) -> N
 def test_on_findings_receives_what_was_found(inner, place: Place) -> None:  # type: ignore[no-untyped-def]
     seen: list[list[Finding]] = []
     GuardedRunner(inner, on_findings=seen.append).run(
-        CommandSpec(
-            f"git init -q && git config core.pager {place.marker.program}", workspace=place.ws
-        )
+        CommandSpec(f"git init -q && git config core.pager {place.marker.program}", place.ws)
     )
     assert [[f.what for f in batch] for batch in seen] == [["core.pager"]]
 
@@ -121,7 +115,7 @@ def test_a_clean_init_and_commit_by_the_command_keeps_working(inner, place: Plac
     result = GuardedRunner(inner).run(
         CommandSpec(
             "echo x > a.txt && git init -q && git add -A && git -c user.name=m -c user.email=m@x commit -qm init",
-            workspace=place.ws,
+            place.ws,
         )
     )
     log = host_git(place.ws, "log", "--format=%s", home=place.home, ceiling=place.root)
@@ -133,7 +127,7 @@ def test_full_access_commands_are_checked_too(place: Place) -> None:
     GuardedRunner(BubblewrapRunner()).run(
         CommandSpec(
             f"git init -q && git config core.fsmonitor {place.marker.program}",
-            workspace=place.ws,
+            place.ws,
             mode="full-access",
         )
     )
@@ -144,7 +138,7 @@ def test_full_access_commands_are_checked_too(place: Place) -> None:
 def test_a_command_that_plants_nothing_returns_the_inner_result_untouched(
     inner, place: Place
 ) -> None:  # type: ignore[no-untyped-def]
-    result = GuardedRunner(inner).run(CommandSpec("echo hello", workspace=place.ws))
+    result = GuardedRunner(inner).run(CommandSpec("echo hello", place.ws))
     assert result.output == "hello\n" and result.notes == []
 
 
@@ -169,5 +163,5 @@ def test_a_check_that_cannot_run_says_so_instead_of_passing(place: Place) -> Non
         raise OSError("git is gone")
 
     host_git(place.ws, "init", "-q", home=place.home, ceiling=place.root)
-    result = GuardedRunner(NoSandbox(), parse=broken).run(CommandSpec("true", workspace=place.ws))
+    result = GuardedRunner(NoSandbox(), parse=broken).run(CommandSpec("true", place.ws))
     assert "the git guard could not check this command (git is gone)" in result.output

@@ -15,7 +15,7 @@ from .test_escapes import _wait_gone
 
 
 def test_gap_git_hooks_are_writable_and_said_so(landlock_runner, box: Box) -> None:
-    landlock_runner.run(CommandSpec("echo hook > .git/hooks/pre-commit", workspace=box.ws))
+    landlock_runner.run(CommandSpec("echo hook > .git/hooks/pre-commit", box.ws))
     assert (box.ws / ".git" / "hooks" / "pre-commit").exists()
     assert any(".git" in g for g in landlock_runner.gaps)
 
@@ -28,9 +28,7 @@ def test_a_background_process_dies_with_its_command(landlock_runner, box: Box) -
 
         pytest.skip("no pids cgroup here: a setsid process can survive (said in gaps)")
     marker = f"cerveau-llbg-{uuid.uuid4().hex[:8]}"
-    landlock_runner.run(
-        CommandSpec(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", workspace=box.ws)
-    )
+    landlock_runner.run(CommandSpec(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", box.ws))
     survivors = _wait_gone(marker)
     for pid in survivors:
         os.kill(pid, 9)
@@ -49,7 +47,7 @@ def test_udp_does_not_reach_the_host_without_a_network_grant(landlock_runner, bo
         landlock_runner.run(
             CommandSpec(
                 f"{PY} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))\"",
-                workspace=box.ws,
+                box.ws,
             )
         )
         import pytest
@@ -62,7 +60,7 @@ def test_udp_does_not_reach_the_host_without_a_network_grant(landlock_runner, bo
 
 
 def test_landlock_still_protects_outside_the_workspace(landlock_runner, box: Box) -> None:
-    res = landlock_runner.run(CommandSpec(f"echo x > {box.outside}/escaped", workspace=box.ws))
+    res = landlock_runner.run(CommandSpec(f"echo x > {box.outside}/escaped", box.ws))
     assert res.exit_code != 0 and not (box.outside / "escaped").exists()
 
 
@@ -91,7 +89,7 @@ def test_landlock_helper_refuses_to_run_unconfined_when_a_step_fails(box: Box) -
 
 def test_gap_the_state_folder_is_writable_and_said_so(landlock_runner, box: Box) -> None:
     landlock_runner.run(
-        CommandSpec("echo 'sandbox = \"full-access\"' > .cerveau/config.toml", workspace=box.ws)
+        CommandSpec("echo 'sandbox = \"full-access\"' > .cerveau/config.toml", box.ws)
     )
     assert (box.ws / ".cerveau" / "config.toml").exists()
     assert any(".cerveau/" in g for g in landlock_runner.gaps)
@@ -108,7 +106,7 @@ def test_gap_a_denied_folders_names_are_listable_and_said_so(box: Box) -> None:
     secret_dir.mkdir(parents=True)
     (secret_dir / "id_rsa").write_text("cerveau-ll-secret\n")
     runner = LandlockRunner(deny_read=[secret_dir])
-    res = runner.run(CommandSpec(f"ls {secret_dir}; cat {secret_dir}/id_rsa", workspace=box.ws))
+    res = runner.run(CommandSpec(f"ls {secret_dir}; cat {secret_dir}/id_rsa", box.ws))
     assert "id_rsa" in res.output and "cerveau-ll-secret" not in res.output
     assert any("names stay listable" in g for g in runner.gaps)
 
@@ -123,9 +121,7 @@ def test_landlock_background_processes_are_killed_by_kill_background(
 
         pytest.skip("no pids cgroup here")
     marker = f"cerveau-llkill-{uuid.uuid4().hex[:8]}"
-    landlock_runner.run(
-        CommandSpec(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", workspace=box.ws)
-    )
+    landlock_runner.run(CommandSpec(f"setsid sh -c 'sleep 30' {marker} > /dev/null 2>&1 &", box.ws))
     landlock_runner.kill_background()
     survivors = _wait_gone(marker)
     for pid in survivors:

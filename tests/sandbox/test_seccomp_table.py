@@ -186,7 +186,7 @@ def _run_probe(run: str, ws: Path) -> Run:
     command = f"{sys.executable} probe.py cases.json < /dev/null"
     grant = Grant(network=True, hosts=("example.invalid",)) if granted else None
     try:
-        res = runner.run(CommandSpec(command, workspace=ws, timeout=60, grant=grant))
+        res = runner.run(CommandSpec(command, ws, timeout=60, grant=grant))
     finally:
         runner.kill_background()
     start = res.output.find("{")

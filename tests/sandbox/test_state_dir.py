@@ -67,7 +67,7 @@ def test_commands_cannot_change_the_state_folder(
     bwrap_runner, box: Box, state: Path, attack: str
 ) -> None:
     before = tree_digest(state)
-    bwrap_runner.run(CommandSpec(ATTACKS[attack], workspace=box.ws, timeout=20))
+    bwrap_runner.run(CommandSpec(ATTACKS[attack], box.ws, timeout=20))
     assert tree_digest(state) == before
     assert not (box.ws / ".cerveau.old").exists()
 
@@ -79,7 +79,7 @@ def test_with_no_state_folder_yet_a_command_cannot_create_the_config(
     bwrap_runner.run(
         CommandSpec(
             "mkdir -p .cerveau && echo 'sandbox = \"full-access\"' > .cerveau/config.toml",
-            workspace=box.ws,
+            box.ws,
             timeout=20,
         )
     )
@@ -94,7 +94,7 @@ def test_the_state_folder_is_read_only_in_read_only_mode_too(
     bwrap_runner.run(
         CommandSpec(
             "echo x > .cerveau/config.toml",
-            workspace=box.ws,
+            box.ws,
             mode="read-only",
             grant=Grant(extra_writable=(box.ws,)),
             timeout=20,
@@ -106,7 +106,7 @@ def test_the_state_folder_is_read_only_in_read_only_mode_too(
 def test_a_state_folder_that_is_a_link_is_refused_and_the_command_not_run(runner, box: Box) -> None:
     (box.ws / ".cerveau").symlink_to(box.outside)
     marker = f"ran-{uuid.uuid4().hex[:6]}"
-    res = runner.run(CommandSpec(f"echo x > {marker}", workspace=box.ws, timeout=20))
+    res = runner.run(CommandSpec(f"echo x > {marker}", box.ws, timeout=20))
     assert res.exit_code == 126 and "refused" in res.output
     assert not (box.ws / marker).exists()
     assert (box.ws / ".cerveau").is_symlink()  # left for the person to see, not tidied away
@@ -120,5 +120,5 @@ def test_a_state_folder_that_is_a_file_is_refused(box: Box) -> None:
 
 def test_full_access_does_not_create_the_state_folder(bwrap_runner, box: Box) -> None:
     # full-access is "no boundary" by the person's choice: nothing to bind, nothing made.
-    bwrap_runner.run(CommandSpec("true", workspace=box.ws, mode="full-access", timeout=20))
+    bwrap_runner.run(CommandSpec("true", box.ws, mode="full-access", timeout=20))
     assert not (box.ws / ".cerveau").exists()
