@@ -63,7 +63,7 @@ class SessionFailed:
 
 
 #: What the engine thread was asked to do (runner.Job): a turn, a `!cmd`, or a session action.
-JobKind = Literal["run", "exec", "undo", "compact", "network", "discuss", "call"]
+JobKind = Literal["run", "exec", "compact", "network", "discuss", "call"]
 
 
 @dataclass

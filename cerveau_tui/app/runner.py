@@ -90,9 +90,6 @@ class SessionRunner:
     def exec(self, command: str) -> None:
         self._jobs.put(Job("exec", lambda s: s.engine.exec(command), said=True))
 
-    def undo(self) -> None:
-        self._jobs.put(Job("undo", lambda s: s.engine.undo()))
-
     def compact(self) -> None:
         self._jobs.put(Job("compact", lambda s: s.engine.compact()))
 
