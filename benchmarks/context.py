@@ -82,7 +82,7 @@ def long_turn(real_url: str, rounds: int, summarise: bool, summary_tokens: int) 
         count = s.engine.count_tokens
         history = list(s.engine.history)
         n_ctx = s.engine.n_ctx
-        source = s.token_source
+        source = s.parts.model.token_source
         s.close()
     appended, prev = [], 0
     for n in lengths:

@@ -1,10 +1,12 @@
-"""The session's boundary parts: the runner (live self-check, git guard), the policy (with the
-deny-read list), the torn-temp sweep, and what is said at start about protection. Kept apart from
-the wiring of everything else so the composition root stays readable."""
+"""The session's boundary, its step of the build (build.py): the runner (the sandbox the live
+self-check picked, behind the git guard), the policy (with the deny-read list), the torn-temp
+sweep; and what is said at the start about protection (also by headless, outside the stream)."""
 
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +16,25 @@ from ..config import Settings
 
 if TYPE_CHECKING:
     from ..policy import Policy
+    from ..sandbox.base import Runner
+    from ..workspace.git.guard import Finding
+
+
+@dataclass(frozen=True)
+class Boundary:
+    runner: Runner  # every command goes through it: the sandbox's, behind the git guard
+    status: dict[str, Any]  # the self-check's report (backend, enforced, notes, gaps)
+    policy: Policy
+
+
+def parts(settings: Settings, bus: Emitter, started: ExitStack) -> Boundary:
+    """The runner and the policy, after the sweep; `started` lets go of the runner's background
+    commands if a later step of the build fails."""
+    runner, status = sandbox(settings)
+    runner = guard_git(runner, settings, bus)
+    started.callback(runner.kill_background)
+    sweep(settings, bus)
+    return Boundary(runner, status, policy(settings, enforced=bool(status.get("enforced"))))
 
 
 def boundary_notice(bus: Emitter, text: str) -> None:
@@ -22,14 +43,14 @@ def boundary_notice(bus: Emitter, text: str) -> None:
     bus.emit(P.NoticePayload(text=text, level="warning", source="boundary"))
 
 
-def guard_git(runner: Any, settings: Settings, bus: Emitter) -> Any:
+def guard_git(runner: Runner, settings: Settings, bus: Emitter) -> Runner:
     """Every command (the model's, the person's `!cmd`, a done criterion) is followed by a check
     that it left no code for the person's next `git`; what it left is undone and said."""
     from ..sandbox.guarded import GuardedRunner
 
     ws = settings.workspace
 
-    def found(findings: list[Any]) -> None:
+    def found(findings: list[Finding]) -> None:
         for f in findings:
             boundary_notice(bus, f.describe(ws))
 
@@ -89,7 +110,7 @@ def said_at_start(settings: Settings) -> list[str]:
     return protection_notices(protection(settings))
 
 
-def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
+def sandbox(settings: Settings) -> tuple[Runner, dict[str, Any]]:
     from ..sandbox.select import backends_for, select_runner, self_check
 
     status = self_check(settings.resolved_cache_dir(), backends=backends_for(settings))
@@ -113,7 +134,7 @@ def sandbox(settings: Settings) -> tuple[Any, dict[str, Any]]:
     return runner, info
 
 
-def denied_reads(settings: Settings) -> list[Any]:
+def denied_reads(settings: Settings) -> list[Path]:
     """The deny-read list as paths, plus wherever the person's own config (and the trust store
     beside it) really lives: it says how the next session is protected."""
     from ..config import user_config_path
@@ -132,7 +153,7 @@ def denied_reads(settings: Settings) -> list[Any]:
     return [p for p in paths if not (p == ws or p in ws.parents)]
 
 
-def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Policy:
+def policy(settings: Settings, *, enforced: bool) -> Policy:
     from ..policy import Policy
     from ..policy.rules_store import LastingRules
 
@@ -142,7 +163,7 @@ def policy(settings: Settings, runner: Any, status: dict[str, Any]) -> Policy:
         settings.approval,
         settings.rules,
         network_grant=lambda: settings.network,
-        enforced=bool(status.get("enforced")),
+        enforced=enforced,
         deny_read=denied_reads(settings),
         # "always" / "never" for this workspace, read from beside the trust store (sealed).
         lasting=LastingRules(settings.workspace),
