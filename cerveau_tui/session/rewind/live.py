@@ -8,15 +8,19 @@ grants given since the point (revoked through the journal: the log records each 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...context.window import WindowState
 from ...history import Message
 from .cut import Conversation
 from .points import Point
 
+if TYPE_CHECKING:
+    from ...loop.engine import Engine
+    from ...plan.state import PlanState
 
-def now(engine: Any, plan: Any) -> Conversation:
+
+def now(engine: Engine, plan: PlanState | None) -> Conversation:
     """The live session's conversation as it is."""
     policy = engine.policy
     return Conversation(
@@ -28,7 +32,7 @@ def now(engine: Any, plan: Any) -> Conversation:
     )
 
 
-def apply(engine: Any, plan: Any, c: Conversation) -> None:
+def apply(engine: Engine, plan: PlanState | None, c: Conversation) -> None:
     """The live session put in conversation `c` (a cut, or what a forward gives back)."""
     engine.history.restore(list(c.messages))
     window = c.window
@@ -43,7 +47,7 @@ def apply(engine: Any, plan: Any, c: Conversation) -> None:
                 policy.revoke(key)
 
 
-def tell_model(engine: Any, target: Point, mode: str) -> None:
+def tell_model(engine: Engine, target: Point, mode: str) -> None:
     """What the model must know: only when the code and the conversation disagree now (a
     code-only or conversation-only rewind). A rewind of both leaves nothing to say: the history
     and the files are as they were together, and the next request stays a cached prefix. (A

@@ -11,7 +11,7 @@ Functions over the Rewinder, as rewind/live.py: it is the one caller, and it hol
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ... import protocol as P
 from ...protocol import Event
@@ -20,6 +20,10 @@ from ...workspace.restore.store import BlobStore
 from .cut import Conversation, Cut, cut
 from .points import REWIND, Point, Points, Rewound
 from .types import OutsideChanges, RewindError, RewindMode, RewindResult
+
+if TYPE_CHECKING:
+    from ...loop.engine import Engine
+    from ...plan.state import PlanState
 
 
 class Rewinder(Protocol):
@@ -30,8 +34,8 @@ class Rewinder(Protocol):
     workspace: Path
     points: Points
     capture: Capture
-    engine: Any
-    plan: Any
+    engine: Engine | None
+    plan: PlanState | None
     before: Conversation | None
     _history_len: int
 
@@ -76,7 +80,7 @@ def perform(
     rw._write([record])
     rw.points.rewound(Rewound(target.id, mode, forward, turn))
     if rw.engine is not None:
-        _live(rw, target, back_to, mode, forward, done is not None)
+        _live(rw, rw.engine, target, back_to, mode, forward, done is not None)
     elif mode != "code":
         rw._history_len = target.history if not forward else rw._history_len
     rw.take("end")
@@ -118,10 +122,11 @@ def cut_turns(rw: Rewinder, i: int) -> list[str]:
     return [p.turn_id for p in rw.points.points[i:] if p.at == "turn" and p.turn_id]
 
 
-def _live(rw: Rewinder, target: Point, to: Cut, mode: str, forward: bool, code: bool) -> None:
+def _live(
+    rw: Rewinder, eng: Engine, target: Point, to: Cut, mode: str, forward: bool, code: bool
+) -> None:
     from . import live
 
-    eng = rw.engine
     if forward:
         if rw.before is not None:  # whatever the mode: the conversation before the rewind
             live.apply(eng, rw.plan, rw.before)

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import protocol as P
 from ...plan.persist import SessionLog
@@ -44,6 +44,12 @@ from .types import (
     TurnRunning,
 )
 
+if TYPE_CHECKING:
+    from ...bus import Emitter
+    from ...loop.engine import Engine
+    from ...plan.state import PlanState
+    from ..journal import Journal
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -60,10 +66,10 @@ class Rewinder:
         log: SessionLog,
         *,
         points: Points | None = None,
-        engine: Any = None,
-        journal: Any = None,
-        plan: Any = None,
-        bus: Any = None,
+        engine: Engine | None = None,
+        journal: Journal | None = None,
+        plan: PlanState | None = None,
+        bus: Emitter | None = None,
         history_len: int = 0,
         before: Conversation | None = None,
     ) -> None:
@@ -94,11 +100,13 @@ class Rewinder:
             bus.subscribe(self)
 
     @classmethod
-    def for_session(cls, workspace: Path, session_id: str, **kw: Any) -> Rewinder:
-        store: BlobStore = kw.pop("store", None) or BlobStore(workspace)
-        fp: Fingerprinter = kw.pop("fingerprinter", None) or Fingerprinter(workspace)
+    def for_session(
+        cls, workspace: Path, session_id: str, *, log: SessionLog, history_len: int = 0
+    ) -> Rewinder:
+        """Offline (`cerveau rewind`): the session's points read back from its log."""
+        store = BlobStore(workspace)
         pts = read_points(workspace, session_id, store)
-        return cls(store, fp, kw.pop("log"), points=pts, **kw)
+        return cls(store, Fingerprinter(workspace), log, points=pts, history_len=history_len)
 
     # -- taking points (the bus) ------------------------------------------------------------------
 
