@@ -29,6 +29,7 @@ from ..loop.state import EngineState
 from ..plan.persist import SessionLog
 from ..policy.verdict import Verdict
 from ..protocol import Compacted, Event
+from ..protocol.records import GrantRecord, MessageRecord, RevokeRecord, WindowRecord
 from . import grant_seal
 
 
@@ -49,7 +50,7 @@ class Journal:
     def _prelude(self, event: Event) -> list[dict[str, Any]]:
         out = self._messages()
         if event.type == Compacted.event_type:
-            out.append({"kind": "window", "state": self.state.window.to_dict()})
+            out.append(WindowRecord(state=self.state.window.to_dict()).dump())
         return out
 
     def _messages(self) -> list[dict[str, Any]]:
@@ -68,29 +69,28 @@ class Journal:
         if not verdict.scope_key:
             return
         g = verdict.grant
-        record = {
-            "kind": "grant",
-            "scope_key": verdict.scope_key,
-            "scope": verdict.scope or verdict.scope_key,
-            "extra_writable": [str(p) for p in (g.extra_writable if g else ())],
-            "network": bool(g.network) if g else False,
-        }
+        record = GrantRecord(
+            scope_key=verdict.scope_key,
+            scope=verdict.scope or verdict.scope_key,
+            extra_writable=[str(p) for p in (g.extra_writable if g else ())],
+            network=bool(g.network) if g else False,
+        )
         if g is not None and g.network and g.hosts:
             # The hosts the proxy lets it reach (none written: any host, as before they existed).
-            record["hosts"] = list(g.hosts)
+            record.hosts = list(g.hosts)
         # Sealed with the person's key: only a grant this person gave here comes back on resume.
         key = grant_seal.load_key()
-        record["mac"] = grant_seal.seal(key, record, self.log.session_id, self.workspace)
-        self.log.append([record], durable=True)
+        record.mac = grant_seal.seal(key, record.dump(), self.log.session_id, self.workspace)
+        self.log.append([record.dump()], durable=True)
 
     def revoked(self, scope_key: str) -> None:
-        self.log.append([{"kind": "revoke", "scope_key": scope_key}], durable=True)
+        self.log.append([RevokeRecord(scope_key=scope_key).dump()], durable=True)
 
 
 def message_record(m: Message) -> dict[str, Any]:
     """One history message as the log holds it: the wire dict as sent, who put it there, and a
     result's status (what the brief's "denied" reads after a resume)."""
-    record: dict[str, Any] = {"kind": "message", "m": m.wire, "origin": str(m.origin)}
+    record = MessageRecord(m=m.wire, origin=str(m.origin))
     if m.status:
-        record["status"] = m.status
-    return record
+        record.status = m.status
+    return record.dump()

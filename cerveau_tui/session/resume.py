@@ -25,6 +25,7 @@ from ..history import History, Message, Origin
 from ..plan.persist import SessionLog
 from ..policy.judge import Judge
 from ..policy.policy import Policy
+from ..protocol.records import CutRecord
 from ..sandbox.base import Grant
 from . import grant_seal
 from .journal import Journal
@@ -97,7 +98,7 @@ def _restore(
         engine.loop_state.history.append(Message.user(CUT_TURN_MESSAGE, Origin.HARNESS))
         # The message and the record closing the turn in one write: a kill now must leave the
         # turn open (told again next time) or closed with the model told, never closed untold.
-        journal.flush(then=[{"kind": "cut", "turn_id": cut.turn_id}])
+        journal.flush(then=[CutRecord(turn_id=cut.turn_id).dump()])
         cut.reason = "interrupted"
     grants, dropped = restore_grants(engine.policy, stored, engine.workspace)
     plan.restore(stored.plan_events, stored.writes)  # the ledger: plan events AND writes
