@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from contextlib import ExitStack
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from .command import CommandResult, CommandSpec, Grant
 from .limits import CommandGroup, ProcessCap
@@ -23,7 +23,7 @@ from .seccomp_filter import Inet, bpf_fd
 from .setid import setid_note, sweep_all
 from .view import MachineView, machine_view
 
-__all__ = ["CommandResult", "CommandSpec", "EnforcingRunner", "Grant", "Launch", "Runner"]
+__all__ = ["Bounds", "CommandResult", "CommandSpec", "EnforcingRunner", "Grant", "Launch", "Runner"]
 
 
 class Runner(Protocol):
@@ -35,6 +35,17 @@ class Runner(Protocol):
     def kill_background(self) -> None:
         """Kill every process group this runner left running (called by Engine.close)."""
         ...
+
+
+class Bounds(TypedDict, total=False):
+    """What an enforcing runner is built with besides its environment allow list (select.py
+    passes the person's settings)."""
+
+    deny_read: Sequence[Path] | None  # None: the default secrets (protect.default_denied)
+    tmp_mb: int  # the size of /tmp and /dev/shm (bubblewrap)
+    max_procs: int  # the pids cgroup's cap
+    read_allow: Sequence[Path]  # read-only besides the machine view
+    proxy: NetProxy | None  # a network grant's proxy (tests give one with their own resolver)
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,7 @@ class EnforcingRunner:
         read_allow: Sequence[Path] = (),
         proxy: NetProxy | None = None,
     ) -> None:
+        """The keywords are Bounds."""
         self.env_allow = tuple(env_allow)
         self._plain = NoSandbox(self.env_allow)
         # Built bare (tests, tools), a runner still masks the default secrets: secure by default.
@@ -85,16 +97,11 @@ class EnforcingRunner:
         raise NotImplementedError
 
     def _launch(
-        self,
-        spec: CommandSpec,
-        ws: Path,
-        seccomp_fd: int,
-        session: Session | None,
-        cleanup: ExitStack,
-    ) -> Launch:
-        """The backend's wrapping of `spec` (ws: the workspace's real path). `session`: with a
-        network grant, the proxy's, for the backend to serve where its command can reach it.
-        What must be undone after the run goes on `cleanup`."""
+        self, spec: CommandSpec, seccomp_fd: int, session: Session | None
+    ) -> AbstractContextManager[Launch]:
+        """The backend's wrapping of `spec` (its workspace a real path), undone when the run
+        has ended. `session`: with a network grant, the proxy's, for the backend to serve where
+        its command can reach it."""
         raise NotImplementedError
 
     def run(self, spec: CommandSpec) -> CommandResult:
@@ -112,6 +119,7 @@ class EnforcingRunner:
         except OSError as exc:  # fail closed: never run past a cap we said we hold
             msg = f"cerveau: could not create the command's process-count cgroup: {exc}"
             return CommandResult(exit_code=126, output=msg + "\n", notes=[msg])
+        spec = replace(spec, workspace=ws)
         grant = spec.grant or Grant()
         session = self.proxy.session(grant.hosts) if grant.network else None
         result: CommandResult | None = None
@@ -119,7 +127,7 @@ class EnforcingRunner:
             with ExitStack() as cleanup:
                 seccomp = bpf_fd(self.inet(spec))
                 cleanup.callback(os.close, seccomp)
-                launch = self._launch(spec, ws, seccomp, session, cleanup)
+                launch = cleanup.enter_context(self._launch(spec, seccomp, session))
                 result = run_process(
                     [*group.wrapper, *launch.argv],
                     cwd=ws,
@@ -147,12 +155,12 @@ class EnforcingRunner:
         return result
 
     def command_env(
-        self, spec: CommandSpec, ws: Path, home: str, tmp: str, proxy_port: int | None
+        self, spec: CommandSpec, home: str, tmp: str, proxy_port: int | None
     ) -> dict[str, str]:
         """The command's environment: the minimal one, its private home and temp folder, the
         toolchains' variables, and with a grant the proxy's (no exemption from it: "not through
         the proxy" means "nowhere")."""
-        out = minimal_env(ws, self.env_allow, spec.env)
+        out = minimal_env(spec.workspace, self.env_allow, spec.env)
         out["HOME"] = home
         out["TMPDIR"] = tmp
         for key, value in self.view().env:  # toolchains that find themselves from $HOME

@@ -29,13 +29,15 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import Unpack
 
-from .base import CommandSpec, EnforcingRunner, Grant, Launch
+from .base import Bounds, CommandSpec, EnforcingRunner, Grant, Launch
 from .grantable import grant_refusal
-from .netproxy import NetProxy, Session
+from .netproxy import Session
 from .protect import STATE_DIR, maskable, runtime_dirs
 from .seccomp_filter import Inet
 from .view import bwrap_args, view_home_args
@@ -83,21 +85,13 @@ class BubblewrapRunner(EnforcingRunner):
         self,
         bwrap: str | None = None,
         env_allow: tuple[str, ...] | list[str] = (),
-        *,
-        deny_read: Sequence[Path] | None = None,
-        tmp_mb: int = 512,
-        max_procs: int = 512,
-        read_allow: Sequence[Path] = (),
-        proxy: NetProxy | None = None,
+        **bounds: Unpack[Bounds],
     ) -> None:
         found = bwrap or find_bwrap()
         if found is None:
             raise FileNotFoundError("bwrap not found in " + ", ".join(BWRAP_PATHS))
         self.bwrap = found
-        super().__init__(
-            env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs,
-            read_allow=read_allow, proxy=proxy,
-        )  # fmt: skip
+        super().__init__(env_allow, **bounds)
         self.gaps: list[str] = [
             "no memory limit beyond the /tmp and /dev/shm caps",
             "deny-read paths inside the workspace (or holding it) cannot be masked",
@@ -143,7 +137,7 @@ class BubblewrapRunner(EnforcingRunner):
             "--clearenv",
         ]
         port = PROXY_PORT if grant.network else None
-        cmd_env = self.command_env(spec, ws, SANDBOX_HOME, "/tmp", port)
+        cmd_env = self.command_env(replace(spec, workspace=ws), SANDBOX_HOME, "/tmp", port)
         for key, value in sorted(cmd_env.items()):
             a += ["--setenv", key, value]
         size = str(self.tmp_mb * 1024 * 1024)
@@ -226,33 +220,26 @@ class BubblewrapRunner(EnforcingRunner):
                 out += ["--ro-bind", "/dev/null", str(p)]
         return out
 
+    @contextmanager
     def _launch(
-        self,
-        spec: CommandSpec,
-        ws: Path,
-        seccomp_fd: int,
-        session: Session | None,
-        cleanup: ExitStack,
-    ) -> Launch:
+        self, spec: CommandSpec, seccomp_fd: int, session: Session | None
+    ) -> Iterator[Launch]:
         files: list[int] = []  # the bridge's end first, then the /etc files copied in
-        cleanup.callback(_close_each, files)
-        if session is not None:
-            ours, theirs = socket.socketpair()
-            session.serve(handoff=ours)
-            files.append(theirs.detach())
-        argv = self.argv(
-            spec, seccomp_fd=seccomp_fd, file_fds=files, bridge_fd=files[0] if files else None
-        )
-        # bwrap's own environment; the command's is set inside (--clearenv, --setenv).
-        return Launch(argv, {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, tuple(files))
+        try:
+            if session is not None:
+                ours, theirs = socket.socketpair()
+                session.serve(handoff=ours)
+                files.append(theirs.detach())
+            bridge = files[0] if files else None
+            argv = self.argv(spec, seccomp_fd=seccomp_fd, file_fds=files, bridge_fd=bridge)
+            # bwrap's own environment; the command's is set inside (--clearenv, --setenv).
+            yield Launch(argv, {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, tuple(files))
+        finally:
+            for f in files:
+                os.close(f)
 
     def version(self) -> str:
         return bwrap_version(self.bwrap)
-
-
-def _close_each(fds: list[int]) -> None:
-    for f in fds:
-        os.close(f)
 
 
 def _opener(fds: list[int]) -> Callable[[Path], int]:

@@ -23,13 +23,14 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Unpack
 
-from .base import CommandSpec, EnforcingRunner, Grant, Launch
+from .base import Bounds, CommandSpec, EnforcingRunner, Grant, Launch
 from .grantable import grant_refusal
-from .netproxy import NetProxy, Session
+from .netproxy import Session
 from .protect import maskable, runtime_dirs
 from .seccomp_filter import Inet
 
@@ -93,20 +94,12 @@ class LandlockRunner(EnforcingRunner):
         self,
         env_allow: tuple[str, ...] | list[str] = (),
         python: str | None = None,
-        *,
-        deny_read: Sequence[Path] | None = None,
-        tmp_mb: int = 512,
-        max_procs: int = 512,
-        read_allow: Sequence[Path] = (),
-        proxy: NetProxy | None = None,
+        **bounds: Unpack[Bounds],
     ) -> None:
         self.abi = landlock_abi()
         if self.abi < 1:
             raise OSError("Landlock is not available in this kernel")
-        super().__init__(
-            env_allow, deny_read=deny_read, tmp_mb=tmp_mb, max_procs=max_procs,
-            read_allow=read_allow, proxy=proxy,
-        )  # fmt: skip
+        super().__init__(env_allow, **bounds)
         self.python = python or sys.executable
         self.gaps: list[str] = landlock_gaps(self.abi)
         if self.cap.gap:
@@ -155,26 +148,24 @@ class LandlockRunner(EnforcingRunner):
             a += ["--tcp-connect", str(proxy_port)]
         return [*a, "--", "/bin/sh", "-c", spec.command]
 
+    @contextmanager
     def _launch(
-        self,
-        spec: CommandSpec,
-        ws: Path,
-        seccomp_fd: int,
-        session: Session | None,
-        cleanup: ExitStack,
-    ) -> Launch:
+        self, spec: CommandSpec, seccomp_fd: int, session: Session | None
+    ) -> Iterator[Launch]:
         tmp = Path(tempfile.mkdtemp(prefix="cerveau-cmd-"))  # no private /tmp: a folder of its own
-        cleanup.callback(shutil.rmtree, tmp, ignore_errors=True)
-        home = tmp / "home"  # an empty private home, gone with the command
-        home.mkdir()
-        port: int | None = None
-        if session is not None:
-            # A listener per command: its port is the one Landlock lets this command reach, and
-            # what the proxy refuses is this command's to be told.
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.bind(("127.0.0.1", 0))
-            listener.listen(128)
-            port = listener.getsockname()[1]
-            session.serve(listener=listener)
-        env = self.command_env(spec, ws, str(home), str(tmp), port)
-        return Launch(self.argv(spec, tmp=tmp, seccomp_fd=seccomp_fd, proxy_port=port), env)
+        try:
+            home = tmp / "home"  # an empty private home, gone with the command
+            home.mkdir()
+            port: int | None = None
+            if session is not None:
+                # A listener per command: its port is the one Landlock lets this command reach,
+                # and what the proxy refuses is this command's to be told.
+                listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                listener.bind(("127.0.0.1", 0))
+                listener.listen(128)
+                port = listener.getsockname()[1]
+                session.serve(listener=listener)
+            env = self.command_env(spec, str(home), str(tmp), port)
+            yield Launch(self.argv(spec, tmp=tmp, seccomp_fd=seccomp_fd, proxy_port=port), env)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -22,9 +22,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from .base import Runner
+from .base import Bounds, Runner
 from .bubblewrap import BubblewrapRunner, bwrap_version, find_bwrap
 from .command import CommandSpec
 from .landlock import LandlockRunner, landlock_abi
@@ -68,22 +68,11 @@ def cache_key() -> str:
     )
 
 
-def _make(
-    backend: str,
-    env_allow: Sequence[str] = (),
-    *,
-    deny_read: Sequence[Path] | None = None,
-    tmp_mb: int = 512,
-    max_procs: int = 512,
-    read_allow: Sequence[Path] = (),
-) -> Runner:
-    limits: dict[str, Any] = {"deny_read": deny_read, "tmp_mb": tmp_mb, "max_procs": max_procs}
-    if backend in ("bubblewrap", "landlock"):
-        limits["read_allow"] = tuple(read_allow)
+def _make(backend: str, env_allow: Sequence[str] = (), **bounds: Unpack[Bounds]) -> Runner:
     if backend == "bubblewrap":
-        return BubblewrapRunner(env_allow=tuple(env_allow), **limits)
+        return BubblewrapRunner(env_allow=tuple(env_allow), **bounds)
     if backend == "landlock":
-        return LandlockRunner(env_allow=tuple(env_allow), **limits)
+        return LandlockRunner(env_allow=tuple(env_allow), **bounds)
     if backend == "none":
         return NoSandbox(tuple(env_allow))
     raise ValueError(f"unknown sandbox backend {backend!r}")
