@@ -212,16 +212,14 @@ def workspace_state(
     return fp, store, plan
 
 
-def reserved_ports(settings: Settings, server_url: str) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for name, url in [
-        ("LLM server (llama.cpp)", server_url),
-        *[(s.name, s.url) for s in settings.services],
-    ]:
-        u = urlparse(url if "://" in url else f"http://{url}")
-        if u.port:
-            out[u.port] = name
-    return out
+def reserved_ports(services: list[tuple[str, str]]) -> dict[int, str]:
+    """The explicit port of each (name, URL), for PortHook to keep a command from binding it. Not
+    guards/ports.py's reading, which gives a URL without one its scheme's (a remote https
+    server's 443 is no port of this machine's)."""
+    ports = {
+        urlparse(url if "://" in url else f"http://{url}").port: name for name, url in services
+    }
+    return {port: name for port, name in ports.items() if port}
 
 
 def hooks(
@@ -238,15 +236,13 @@ def hooks(
     from ..loop.guards.turn_hooks import BreakerHook, PortHook, ProgressHook
     from ..plan.hook import PlanHook
 
-    url, lim = model.url, settings.limits
+    services = [
+        ("LLM server (llama.cpp)", model.url),
+        *[(x.name, x.url) for x in settings.services],
+    ]
+    lim = settings.limits
     joined: list[Hook] = [
-        PortHook(
-            reserved_ports(settings, url),
-            services=[
-                ("LLM server (llama.cpp)", url),
-                *[(x.name, x.url) for x in settings.services],
-            ],
-        ),
+        PortHook(reserved_ports(services), services=services),
         BreakerHook(lim.breaker_threshold),
         ProgressHook(fp.digest_soon, lim.progress_stall_limit),  # no wait for the first walk
         PlanHook(settings.workspace, state=plan, fingerprinter=fp),
