@@ -18,7 +18,7 @@ from ...protocol import Event
 from ...workspace.restore.checkpoints import Capture, CheckpointExpired, Manifest, restore
 from ...workspace.restore.store import BlobStore
 from .cut import Conversation, Cut, cut
-from .points import REWIND, Point, Points, Rewound
+from .points import Point, Points
 from .types import OutsideChanges, RewindError, RewindMode, RewindResult
 
 if TYPE_CHECKING:
@@ -68,17 +68,10 @@ def perform(
             raise RewindError(f"that point has expired: {exc}") from None
     cut_out = cut_turns(rw, i) if mode != "code" and not forward else []
     back_to = Cut.to(target, cut_out)
-    record: dict[str, Any] = {
-        "kind": REWIND,
-        "to": target.id,
-        "mode": mode,
-        "forward": forward,
-        "turn": turn,
-        **back_to.record(),
-    }
+    record = back_to.record(target.id, mode, forward, turn)
     dropped = rw._hlen() - target.history if mode != "code" and not forward else 0
-    rw._write([record])
-    rw.points.rewound(Rewound(target.id, mode, forward, turn))
+    rw._write([record.dump()])
+    rw.points.rewound(record)
     if rw.engine is not None:
         _live(rw, rw.engine, target, back_to, mode, forward, done is not None)
     elif mode != "code":

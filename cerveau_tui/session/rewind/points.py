@@ -98,16 +98,6 @@ class Point:
         )
 
 
-@dataclass
-class Rewound:
-    """One rewind record: `to` the point, `mode`, `forward` (undoing the rewind before it)."""
-
-    to: str
-    mode: str
-    forward: bool = False
-    turn: int = 0
-
-
 @dataclass(frozen=True)
 class TurnRow:
     turn: int  # a command's: the turns before it
@@ -125,7 +115,7 @@ class Points:
     def __init__(self, store: BlobStore) -> None:
         self.store = store
         self.points: list[Point] = []
-        self.rewinds: list[tuple[int, Rewound]] = []  # (points before it, the record)
+        self.rewinds: list[tuple[int, RewindRecord]] = []  # (points before it, the record)
         self.current: list[int] = []  # the turn numbers the conversation holds now
         self._stack: list[list[int]] = []  # `current` before each conversation rewind
         self._cuts: list[tuple[int, int]] = []  # (points before it, its target) of each in force
@@ -138,7 +128,7 @@ class Points:
         if p.at == "turn":
             self.current.append(self.turn_count())
 
-    def rewound(self, r: Rewound) -> None:
+    def rewound(self, r: RewindRecord) -> None:
         pos = len(self.points)
         self.rewinds.append((pos, r))
         if r.mode == "code":
@@ -174,8 +164,7 @@ class Points:
         if kind == POINT:
             self.add(Point.of(PointRecord.model_validate(obj)))
         elif kind == REWIND:
-            r = RewindRecord.model_validate(obj)
-            self.rewound(Rewound(r.to, r.mode, r.forward, r.turn))
+            self.rewound(RewindRecord.model_validate(obj))
 
     def next_delta(
         self,
@@ -350,4 +339,4 @@ def read_points(workspace: Path, session_id: str, store: BlobStore) -> Points:
     return pts
 
 
-__all__ = ["POINT", "REWIND", "Point", "Points", "Rewound", "TurnRow", "differs", "read_points"]
+__all__ = ["POINT", "REWIND", "Point", "Points", "TurnRow", "differs", "read_points"]
