@@ -18,9 +18,11 @@ from cerveau_tui.testing.first_task import (
     run_first_task,
 )
 
-pytestmark = pytest.mark.e2e
-
-MAX_ITERATIONS = 4
+#: The work is bounded, not the time: 3 turns of at most 4 rounds of 256 tokens. A turn's
+#: TURN_HANG_S only catches a hang, and the first test's guard (it runs the fixture) holds all 3:
+#: on 2 cores loaded 5 times over the 3 turns took 532 s, against pytest-timeout's 600.
+MAX_ITERATIONS, MAX_TOKENS, TURN_HANG_S = 4, 256, 600.0
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(int(len(TURNS) * TURN_HANG_S) + 120)]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,9 @@ def first_task(real_stack: str, tmp_path_factory: pytest.TempPathFactory):
     outside = root / "outside.txt"  # beside the workspace: a command must never reach it
     outside.write_text("untouched\n")
     before = sorted(p.name for p in root.iterdir())
-    run = run_first_task(ws, real_stack, max_iterations=MAX_ITERATIONS, timeout=300.0)
+    run = run_first_task(
+        ws, real_stack, max_iterations=MAX_ITERATIONS, max_tokens=MAX_TOKENS, timeout=TURN_HANG_S
+    )
     return run, root, before
 
 
