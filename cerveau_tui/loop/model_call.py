@@ -28,6 +28,7 @@ from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderEr
 from ..tools.registry import Registry
 from .cache_ledger import Figures, figures_of
 from .events import ProgressEvents
+from .guards.repetition import RepetitionCut, RepetitionWatch
 from .state import EngineState
 from .summarise import continuation
 from .thinking import SOURCE as THINKING
@@ -86,6 +87,7 @@ class ModelCall:
         # (loop/cache_ledger.py; its state lives across turns in EngineState.cache).
         self.sent_messages: list[dict[str, Any]] = []
         self.figures: Figures | None = None
+        self.repetition = RepetitionWatch()  # this call's reply, watched as it streams
 
     def budget(self, max_tokens: int, schemas: list[dict[str, Any]]) -> int:
         """What the prompt may take: n_ctx minus the reply cap, the tool schemas, the framing."""
@@ -235,6 +237,7 @@ class ModelCall:
                     ErrorClass.CONTEXT_OVERFLOW,
                 )
         self.progress.reset()
+        self.repetition = RepetitionWatch()
         if self.thinking is not None:
             self.thinking.forget()  # pressed before this call's reasoning: nothing to end
         self.sent = sum(message_tokens(m, self.count_tokens) for m in messages)
@@ -300,6 +303,9 @@ class ModelCall:
 
     def _on_delta(self, d: Delta) -> None:
         self.progress(d)
+        found = self.repetition.feed(d.raw)
+        if found is not None:  # the provider closes the stream on the way out
+            raise RepetitionCut(found)
         if d.content:
             self.bus.emit(P.TokenPayload(text=d.content))
         if d.reasoning:

@@ -20,6 +20,7 @@ from ..tools.registry import Registry
 from .dispatch import describe_validation
 from .events import TurnEvents
 from .guards.cut_retry import CutRetries, CutRetry
+from .guards.repetition import Repetition
 from .guards.text_calls import extract_text_tool_calls, unknown_tool_message
 from .guards.truncation import (
     is_truncated_tool_call,
@@ -30,6 +31,10 @@ from .schedule import ToolExecution
 
 #: The least room a call is allowed, whatever the window: tiny test windows still take a file.
 MIN_ROOM_TOKENS = 1024
+#: The request after a reply cut for repeating itself samples against repeats: llama-server's
+#: DRY sampler penalises a sequence that extends an earlier one (other servers ignore the field).
+#: A loop at the same prompt and sampling is the same loop again; one line more is not enough.
+AFTER_REPETITION: dict[str, Any] = {"dry_multiplier": 0.8}
 
 
 class Reply:
@@ -177,6 +182,22 @@ class Reply:
             return ToolExecution(i, call.id, call.name, {}, error=told, tool=tool)
         except ToolError as exc:  # a path that cannot be resolved
             return ToolExecution(i, call.id, call.name, args, error=str(exc), tool=tool)
+
+    def after_repetition(self, found: Repetition) -> str:
+        """A reply cut for repeating itself (guards/repetition.py): nothing of it ran or enters
+        the history; the model is told in one line, and the next request differs (sampled
+        against repeats, the line added). Returns what the model was told."""
+        shown = found.span.strip()[:60] or repr(found.span[:20])
+        told = (
+            f"Your last reply was stopped: it repeated the same {len(found.span)} characters "
+            f"({shown!r}) {found.times} times, so nothing in it ran. Take a different next step; "
+            "if the repetition was meant, generate it (a loop, `* n`) instead of writing it out."
+        )
+        self.events.guard("repetition", str(found), self.ctx.iteration, told)
+        self.events.bus.emit(P.NoticePayload(text=f"reply cut: {found}", source="guard"))
+        self.ctx.tell(told)
+        self.ctx.request_extra = {**self.ctx.request_extra, **AFTER_REPETITION}
+        return told
 
     def after_cut(self, tool: str) -> CutRetry:
         """A call cut off at the cap: the next request gets a larger cap or a narrower tool

@@ -31,6 +31,7 @@ from .cache_ledger import TurnCache
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .guards.repeats import is_repeat_with_results
+from .guards.repetition import RepetitionCut
 from .guards.stops import repeat_stop
 from .guards.text_calls import how_to_call_tools_message
 from .guards.truncation import is_truncated_tool_call
@@ -197,6 +198,14 @@ class Turn:
                 self.state.history.append(Message.reply(f"{said}\n{INTERRUPTED_REPLY}".strip()))
                 raise _End(P.TURN_INTERRUPTED, "interrupted by the person") from exc
             self._on_model_error(exc)
+            return None
+        except RepetitionCut as cut:
+            self.model_failures += 1
+            told = self.reply.after_repetition(cut.found)
+            if self.model_failures >= MAX_MODEL_FAILURES:
+                raise _End(
+                    P.TURN_ERROR, f"{self.model_failures} replies in a row cut: {told}"
+                ) from cut
             return None
         self.model_failures = 0
         self.usage.add(completion.usage)

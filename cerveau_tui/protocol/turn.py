@@ -152,6 +152,7 @@ class GuardTripped(Payload):
         "unknown_tool",
         "port",
         "oversize",
+        "repetition",
     ]
     reason: str
     iteration: int

@@ -94,7 +94,7 @@ def shown_delta(
 ) -> Delta:
     """What the person sees of one chunk: the text, and where the reply stands. Constrained,
     the action is one JSON text: an answer's characters are shown, a tool call's progress."""
-    shown = asm.progress(Delta(content=delta.content, reasoning=delta.reasoning))
+    shown = asm.progress(Delta(content=delta.content, reasoning=delta.reasoning, raw=asm.fresh))
     if answer is not None and action is not None:
         action.feed(delta.content)
         shown.content = answer.feed(delta.content)

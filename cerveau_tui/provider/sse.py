@@ -172,6 +172,7 @@ class StreamAssembler:
     prompt_cap: int = 2**53
     _prompt_total: int = 0  # the first total reported: a real server's does not change
     last_call: int | None = None  # the index of the call whose arguments arrived last
+    fresh: str = ""  # the last chunk's generated text: content and arguments (Delta.raw)
 
     def _keep(self, text: str) -> None:
         # ASCII (nearly every fragment) is measured for free; anything else is encoded to count.
@@ -189,6 +190,7 @@ class StreamAssembler:
     def _feed(self, chunk: dict[str, Any]) -> Delta | None:
         self.chunks += 1
         self.moved = False
+        self.fresh = ""
         progress = chunk.get("prompt_progress")
         if isinstance(progress, dict):
             done, total = _count(progress.get("processed")), _count(progress.get("total"))
@@ -228,6 +230,7 @@ class StreamAssembler:
                 self._keep(text)
                 self.content.append(text)
                 shown.content += text
+                self.fresh += text
             thought = _text_or_none(delta, "reasoning_content", "delta.reasoning_content") or (
                 _text_or_none(delta, "reasoning", "delta.reasoning")
             )
@@ -297,6 +300,7 @@ class StreamAssembler:
         self._keep(args)
         call.arguments.append(args)
         call.chars += len(args)
+        self.fresh += args
         if len(call.head) < HEAD_CHARS:
             call.head = (call.head + args)[:HEAD_CHARS]
         self.last_call = index

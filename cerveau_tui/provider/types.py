@@ -170,6 +170,10 @@ class Delta:
     tool_chars: int = 0  # characters of its arguments so far
     tool_head: str = ""  # their first characters (enough to show the path or the command)
     quiet_s: float = 0.0  # seconds since the server last said anything new (liveness.py)
+    # This chunk's generated text as the model wrote it: the answer and the tool calls' arguments
+    # (constrained, the action's JSON), for the watch on a reply that repeats itself
+    # (loop/guards/repetition.py). Empty on a progress-only delta.
+    raw: str = ""
 
 
 @dataclass

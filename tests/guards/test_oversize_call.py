@@ -18,7 +18,9 @@ def _write(path: str, content: str) -> dict:
 def test_a_call_larger_than_the_window_is_refused_and_the_turn_goes_on(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    script = {"responses": [_write("big.py", "x = 1\n" * 500_000), {"content": "ok"}]}
+    # Lines that differ: one line said 500,000 times is cut as it streams (guards/repetition.py).
+    big = "".join(f"x{i} = {i}\n" for i in range(200_000))
+    script = {"responses": [_write("big.py", big), {"content": "ok"}]}
     with ScriptedServer(script) as srv:
         code, events, _ = run_cli(ws, srv.url, "write it")
         requests = list(srv.requests)
