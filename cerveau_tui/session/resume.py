@@ -132,6 +132,9 @@ def _restore(
         )
     if stored.torn:
         warn.append(f"{stored.torn} torn, invalid or unsealed line(s) in its log skipped")
+    if stored.unknown:
+        kinds = ", ".join(sorted(set(stored.unknown)))
+        warn.append(f"{len(stored.unknown)} record(s) this version does not know skipped ({kinds})")
     passed_over = foreign_newer_than(engine.workspace, stored.id)
     if passed_over:
         warn.append(
