@@ -1,8 +1,9 @@
 """What the loop, the session and the UI ask of the boundary: the policy, as a Protocol.
 
-Typed against what they use, so nobody probes the policy for a method (`getattr(policy,
-"revoke", None)` answered "nothing held" for a policy that had simply lost the method), and a
-test can hand the engine a fake judge without building a whole policy. policy.Policy meets it.
+Typed against what they use, so nobody probes the policy for a method (a probe for `revoke`
+answered "nothing held" for a policy that had simply lost the method, and a wrapper forwarding
+the rest by name hid which methods existed at all), and a test can hand the engine a fake judge
+without building a whole policy. policy.Policy meets it.
 """
 
 from __future__ import annotations
