@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .messages import EngineEvent
 from .replay import redraw_items
@@ -33,6 +33,11 @@ from .screens.rewind import (
     RewindScreen,
     TurnRow,
 )
+
+if TYPE_CHECKING:  # the session's machinery is imported when the engine thread builds it
+    from ..config import Settings
+    from ..session import Session
+    from ..session.rewind import Rewinder, RewindMode
 
 #: Events the redraw leaves out: the session sends the plan report of the point rewound to.
 NOT_REDRAWN = frozenset({"plan_report"})
@@ -53,7 +58,7 @@ class Host(Protocol):
     runner: SessionRunner | None
     clock: Callable[[], float]
     quiet_s: float
-    settings: Any
+    settings: Settings
     router: Any
     last_rewind: LastRewind
 
@@ -74,9 +79,9 @@ class LastRewind:
     at: str = ""
 
 
-def _rw(session: object) -> Any:
-    """The session's rewinder (session/rewind/), None for a session built without one."""
-    return getattr(session, "rewinder", None)
+def _rw(session: Session | None) -> Rewinder | None:
+    """The session's rewinder (session/rewind/), None while the session starts."""
+    return session.rewinder if session is not None else None
 
 
 def rewinder_of(app: Host) -> Any:
@@ -246,12 +251,14 @@ def _answered(app: Host, preview: RewindPreview, choice: RewindChoice | None) ->
     app.runner.call(partial(_rewind, app, choice, keep))
 
 
-def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Any) -> None:
+def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Session) -> None:
     """Engine thread: the rewind itself, then the chat redrawn from the cut history."""
     from ..session.rewind import OutsideChanges
 
     rewinder = _rw(session)
+    assert rewinder is not None  # the list is offered only with one
     target = choice.target
+    mode = cast("RewindMode", choice.mode)  # not "forward": that one's target is a ForwardRow
     transcript: list[Any] | None
     try:
         if isinstance(target, ForwardRow):
@@ -259,11 +266,12 @@ def _rewind(app: Host, choice: RewindChoice, keep: list[str], session: Any) -> N
             transcript = list(rewinder.transcript())  # the chat as it was before the rewind
         else:
             if target.command:
-                go = partial(rewinder.rewind_to_point, target.point)
+                result = rewinder.rewind_to_point(
+                    target.point, mode, force=choice.overwrite, keep=keep
+                )
             else:
-                go = partial(rewinder.rewind, target.number)
-            result = go(choice.mode, force=choice.overwrite, keep=keep)
-            transcript = list(rewinder.transcript()) if choice.mode != "code" else None
+                result = rewinder.rewind(target.number, mode, force=choice.overwrite, keep=keep)
+            transcript = list(rewinder.transcript()) if mode != "code" else None
     except OutsideChanges as exc:
         # Changed since the preview (or a forward, which has none): asked about those files.
         again = RewindPreview(target, conflicts=list(exc.paths))
@@ -288,7 +296,7 @@ def _redrawn(app: Host, choice: RewindChoice, result: Any, transcript: list[Any]
     chat = app.chat
     if transcript is not None:
         chat.clear()
-        items = redraw_items(transcript, getattr(app.settings, "show_reasoning", True))
+        items = redraw_items(transcript, app.settings.show_reasoning)
         for item in items:
             if isinstance(item, EngineEvent) and item.type in NOT_REDRAWN:
                 continue

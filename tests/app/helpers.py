@@ -146,6 +146,8 @@ class FakeEngine:
 class FakeSession:
     """A session the app can start without a server; tests add what they need."""
 
+    rewinder: Any = None  # none: the app says rewind is not available
+
     engine = FakeEngine()
 
     def close(self) -> None: ...

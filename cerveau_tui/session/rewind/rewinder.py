@@ -369,7 +369,7 @@ class Rewinder:
         if self.engine is None:
             return None
         w = self.engine.loop_state.window
-        return w.to_dict() if getattr(w, "frozen", None) else None
+        return w.to_dict() if w.frozen else None
 
     def _grants(self) -> list[str]:
         if self.engine is None:
