@@ -5,7 +5,7 @@ points reference fit in `[rewind] max_mb` (the oldest points go first; a live se
 point always stays: its blobs are what its next point is a delta from). Referenced is counted
 generously (a session's first kept manifest and every digest its later points name), so a kept
 point never loses a blob. A blob younger than GRACE_S is never removed, referenced or not: the
-undo log's before-images and the near-green rollback put theirs in the same store during a turn.
+near-green rollback puts its copies in the same store during a turn.
 
 It runs at every session's start, next to the first fingerprint of the tree, so what it holds
 is the session's peak: one session's manifest at a time (each session's Points kept its decoded

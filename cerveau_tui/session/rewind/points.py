@@ -5,7 +5,7 @@ A point is one `restore_point` record (sealed like every line of the log):
     id        unique in the session
     at        "turn" (just before a turn started), "command" (before the person's `!cmd`),
               "rewind" (just before a rewind: what "forward" goes back to), "end" (after a turn,
-              a command, an undo or a rewind: the state the harness left, against which the next
+              a command or a rewind: the state the harness left, against which the next
               point tells the person's own changes)
     turn_id, task, time, seq (the bus sequence then: the plan ledger's position)
     history   len(History) then; window: the compacted window's state then (or null)
