@@ -23,6 +23,7 @@ from ..workspace.git.change import guard_for
 from ..workspace.io.beneath import atomic_write_beneath, lstat_beneath, read_bytes_beneath
 from .args import NonEmpty, PathArg
 from .base import (
+    NEAREST,
     Declared,
     Target,
     Tool,
@@ -31,6 +32,7 @@ from .base import (
     ToolResult,
     beneath_errors,
     locate,
+    no_such,
     refuse_state_write,
     resolve_path,
 )
@@ -50,15 +52,15 @@ def unified_diff(rel: str, old: str, new: str) -> str:
     )
 
 
-def _read_text(t: Target) -> str:
-    return _decode(t, _read_data(t))
+def _read_text(ctx: ToolContext, t: Target) -> str:
+    return _decode(t, _read_data(ctx, t))
 
 
-def _read_data(t: Target) -> bytes:
+def _read_data(ctx: ToolContext, t: Target) -> bytes:
     with beneath_errors(t):
         st = lstat_beneath(t.root, t.rel)
         if st is None:
-            raise ToolError(f"{t.shown}: no such file")
+            raise no_such(ctx, t)
         if stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{t.shown} is a directory; use list_files")
         return read_bytes_beneath(t.root, t.rel, MAX_READ_BYTES)
@@ -117,7 +119,7 @@ class ReadFile(Tool):
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         t = locate(ctx.workspace, args.path)
-        data = _read_data(t)
+        data = _read_data(ctx, t)
         text = _decode(t, data)
         if t.inside:  # what the changed-on-disk reminder compares against (tools/base.ToolState)
             ctx.state.record_read(t.rel, hash_bytes(data))
@@ -173,7 +175,7 @@ class WriteFile(Tool):
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{rel} is a directory")
         existed = st is not None and stat.S_ISREG(st.st_mode)
-        old = _read_text(t) if existed else ""
+        old = _read_text(ctx, t) if existed else ""
         unchecked = _write(ctx, t, args.content)
         path = t.path
         ctx.state.record_write(path)
@@ -215,7 +217,7 @@ class EditFile(Tool):
         t = locate(ctx.workspace, args.path)
         rel, path = t.shown, t.path
         refuse_state_write(t)
-        data = _read_data(t)
+        data = _read_data(ctx, t)
         text = _decode(t, data)
         if args.old == "":
             raise ToolError(
@@ -223,10 +225,9 @@ class EditFile(Tool):
             )
         count = text.count(args.old)
         if count == 0:
-            hint = _closest_line(text, args.old)
             raise ToolError(
                 f"`old` text not found in {rel}; read the file and copy the text exactly"
-                + (f". Closest line: {hint!r}" if hint else "")
+                + _closest_lines(text, args.old)
             )
         if count > 1:
             raise ToolError(
@@ -244,14 +245,28 @@ class EditFile(Tool):
         )
 
 
-def _closest_line(text: str, old: str) -> str | None:
-    first = old.strip().splitlines()[0] if old.strip() else ""
-    if not first:
-        return None
-    matches = difflib.get_close_matches(
-        first, [ln.strip() for ln in text.splitlines()], n=1, cutoff=0.6
-    )
-    return matches[0] if matches else None
+def _closest_lines(text: str, old: str) -> str:
+    """Where `old` nearly is, with line numbers: the file's lines closest to the first line of
+    `old` the file does not hold (a typo, a line the model remembered wrong); or, when the file
+    holds every line, where the first one is (indentation or order differ). "" when nothing is
+    close: a guess is not a way forward."""
+    stripped = [ln.strip() for ln in text.splitlines()]
+    wanted = [ln.strip() for ln in old.splitlines() if ln.strip()]
+    if not wanted:
+        return ""
+    held = set(stripped)
+    first = next((w for w in wanted if w not in held), None)
+    if first is None:
+        at = stripped.index(wanted[0]) + 1
+        return (
+            f". Its lines are in the file but not as given (indentation, order): it starts at line "
+            f"{at}; read from there and copy the text exactly"
+        )
+    close = difflib.get_close_matches(first, stripped, n=NEAREST, cutoff=0.6)
+    if not close:
+        return ""
+    shown = [f"{c!r} (line {stripped.index(c) + 1})" for c in close]
+    return ". Closest line: " + "; then ".join(shown)
 
 
 class ListFiles(Tool):
@@ -271,7 +286,7 @@ class ListFiles(Tool):
         with beneath_errors(t):
             st = lstat_beneath(t.root, t.rel)
             if st is None:
-                raise ToolError(f"{t.shown}: no such directory")
+                raise no_such(ctx, t, "directory")
             if not stat.S_ISDIR(st.st_mode):
                 return ToolResult(ok=True, output=t.shown)
             rg = find_rg()

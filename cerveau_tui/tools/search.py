@@ -42,6 +42,7 @@ from .base import (
     ToolResult,
     beneath_errors,
     locate,
+    no_such,
     resolve_path,
 )
 from .ripgrep import find_rg, missing
@@ -206,7 +207,7 @@ class Search(Tool):
         with beneath_errors(t):
             st = lstat_beneath(t.root, t.rel)
         if st is None:
-            raise ToolError(f"{t.shown}: no such file or directory")
+            raise no_such(ctx, t, "file or directory")
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             skipped = Skipped()
             skipped.add(t.shown, kind_of(st.st_mode))
