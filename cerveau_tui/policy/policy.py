@@ -172,7 +172,11 @@ class Policy:
             return v
         if self.approval == "never":
             return Verdict(
-                "deny", f"{reason} — approval policy `never` denies crossings", None, scope, key
+                "deny",
+                f"{reason} — approval policy `never` denies crossings; {self._allowed_here()}",
+                None,
+                scope,
+                key,
             )
         if (
             self.approval == "on-failure"
@@ -311,6 +315,13 @@ class Policy:
                 )
             )
         return out
+
+    def _allowed_here(self) -> str:
+        """What runs without a yes in this mode, for a refusal to name the way forward (issue 37:
+        a refused scope said what was refused, never what would do)."""
+        inside = "reads" if self.mode == "read-only" else "reads and writes (not in `.git`)"
+        net = "" if self.network_grant() else ", commands without the network"
+        return f"allowed without asking: {inside} inside the workspace{net}"
 
     def _needs_room(self, path: Path) -> Path | None:
         """The room a command needs to write `path`; None when the sandbox already allows it.

@@ -62,6 +62,18 @@ def test_never_denies_crossings_without_asking(
     assert policy.evaluate("write_file", write(ws / "a.py")).action == "allow"
 
 
+def test_a_refusal_under_never_names_what_is_allowed_without_asking(
+    make_policy: PolicyFactory, ws: Path, outside: Path
+) -> None:
+    """Issue 37: a refused scope names the way forward, in the mode the session is in."""
+    v = make_policy(approval="never").evaluate("write_file", write(outside / "x"))
+    assert "allowed without asking: reads and writes (not in `.git`) inside the workspace" in (
+        v.reason
+    )
+    ro = make_policy(approval="never", mode="read-only").evaluate("write_file", write(ws / "a"))
+    assert "allowed without asking: reads inside the workspace" in ro.reason
+
+
 def test_never_with_unenforced_sandbox_denies_every_command(
     make_policy: PolicyFactory, ws: Path
 ) -> None:
