@@ -100,3 +100,13 @@ def test_a_turn_killed_before_its_end_loses_its_last_round_to_timeout() -> None:
     turn = [*_round(*_call("a", command="ls"), _result("a", "done")), *_round()]
     got = count_lost([turn])
     assert got.ended == [""] and dict(got.lost) == {"timeout": 1} and got.rounds == 2
+
+
+def test_a_reply_cut_for_repeating_itself_is_a_round_lost_to_the_cut() -> None:
+    said = "repeating: a span of 16 characters x 30"
+    turn = [
+        _ev("turn_started", input="write a test file"),
+        *_round(_ev("guard_tripped", guard="repetition", reason=said, iteration=1, told="")),
+        _ended("completed"),
+    ]
+    assert dict(count_lost([turn]).lost) == {"repetition_cut": 1}

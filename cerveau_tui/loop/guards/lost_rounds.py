@@ -11,6 +11,7 @@ one cause, the first that applies in this order:
 - truncation_repeat: a tool call cut off at the cap again, the same tool at the same cap as a cut
   before it in the turn (the harness offered the same request twice: it never should);
 - truncated: a tool call cut off at the cap, the first time at that cap;
+- repetition_cut: the reply was cut while it streamed for repeating itself (guards/repetition.py);
 - refused_action: an action the constrained schema allowed and the tool refused (a result of
   error class `args`, with no exit code, for a call `via` constrained): a gap in the schema, or
   a call the world refused (no such file, no plan yet); a command that ran and failed is not one
@@ -35,6 +36,7 @@ CAUSES = (
     "timeout",
     "truncation_repeat",
     "truncated",
+    "repetition_cut",
     "refused_action",
     "copied_failure",
     "repeat_stop",
@@ -95,6 +97,8 @@ def _cause(
             cut = (m.group("tool"), m.group("cap")) if m else (str(p.get("reason")), "")
             causes.append("truncation_repeat" if cut in cuts else "truncated")
             cuts.add(cut)
+        elif kind == "guard_tripped" and p.get("guard") == "repetition":
+            causes.append("repetition_cut")
         elif kind == "tool_result" and str(p.get("call_id")) in calls:
             call = calls[str(p["call_id"])]
             if "[killed: timed out" in str(p.get("output", "")):
