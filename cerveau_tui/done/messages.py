@@ -6,6 +6,7 @@ are the whole interface between the gate and a small model, and a vague one cost
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,10 @@ from ..redact import mask_secrets
 from .criteria import DoneSet, Report
 from .gate import Decision
 
-_FILE_REF = re.compile(r"([\w./-]+\.\w+):\d+")
+#: A frame of a traceback: pytest's `calc.py:3: in add` and Python's `File "calc.py", line 3`.
+_FILE_REF = re.compile(r'([\w./-]+\.\w+):\d+|File "([^"]+)", line \d+')
+#: What of a test file is parsed for its imports: they are at its top.
+MAX_TEST_BYTES = 256_000
 
 
 def reenter_message(report: Report, decision: Decision, max_stall: int, notes: list[str]) -> str:
@@ -40,26 +44,54 @@ def reenter_message(report: Report, decision: Decision, max_stall: int, notes: l
 def focus_file(
     workspace: Path, done: DoneSet, report: Report, written: Sequence[str]
 ) -> str | None:
-    """The one file R3 narrows to: a non-protected file named in the failing output, the
-    session's own writes first; else the last non-protected file written.
+    """The one file R3 narrows to: the code under test the failing output's traceback points
+    into beyond the protected test file: a frame in a workspace file, else a workspace module the
+    named test file imports (an assert in the test names only the test); the session's own
+    writes first. None when there is no such file: the round is then read-only.
 
     Never a protected one: narrowing a stalled model onto the test file would point it at the
-    shortest wrong way out.
+    shortest wrong way out. Never a write the failure does not lead to: the last file written was
+    the fallback once, and when the failure named only the test file it narrowed the round to an
+    unrelated `other.py` and refused the real fix in `calc.py` (issue 37). Never a file outside
+    the workspace (a frame in the standard library or site-packages).
     """
-    named: list[str] = []
+    root = workspace.resolve()
+    frames: list[str] = []
     for name in report.unmet():
         for m in _FILE_REF.finditer(report.outputs.get(name, "")):
-            rel = m.group(1).removeprefix("./")
-            if (workspace / rel).is_file() and not done.touched_protected([rel]):
-                named.append(rel)
-    for rel in named:
-        if rel in written:
-            return rel
-    if named:
-        return named[0]
-    protected = set(done.touched_protected(written))
-    candidates = [p for p in written if p not in protected and not p.startswith(".cerveau/")]
-    return candidates[-1] if candidates else None
+            path = (root / (m.group(1) or m.group(2))).resolve()
+            rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
+            if rel and rel not in frames and path.is_file():
+                frames.append(rel)
+    tests = done.touched_protected(frames)
+    code = [rel for rel in frames if rel not in tests]
+    code += [rel for t in tests for rel in _imported(root, t) if rel not in code]
+    code = [rel for rel in code if not done.touched_protected([rel])]
+    return next((rel for rel in code if rel in written), code[0] if code else None)
+
+
+def _imported(root: Path, rel: str) -> list[str]:
+    """The workspace files a test module imports (`from calc import add` -> calc.py), in order."""
+    try:
+        tree = ast.parse((root / rel).read_bytes()[:MAX_TEST_BYTES])
+    except (OSError, SyntaxError, ValueError):  # unreadable, cut mid-statement, not Python
+        return []
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+    found: list[str] = []
+    for module in names:
+        base = module.replace(".", "/")
+        for cand in (
+            f"{base}.py",
+            f"{base}/__init__.py",
+            f"src/{base}.py",
+            f"src/{base}/__init__.py",
+        ):
+            path = (root / cand).resolve()
+            if path.is_relative_to(root) and path.is_file() and cand not in found:
+                found.append(cand)
+                break
+    return found
 
 
 def tried_calls(calls: Sequence[Any]) -> list[str]:

@@ -74,7 +74,8 @@ def test_a_stalled_model_climbs_the_rungs_in_order_then_parks_with_a_handoff(pro
     script = [{"content": f"I believe it is done ({i})."} for i in range(8)]
     with ScriptedServer(script) as srv:
         _, events = run_cli(ws, srv.url, "make the tests pass")
-        caps = [r["max_tokens"] for r in srv.requests]
+        # The rounds' requests (they offer tools): not a summary call a compaction may make.
+        caps = [r["max_tokens"] for r in srv.requests if r.get("tools")]
     assert [e["rung"] for e in of(events, "escalation")] == ["R1", "R2", "R3"]
     # R2 gives more room: every request after it carries a doubled cap.
     assert caps[:4] == [caps[0]] * 4 and caps[4:] == [caps[0] * 2] * 4

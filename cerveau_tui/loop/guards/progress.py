@@ -6,6 +6,13 @@ What separates them from real work is not error count, tool count or duration bu
 workspace changed. A model that writes files is working however slowly; one that has left the
 workspace byte-identical for `limit` iterations is circling. Reads alone are not work.
 
+A plan revised with nothing changed since the revision before it is the same circling at a
+higher price (issue 37: "what does calc.py do?" got a 20-step `commit_plan` revised r1-r4 with no
+file read or written; at 1 tok/s that was the whole test's time, and four rounds never reached
+the limit of eight). So such a revision is a no-progress round that also ends the streak early:
+the second in a row stops the turn. Two, because the legitimate case exists: a first plan, then
+one revision after looking; a third plan with nothing done since the second is going round.
+
 The fingerprint is injected (the engine passes the workspace's blake3 digest), so this stays pure
 and a test can drive it with a counter.
 """
@@ -14,6 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+#: Revisions in a row, each with the workspace as the revision before left it, that stop the turn.
+REPLAN_LIMIT = 2
 
 
 @dataclass
@@ -26,7 +36,8 @@ class WorkTracker:
     """Counts consecutive iterations that leave the workspace fingerprint unchanged.
 
     `observe` is called once after every iteration with what the model did in it, as strings
-    "tool target" (e.g. "read_file a.py", "search TODO", "bash pytest -q"), or just "tool".
+    "tool target" (e.g. "read_file a.py", "search TODO", "bash pytest -q"), or just "tool", and
+    whether a plan was committed in it (`revised`).
     """
 
     def __init__(self, fingerprint: Callable[[], str], limit: int = 8) -> None:
@@ -34,14 +45,22 @@ class WorkTracker:
         self.limit = max(1, limit)
         self._baseline: str | None = None
         self._still: list[tuple[int, list[str]]] = []
+        self._plan_at: str | None = None  # the workspace when this turn's plan was last committed
+        self._replans = 0
 
     def reset(self) -> None:
-        """Start counting afresh from the workspace as it is now (call at the start of a turn)."""
+        """Start counting afresh from the workspace as it is now (call at the start of a turn).
+        A plan from an earlier turn is not "the revision before": the person may have asked for
+        the plan to change."""
         self._baseline = self.fingerprint()
         self._still = []
+        self._plan_at, self._replans = None, 0
 
-    def observe(self, iteration: int, actions: list[str]) -> Stall | None:
+    def observe(self, iteration: int, actions: list[str], revised: bool = False) -> Stall | None:
         now = self.fingerprint()
+        if revised:
+            self._replans = self._replans + 1 if now == self._plan_at else 0
+            self._plan_at = now
         if self._baseline is not None and now != self._baseline:
             self._baseline = now
             self._still = []
@@ -50,10 +69,11 @@ class WorkTracker:
         # anything, so it counts as still; the error is one iteration, towards leniency never.
         self._baseline = now
         self._still.append((iteration, list(actions)))
-        if len(self._still) < self.limit:
+        replanned = self._replans >= REPLAN_LIMIT
+        if len(self._still) < self.limit and not replanned:
             return None
-        stall = Stall(iterations=len(self._still), message=stall_message(self._still))
-        self._still = []  # one stop per streak, should the caller choose to continue
+        stall = Stall(iterations=len(self._still), message=stall_message(self._still, replanned))
+        self._still, self._replans = [], 0  # one stop per streak, should the caller continue
         return stall
 
 
@@ -89,11 +109,17 @@ def summarise_actions(actions: list[str], max_targets: int = 3) -> str:
     return ", ".join(parts) if parts else "no tool calls"
 
 
-def stall_message(still: list[tuple[int, list[str]]]) -> str:
+def stall_message(still: list[tuple[int, list[str]]], replanned: bool = False) -> str:
     actions = [a for _, acts in still for a in acts]
     first, last = still[0][0], still[-1][0]
+    head = f"{len(still)} iterations without changing any file (iterations {first}-{last}): "
+    if replanned:
+        return (
+            f"{head}{summarise_actions(actions)}. The plan was revised {REPLAN_LIMIT} times in a "
+            "row with nothing changed since the revision before, so the turn was stopped. A plan "
+            "pays only when its steps change files; a question needs no plan, only the answer."
+        )
     return (
-        f"{len(still)} iterations without changing any file (iterations {first}-{last}): "
-        f"{summarise_actions(actions)}. Reading and searching alone are not progress, so the turn "
-        "was stopped."
+        f"{head}{summarise_actions(actions)}. Reading and searching alone are not progress, so "
+        "the turn was stopped."
     )

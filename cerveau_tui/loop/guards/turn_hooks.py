@@ -11,6 +11,7 @@ from typing import Any
 
 from ...hooks import BriefLine, BriefSection, CallRecord, Hook, Stop, TurnContext
 from ...protocol import TURN_STALLED, CallStatus, GuardTripped
+from ...tools.plan_tools import CommitPlan
 from .breaker import Breaker
 from .ports import live_stack_section, port_refusal, serve_port_conflict
 from .progress import WorkTracker
@@ -81,8 +82,9 @@ class ProgressHook(Hook):
         return None
 
     def after_iteration(self, ctx: TurnContext) -> Stop | None:
-        actions = [action_of(c) for c in ctx.calls_in(ctx.iteration)]
-        stall = self.tracker.observe(ctx.iteration, actions)
+        calls = ctx.calls_in(ctx.iteration)
+        revised = any(c.name == CommitPlan.name and c.ok for c in calls)
+        stall = self.tracker.observe(ctx.iteration, [action_of(c) for c in calls], revised)
         if stall is None:
             return None
         reason = f"workspace unchanged for {stall.iterations} iterations"
