@@ -56,7 +56,7 @@ def checkpoint_cost(files: int, changed: int, watch: bool = False) -> None:
         )
         took = (time.perf_counter() - t) * 1000
         pts.add(p)
-        return took, cap.bytes_stored, len(json.dumps(p.record()))
+        return took, cap.bytes_stored, len(json.dumps(p.dump()))
 
     time.sleep(0.2)  # past the fingerprint's racy window: the stat cache serves the next scans
     cold = point()

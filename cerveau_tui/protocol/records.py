@@ -135,13 +135,19 @@ class CutRecord(Record):
     turn_id: str
 
 
+#: Where a restore point was taken: before a turn, before the person's `!cmd`, before a rewind
+#: (what forward returns to), or at the end of one of them (the state the harness left).
+PointAt = Literal["turn", "command", "rewind", "end"]
+
+
 class PointRecord(Record):
-    """A restore point (session/rewind/points.py): `full` a manifest blob, else `changes`, the
-    delta from the point before it; the conversation's position for the points a rewind goes to."""
+    """A restore point (session/rewind/points.py, where it is `Point`): `full` a manifest blob,
+    else `changes`, the delta from the point before it; the conversation's position (window,
+    writes, grants) only for the points a rewind goes to. Mutable: the rewinder fills it in."""
 
     kind: Literal["restore_point"] = "restore_point"
     id: str
-    at: Literal["turn", "command", "rewind", "end"]
+    at: PointAt
     turn_id: str = ""
     task: str = ""
     time: str = ""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ... import protocol as P
 from ...protocol import Event
+from ...protocol.records import PointAt
 from ...workspace.restore.checkpoints import Capture, CheckpointExpired, Manifest, restore
 from ...workspace.restore.store import BlobStore
 from .cut import Conversation, Cut, cut
@@ -39,7 +40,7 @@ class Rewinder(Protocol):
     before: Conversation | None
     _history_len: int
 
-    def take(self, at: str, event: Event | None = None, task: str = "") -> Point: ...
+    def take(self, at: PointAt, event: Event | None = None, task: str = "") -> Point: ...
     def _plan(self, i: int, mode: str, now: Manifest) -> tuple[list[str], list[str]]: ...
     def _write(self, records: list[dict[str, Any]]) -> None: ...
     def _hlen(self) -> int: ...

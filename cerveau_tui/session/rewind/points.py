@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,56 +46,8 @@ FULL_EVERY = 64  # a full manifest every so many points: a chain of deltas stays
 DIFF_MAX = 1 << 20  # +/- lines are counted for text files up to this size
 
 
-@dataclass
-class Point:
-    id: str
-    at: str
-    turn_id: str = ""
-    task: str = ""
-    time: str = ""
-    seq: int = 0
-    history: int = 0
-    window: dict[str, Any] | None = None
-    writes: dict[str, int] = field(default_factory=dict)
-    grants: list[str] = field(default_factory=list)
-    full: str = ""
-    changes: dict[str, Entry | None] = field(default_factory=dict)
-
-    def record(self) -> dict[str, Any]:
-        """The `restore_point` line: the conversation's position only where a rewind can go."""
-        r = PointRecord(
-            id=self.id,
-            at=self.at,  # type: ignore[arg-type]  # one of TARGETS or "end", by construction
-            turn_id=self.turn_id,
-            task=self.task,
-            time=self.time,
-            seq=self.seq,
-            history=self.history,
-        )
-        if self.at in TARGETS:
-            r.window, r.writes, r.grants = self.window, self.writes, self.grants
-        if self.full:
-            r.full = self.full
-        else:
-            r.changes = self.changes
-        return r.dump()
-
-    @classmethod
-    def of(cls, r: PointRecord) -> Point:
-        return cls(
-            r.id,
-            r.at,
-            r.turn_id,
-            r.task,
-            r.time,
-            r.seq,
-            r.history,
-            r.window,
-            r.writes,
-            r.grants,
-            r.full,
-            r.changes,
-        )
+#: A point is its record: what the log holds is what a rewind reads (`dump()` writes it).
+Point = PointRecord
 
 
 @dataclass(frozen=True)
@@ -162,7 +114,7 @@ class Points:
         malformed); every other line is not rewind's."""
         kind = obj.get("kind")
         if kind == POINT:
-            self.add(Point.of(PointRecord.model_validate(obj)))
+            self.add(PointRecord.model_validate(obj))
         elif kind == REWIND:
             self.rewound(RewindRecord.model_validate(obj))
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ... import protocol as P
 from ...plan.persist import SessionLog
 from ...protocol import Event
+from ...protocol.records import PointAt
 from ...workspace.fingerprint.fingerprinter import Fingerprinter
 from ...workspace.restore.checkpoints import Capture, Manifest, differs
 from ...workspace.restore.store import BlobStore
@@ -137,7 +138,7 @@ class Rewinder:
         except Exception as exc:  # noqa: BLE001 - a point not taken must never end a turn
             self.warning = f"restore point not taken: {type(exc).__name__}: {exc}"
 
-    def take(self, at: str, event: Event | None = None, task: str = "") -> Point:
+    def take(self, at: PointAt, event: Event | None = None, task: str = "") -> Point:
         with self._lock:
             self._settle()
             return self._finish(self._point(at, event, task))
@@ -149,7 +150,7 @@ class Rewinder:
             if p is not None:
                 self._finish(p)
 
-    def _point(self, at: str, event: Event | None, task: str) -> Point:
+    def _point(self, at: PointAt, event: Event | None, task: str) -> Point:
         """A point's conversation, plan and grants, as they are now."""
         with self._lock:
             p = Point(
@@ -172,7 +173,7 @@ class Rewinder:
         with self._lock:
             cap = self.capture
             p = self.points.next_delta(p, cap.take(), (cap.moved_from, cap.moved))
-            self._write([p.record()])
+            self._write([p.dump()])
             self.points.add(p)
             return p
 
