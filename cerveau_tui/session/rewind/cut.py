@@ -20,7 +20,6 @@ from ...history import Message
 from ...protocol import Event
 from ...protocol.records import RewindRecord
 from .points import Point
-from .types import RewindMode
 
 
 @dataclass(frozen=True)
@@ -56,20 +55,16 @@ class Cut:
             r.history, r.window, r.plan_seq, r.writes, frozenset(r.grants), frozenset(r.cut_turns)
         )
 
-    def record(self, to: str, mode: RewindMode, forward: bool, turn: int) -> RewindRecord:
-        """The `rewind` record of a rewind to point `to` that cuts here (`of` reads it back)."""
-        return RewindRecord(
-            to=to,
-            mode=mode,
-            forward=forward,
-            turn=turn,
-            history=self.history,
-            window=self.window,
-            plan_seq=self.plan_seq,
-            writes=dict(self.writes),
-            grants=sorted(self.grants),
-            cut_turns=sorted(self.turns),
-        )
+    def record(self) -> dict[str, Any]:
+        """The fields of the `rewind` record that `of` reads back."""
+        return {
+            "history": self.history,
+            "window": self.window,
+            "plan_seq": self.plan_seq,
+            "writes": dict(self.writes),
+            "grants": sorted(self.grants),
+            "cut_turns": sorted(self.turns),
+        }
 
 
 def cut(c: Conversation, to: Cut) -> Conversation:

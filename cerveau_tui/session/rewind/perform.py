@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ... import protocol as P
 from ...protocol import Event
-from ...protocol.records import PointAt
+from ...protocol.records import PointAt, RewindRecord
 from ...workspace.restore.checkpoints import Capture, CheckpointExpired, Manifest, restore
 from ...workspace.restore.store import BlobStore
 from .cut import Conversation, Cut, cut
@@ -69,7 +69,7 @@ def perform(
             raise RewindError(f"that point has expired: {exc}") from None
     cut_out = cut_turns(rw, i) if mode != "code" and not forward else []
     back_to = Cut.to(target, cut_out)
-    record = back_to.record(target.id, mode, forward, turn)
+    record = RewindRecord(to=target.id, mode=mode, forward=forward, turn=turn, **back_to.record())
     dropped = rw._hlen() - target.history if mode != "code" and not forward else 0
     rw._write([record.dump()])
     rw.points.rewound(record)
