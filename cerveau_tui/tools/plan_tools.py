@@ -85,8 +85,10 @@ def _free_id(n: int, taken: set[str]) -> str:
 
 class CommitPlan(Tool):
     name = "commit_plan"
+    # Says when a plan pays, for both cases at once: the tools render into the cached prefix, so
+    # the text cannot depend on the task (issue 37: "what does calc.py do?" got a 20-step plan).
     description = (
-        "Record your plan: ordered steps {id, title, files, check?}. Call again to revise it."
+        "Plan work that changes files (a question needs none): steps {id, title, files, check?}"
     )
 
     class Args(BaseModel):
@@ -126,7 +128,7 @@ class CommitPlan(Tool):
 
 class UpdatePlan(Tool):
     name = "update_plan"
-    description = "Mark a plan step in_progress or done (optional note)."
+    description = "Mark a step of your committed plan in_progress or done (optional note)."
 
     class Args(BaseModel):
         step_id: NonBlank
@@ -141,7 +143,12 @@ class UpdatePlan(Tool):
     def _step(self, args: Args, ctx: ToolContext) -> Any:
         report = plan_state(ctx).report()
         if report.revision == 0 or not report.steps:
-            raise ToolError("there is no plan yet; call commit_plan first")
+            # A refusal, not a guard's strike: the tool is offered before any plan exists because
+            # the tool list is part of the cached prefix (issue 36), so the text names the way on.
+            raise ToolError(
+                "there is no plan yet: call commit_plan first for work that changes files, "
+                "or go on without a plan"
+            )
         step = report.step(args.step_id.strip())
         if step is None:
             ids = ", ".join(s.id for s in report.steps)
