@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from ..redact import mask_secrets
+from ..workspace.io.openat import read_bytes_beneath
 from .criteria import DoneSet, Report
 from .gate import Decision
 
 #: A frame of a traceback: pytest's `calc.py:3: in add` and Python's `File "calc.py", line 3`.
 _FILE_REF = re.compile(r'([\w./-]+\.\w+):\d+|File "([^"]+)", line \d+')
-#: What of a test file is parsed for its imports: they are at its top.
+#: A test file larger than this is not parsed for its imports.
 MAX_TEST_BYTES = 256_000
 
 
@@ -72,10 +73,10 @@ def focus_file(
 
 def _imported(root: Path, rel: str) -> list[str]:
     """The workspace files a test module imports (`from calc import add` -> calc.py), in order."""
-    try:
-        tree = ast.parse((root / rel).read_bytes()[:MAX_TEST_BYTES])
-    except (OSError, SyntaxError, ValueError):  # unreadable, cut mid-statement, not Python
-        return []
+    try:  # beneath the workspace, no link followed, bounded: the file is the model's to plant
+        tree = ast.parse(read_bytes_beneath(root, rel, MAX_TEST_BYTES))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # unreadable, too large, not Python, or nested past the parser's depth
     names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
     found: list[str] = []
