@@ -131,8 +131,13 @@ def test_a_lookup_table_in_code_is_not_cut() -> None:
 
 
 def test_a_json_fixture_of_records_is_not_cut() -> None:
-    records = [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "price": 9.99} for i in range(120)]
-    assert _stream(json.dumps({"path": "data.json", "content": json.dumps(records, indent=2)}))[0] is None
+    records = [
+        {"id": i, "name": f"item {i}", "tags": ["a", "b"], "price": 9.99} for i in range(120)
+    ]
+    assert (
+        _stream(json.dumps({"path": "data.json", "content": json.dumps(records, indent=2)}))[0]
+        is None
+    )
 
 
 def test_separators_and_an_empty_board_are_not_cut() -> None:
