@@ -171,13 +171,8 @@ class Policy:
             v.granted_by, v.choices = by, choices
             return v
         if self.approval == "never":
-            return Verdict(
-                "deny",
-                f"{reason} — approval policy `never` denies crossings; {self._allowed_here()}",
-                None,
-                scope,
-                key,
-            )
+            why = f"{reason} — approval policy `never` denies crossings; {self._allowed_here()}"
+            return Verdict("deny", why, None, scope, key)
         if (
             self.approval == "on-failure"
             and is_cmd
