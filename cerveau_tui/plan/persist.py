@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from ..person_key import line_verifies, load_key, seal_line, seal_log_header
 from ..protocol import Event, PlanReported, ReasoningPayload, ReplyProgress, TokenPayload
+from ..protocol.records import SessionHeader
 from ..state_file import kind_of
 from ..state_home import locate, state_path
 from ..workspace.io.beneath import (
@@ -158,8 +159,8 @@ class SessionLog:
         if size == 0:
             started = _now_iso(clock)
             seal = seal_log_header(self._key, session_id, Path(workspace), started)
-            header = {"kind": "session", "v": 1, "id": session_id, "started": started}
-            self._write([{**header, "seal": seal}])
+            header = SessionHeader(v=1, id=session_id, started=started, seal=seal)
+            self._write([header.dump()])
         elif os.pread(fd, 1, size - 1) != b"\n":
             # A crash tore the last line: without a newline the next record would be glued to
             # it and lost with it on the next read.
