@@ -16,7 +16,7 @@ the repetition is certain. Rules, pure:
 3. A span of MIN_SPAN characters or more, with MIN_DISTINCT different characters or more (a
    sentence, a line of code, a plan step), is certain at MIN_COPIES copies covering LONG_COVER
    characters: "This is a test. " is cut at 480 characters (about half a minute at the pace
-   measured), not 2.5k; twenty identical plan steps at the eighth.
+   measured), not 2.5k; twenty identical 49-character plan steps at the tenth (504 of 991).
 4. Any other span (a rule line of `-`, a row of `0, 0, 0`, padding, `0x00, ` in a byte table) is
    certain only at SHORT_COVER characters: such runs are legitimately a few hundred characters.
 5. Said once: the watch that spoke stays silent (its caller ends the stream).
