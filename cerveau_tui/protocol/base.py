@@ -56,7 +56,7 @@ class Payload(BaseModel):
     sparse: ClassVar[bool] = False
 
     @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+    def __pydantic_init_subclass__(cls, **kwargs: object) -> None:
         """Each model registers as it is defined. Before, a type was written five times (an enum
         member, the class, an import, a table row, `__all__`), and a model left out of the table
         was an event no reader could parse."""

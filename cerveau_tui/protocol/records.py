@@ -15,7 +15,7 @@ so, never fails). A record whose fields do not fit is pydantic's ValidationError
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -27,7 +27,7 @@ class Record(BaseModel):
 
     kind: str
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, object]:
         """The line as written: `kind` first, then the fields that were given (a record never
         grows keys its writer did not set, so what is on disk stays what the writer said)."""
         return {
@@ -56,8 +56,8 @@ class WireMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["user", "assistant", "tool"]
-    content: str | list[Any] | None = None
-    tool_calls: list[dict[str, Any]] | None = None
+    content: str | list[object] | None = None
+    tool_calls: list[dict[str, object]] | None = None
     tool_call_id: str | None = None
 
 
@@ -66,13 +66,13 @@ class MessageRecord(Record):
     bytes), who put it there and a result's status. Older logs wrote `m` alone."""
 
     kind: Literal["message"] = "message"
-    m: dict[str, Any]
+    m: dict[str, object]
     origin: str = "stored"
     status: str = ""
 
     @field_validator("m")
     @classmethod
-    def _a_wire_message(cls, m: dict[str, Any]) -> dict[str, Any]:
+    def _a_wire_message(cls, m: dict[str, object]) -> dict[str, object]:
         WireMessage.model_validate(m)
         return m
 
@@ -87,7 +87,7 @@ class WindowRecord(Record):
     """The compacted window's state (context/window.py's own to_dict); the last one wins."""
 
     kind: Literal["window"] = "window"
-    state: dict[str, Any]
+    state: dict[str, object]
 
 
 class ChangesRecord(Record):
@@ -153,7 +153,7 @@ class PointRecord(Record):
     time: str = ""
     seq: int = 0  # the bus sequence then: the plan ledger's position
     history: int = 0  # len(History) then
-    window: dict[str, Any] | None = None
+    window: dict[str, object] | None = None
     writes: dict[str, int] = Field(default_factory=dict)
     grants: list[str] = Field(default_factory=list)
     full: str = ""
@@ -169,7 +169,7 @@ class RewindRecord(Record):
     forward: bool = False
     turn: int = 0
     history: int = 0
-    window: dict[str, Any] | None = None
+    window: dict[str, object] | None = None
     plan_seq: int = 0
     writes: dict[str, int] = Field(default_factory=dict)
     grants: list[str] = Field(default_factory=list)
@@ -206,7 +206,7 @@ class UnknownRecord(ValueError):
         self.kind = str(kind)
 
 
-def parse_record(obj: dict[str, Any]) -> LogRecord:
+def parse_record(obj: dict[str, object]) -> LogRecord:
     """One record line as its model. Raises UnknownRecord, or ValidationError when its fields do
     not fit."""
     if str(obj.get("kind")) not in RECORD_MODELS:
@@ -220,7 +220,7 @@ RENAMED: dict[str, dict[str, str]] = {"tool_result": {"paths": "wrote"}}
 P = TypeVar("P", bound=Payload)
 
 
-def read_payload(model: type[P], payload: dict[str, Any]) -> P:
+def read_payload(model: type[P], payload: dict[str, object]) -> P:
     """An event's payload as a log holds it, read as its model: a field this version does not
     declare (another version's) is dropped, not fatal, and a renamed one is read under its name
     now; one that does not fit raises ValidationError. (The bus reads strictly: parse_payload.)"""
