@@ -4,7 +4,7 @@
 
 The session is made by the real Engine on the scripted server (each turn: the task, a write_file
 call and its result, an answer), so the log holds exactly what a session writes: events,
-history messages, undo records, turn changes, and the compactions a 4k window forces. Then:
+history messages, restore points, and the compactions a 4k window forces. Then:
 
 - log size, total and per turn;
 - read_session (the fold resuming does): median wall time, tracemalloc peak;
