@@ -262,7 +262,7 @@ class Rewinder:
                 raise RewindError("nothing to go forward to: no rewind was the last thing done")
             _, last = self.points.rewinds[-1]
             i = self.points.last_rewind_point()
-            result = self._go(i, last.mode, 0, force, set(keep), forward=True)  # type: ignore[arg-type]
+            result = self._go(i, last.mode, 0, force, set(keep), forward=True)
         self._announce()
         return result
 
