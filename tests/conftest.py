@@ -36,3 +36,39 @@ def real_stack() -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+#: `scripts/test` runs the suite on every core (pytest-xdist, `-n auto --dist loadgroup`): each
+#: xdist_group runs on one worker, one test after another. The real model's tests are one group:
+#: CPU-bound (two at once on 2 cores only slow each other) and `real_stack` is one llama-server
+#: per worker. The tests that run as the fixed user `cerveau-probe` (probes/conftest.py
+#: `ordinary_user`: `useradd`, then `runuser`) are another: two `useradd` at once fail on
+#: /etc/passwd's lock, and the probes read what that user can reach.
+REAL_MODEL, ORDINARY_USER = "real-model", "ordinary-user"
+
+
+def xdist_group_of(item: pytest.Item) -> str:
+    if item.get_closest_marker("e2e") or {"real_stack", "real_parts"} & set(item.fixturenames):
+        return REAL_MODEL
+    if isinstance(item, pytest.Function) and "ordinary_user" in vars(item.module):
+        return ORDINARY_USER
+    # Alone, a file's tests stay together: a module fixture or a file's cached runs (the guards'
+    # and scenarios' `_runs`) are made once, not once per worker.
+    return item.nodeid.split("::")[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # The real model's group is the longest (34 of a loaded run's 51 min), then the `slow`
+        # tests (minutes in one test): started first, so no worker waits for them at the end
+        # (scripts/test passes --no-loadscope-reorder, or xdist orders groups by their size).
+        items.sort(
+            key=lambda item: (
+                xdist_group_of(item) != REAL_MODEL,
+                item.get_closest_marker("slow") is None,
+            )
+        )

@@ -11,12 +11,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from .harness import crash_once
 
 RUNS = int(os.environ.get("CRASH_RUNS", "50"))
 FIRST_SEED = int(os.environ.get("CRASH_SEED", "1300"))
 
 
+@pytest.mark.slow  # 50 sessions, one after another: 4 min on a loaded machine
 def test_every_invariant_holds_after_kill_9_at_random_points(tmp_path: Path) -> None:
     started = time.monotonic()
     runs = [crash_once(tmp_path, seed) for seed in range(FIRST_SEED, FIRST_SEED + RUNS)]
