@@ -69,7 +69,7 @@ check() {  # check PATTERN WHAT
 }
 
 tmux new-session -d -s "$SESSION" -x 120 -y 36 \
-    "cd '$ROOT' && TERM=xterm-256color CERVEAU_LIMITS__MAX_ITERATIONS=4 CERVEAU_CONFIG='$OUT/config.toml' '$PY' -m cerveau_tui.cli --workspace '$WS' ${SERVER_ARGS[*]:-}; echo \$? > '$OUT/exit_code'; sleep 30"
+    "cd '$ROOT' && TERM=xterm-256color CERVEAU_LIMITS__MAX_ITERATIONS=4 CERVEAU_MAX_TOKENS=128 CERVEAU_CONFIG='$OUT/config.toml' '$PY' -m cerveau_tui.cli --workspace '$WS' ${SERVER_ARGS[*]:-}; echo \$? > '$OUT/exit_code'; sleep 30"
 
 wait_for "sandbox: " 180
 wait_for "^ ready " 300
@@ -82,9 +82,10 @@ tmux send-keys -t "$SESSION" Enter
 wait_for "what does calc.py do" 30
 echo "ok: the prompt shows in the chat"
 # The turn runs; a tool call may ask for approval: deny it with a reason, as a person would.
-# The WORK is bounded (4 rounds; a cut call's retry cap doubles to 4,096 tokens at most), not the
-# time: a loaded CI machine took 4 min for 1,024+2,048+4,096 tokens of one cut commit_plan. The
-# wait below is only a backstop far past that work.
+# The WORK is bounded (4 rounds of a 128-token cap, which a cut call's retry doubles: 1,920 tokens
+# at most), not the time: at the derived 1,024 cap a 20-step commit_plan, cut and retried at
+# 2,048, was still writing after 11 min on 2 cores loaded 5 times over. The wait below is only a
+# backstop far past that work.
 for _ in $(seq 1 1200); do  # up to 10 min
     if tmux capture-pane -p -t "$SESSION" | grep -q "Allow "; then
         sleep 1
