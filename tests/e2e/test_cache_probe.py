@@ -25,7 +25,10 @@ ROUNDS = 14
 #: Tokens of the previous prompt the server may re-evaluate and still count as reused: it always
 #: evaluates at least one, and the template may close the previous turn differently.
 MARGIN = 16
-PARAGRAPH = "The prefix stays byte-identical between compactions. " * 20
+# Numbered: one sentence written out 20 times is a reply the repetition guard cuts.
+PARAGRAPH = " ".join(
+    f"{n}. The prefix stays byte-identical between compactions." for n in range(20)
+)
 
 
 @pytest.fixture(scope="module")

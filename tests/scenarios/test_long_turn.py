@@ -15,7 +15,9 @@ from cerveau_tui.session import build_session
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 TASK = "Write the notes f00.txt to f29.txt, one paragraph each, then say done."
-PARAGRAPH = "Notes on the window. " * 52  # ~1.1 KB, as the measured turn in context.md
+# ~1.1 KB, as the measured turn in context.md; numbered, because one sentence written out 52
+# times is a reply the repetition guard cuts (loop/guards/repetition.py)
+PARAGRAPH = " ".join(f"Note {n} on the window." for n in range(1, 50))
 
 
 def write(i: int) -> dict[str, Any]:
