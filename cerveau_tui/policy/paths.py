@@ -137,6 +137,16 @@ def app_refusal(
                 f"{display(p)} is on the deny-read list ({display(hit)}: secrets and the app's own "
                 "config); the person can change `deny_read` in their own config"
             )
+    for p in reads:
+        # A read of a folder is a read of all it holds: `search /root` (approved as a read
+        # outside) ran rg over /root/.ssh and sent a key's line to the model. Inside the
+        # workspace the search runs in the sandbox, where the deny-read paths are masked.
+        held = next((d for d in deny_read if p in d.parents), None)
+        if held is not None and boundary.where(p) == "outside":
+            return (
+                f"{display(p)} holds {display(held)}, which is on the deny-read list: name a "
+                "folder that does not hold it; the person can change `deny_read` in their own config"
+            )
     for p in writes:
         if (refusal := own_refusal(p, own)) is not None:
             return refusal

@@ -204,3 +204,32 @@ def test_deny_read_list_refuses_the_file_tools(ws: Path, tmp_path: Path) -> None
     (ws / "link").symlink_to(secret.parent)
     v = policy.evaluate("read_file", Declared(reads=[ws / "link" / ".ssh" / "id_rsa"]))
     assert v.action == "deny"
+
+
+def test_a_folder_outside_that_holds_a_deny_read_path_is_refused(ws: Path, tmp_path: Path) -> None:
+    # `search /root`, approved as a read outside, ran rg over /root/.ssh: a folder read is a read
+    # of everything it holds.
+    from cerveau_tui.policy import Policy
+
+    home = tmp_path / "home"
+    secret = home / ".ssh"
+    secret.mkdir(parents=True)
+    (home / "notes").mkdir()
+    policy = Policy(
+        ws, "workspace-write", "on-request", [], lambda: False, True, deny_read=[secret]
+    )
+    for tool in ("list_files", "search"):
+        for folder in (home, tmp_path, Path("/")):
+            v = policy.evaluate(tool, Declared(reads=[folder]))
+            assert v.action == "deny" and str(secret) in v.reason, (tool, folder)
+        assert policy.evaluate(tool, Declared(reads=[home / "notes"])).action == "ask"
+
+
+def test_the_workspace_holding_a_deny_read_path_is_still_searched(ws: Path) -> None:
+    # Inside, search runs in the sandbox, which masks the deny-read paths.
+    from cerveau_tui.policy import Policy
+
+    policy = Policy(
+        ws, "workspace-write", "on-request", [], lambda: False, True, deny_read=[ws / ".env"]
+    )
+    assert policy.evaluate("search", Declared(reads=[ws])).action == "allow"
