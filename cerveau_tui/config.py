@@ -22,6 +22,8 @@ from .config_sections import (
     DelegationConfig,
     DoneConfig,
     ExpertConfig,
+    HookConfig,
+    HooksConfig,
     LimitsConfig,
     RewindConfig,
     RuleConfig,
@@ -54,6 +56,8 @@ __all__ = [
     "RewindConfig",
     "DoneConfig",
     "ExpertConfig",
+    "HookConfig",
+    "HooksConfig",
     "LimitsConfig",
     "RuleConfig",
     "SandboxMode",
@@ -148,6 +152,8 @@ class Settings(_Model):
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     rewind: RewindConfig = Field(default_factory=RewindConfig)
     expert: ExpertConfig | None = None
+    # The person's commands at the turn's points (person_hooks/); a workspace's are held back.
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
     discuss: Annotated[bool, Flag(tight=True)] = False  # read and plan only
     # distil notes after each turn that wrote files (one extra model call, kept for next sessions)
     turn_close: Annotated[bool, Flag(tight=False)] = False

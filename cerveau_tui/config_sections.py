@@ -128,3 +128,71 @@ class DelegationConfig(_Model):
     max_result_bytes: Annotated[int, SMALLER] = Field(4000, ge=200)
     # the child's token ceiling; 0: what the parent has left
     max_tokens: Annotated[int, UNBOUNDED_AT_ZERO] = Field(0, ge=0)
+
+
+#: The points of a turn a person's hook attaches to (person_hooks/ says what each may do).
+HookEvent = Literal[
+    "session_start",
+    "user_prompt",
+    "pre_tool",
+    "post_tool",
+    "approval_waiting",
+    "pre_compact",
+    "turn_end",
+]
+#: The events about one tool call: only these take a `match`.
+TOOL_EVENTS = frozenset({"pre_tool", "post_tool", "approval_waiting"})
+
+
+class HookConfig(_Model):
+    """One command a person attaches to an event. Run as argv, never through a shell: a list as
+    written, a string split as a shell would split words (shlex) but with nothing expanded. The
+    event is JSON on its stdin; nothing of the model's reaches its command line."""
+
+    command: str | list[str]
+    # Tool events: tool-name globs separated by `|`, each optionally `name(path glob)` to run only
+    # for calls naming such a path ("write_file(*.py)|edit_file(*.py)"); "" is every call.
+    match: str = ""
+    timeout_s: float = Field(30.0, gt=0, le=3600)
+    # "sandbox": the boundary the model's commands get; "host": the person's own rights.
+    where: Literal["sandbox", "host"] = "sandbox"
+    name: str = ""  # what hook_ran and doctor call it; default: the program's name
+
+    @model_validator(mode="after")
+    def _argv_is_runnable(self) -> HookConfig:
+        import shlex
+
+        try:
+            argv = shlex.split(self.command) if isinstance(self.command, str) else self.command
+        except ValueError as exc:
+            raise ValueError(f"command {self.command!r}: {exc}") from None
+        if not argv or not argv[0].strip():
+            raise ValueError("command is empty")
+        return self
+
+
+class HooksConfig(_Model):
+    """`[[hooks.pre_tool]]` and the others: the person's commands at the turn's points. No rule:
+    a workspace config's hooks are held back until the person trusts that file (they run
+    commands, as a `[done] gate` does)."""
+
+    session_start: list[HookConfig] = Field(default_factory=list)
+    user_prompt: list[HookConfig] = Field(default_factory=list)
+    pre_tool: list[HookConfig] = Field(default_factory=list)
+    post_tool: list[HookConfig] = Field(default_factory=list)
+    approval_waiting: list[HookConfig] = Field(default_factory=list)
+    pre_compact: list[HookConfig] = Field(default_factory=list)
+    turn_end: list[HookConfig] = Field(default_factory=list)
+    # How many times turn_end hooks may send the model back to work in one turn (exit 2), as the
+    # done ladder is bounded: a hook that always says "keep going" must not run the turn forever.
+    max_continuations: Annotated[int, SMALLER] = Field(3, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _match_on_tool_events_only(self) -> HooksConfig:
+        for event in HookEvent.__args__:  # type: ignore[attr-defined]
+            if event in TOOL_EVENTS:
+                continue
+            for h in getattr(self, event):
+                if h.match:
+                    raise ValueError(f"{event}: `match` filters tool calls; {event} has none")
+        return self
