@@ -25,6 +25,8 @@ from .config_sections import (
     HookConfig,
     HooksConfig,
     LimitsConfig,
+    McpConfig,
+    McpServerConfig,
     RewindConfig,
     RuleConfig,
     ServiceConfig,
@@ -59,6 +61,8 @@ __all__ = [
     "HookConfig",
     "HooksConfig",
     "LimitsConfig",
+    "McpConfig",
+    "McpServerConfig",
     "RuleConfig",
     "SandboxMode",
     "ServiceConfig",
@@ -151,6 +155,8 @@ class Settings(_Model):
     context: ContextConfig = Field(default_factory=ContextConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     rewind: RewindConfig = Field(default_factory=RewindConfig)
+    # `[mcp.servers.NAME]` (cerveau_tui/mcp/). No rule: a workspace's server waits for trust.
+    mcp: McpConfig = Field(default_factory=McpConfig)
     expert: ExpertConfig | None = None
     # The person's commands at the turn's points (person_hooks/); a workspace's are held back.
     hooks: HooksConfig = Field(default_factory=HooksConfig)

@@ -196,3 +196,58 @@ class HooksConfig(_Model):
                 if h.match:
                     raise ValueError(f"{event}: `match` filters tool calls; {event} has none")
         return self
+
+
+#: An MCP server's name: what the model writes in `mcp_call` and the scopes name.
+MCP_SERVER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
+
+
+class McpServerConfig(_Model):
+    """One MCP server, `[mcp.servers.NAME]` (cerveau_tui/mcp/): a program speaking MCP on its
+    stdin and stdout, run inside the sandbox (`command`, `args`, `env`), or a remote server
+    (`url`, streamable HTTP) whose every call is a network crossing the person approves. No rule:
+    each names a program the harness runs or a place arguments are sent, so a workspace config's
+    server is held back until the person trusts that file."""
+
+    command: str = ""
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str = ""
+    #: Hosts the (stdio) server may reach through the sandbox's proxy; none: no network at all.
+    network: list[str] = Field(default_factory=list)
+    #: The person's word that these tools only read (true: every tool of the server); a call to
+    #: one runs without a dialog. The server's own readOnlyHint is never taken for it.
+    read_only: bool | list[str] = False
+    timeout_s: float = Field(60.0, gt=0)  # one call; a server that hangs is stopped past it
+    start_timeout_s: float = Field(30.0, gt=0)  # start, initialize and list its tools
+    enabled: bool = True
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("an MCP server has either `command` (stdio) or `url` (HTTP)")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("`url` must be an http:// or https:// URL")
+        return self
+
+    def marks_read_only(self, tool: str) -> bool:
+        return self.read_only is True or (
+            isinstance(self.read_only, list) and tool in self.read_only
+        )
+
+
+class McpConfig(_Model):
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    #: The prefix's index of MCP tools, at most this many tokens (about 4 characters each).
+    index_tokens: int = Field(400, ge=50)
+
+    @model_validator(mode="after")
+    def _names(self) -> McpConfig:
+        import re
+
+        bad = [n for n in self.servers if not re.match(MCP_SERVER_NAME, n)]
+        if bad:
+            raise ValueError(
+                f"MCP server name {bad[0]!r}: letters, digits, '-' and '_', at most 32"
+            )
+        return self

@@ -20,6 +20,7 @@ from .none import NoSandbox
 from .process import kill_group, minimal_env, run_process
 from .protect import StateDirRefused, default_denied, ensure_state_dir
 from .seccomp_filter import Inet, bpf_fd
+from .served import Served, spawn_served
 from .setid import setid_note, sweep_all
 from .view import MachineView, machine_view
 
@@ -153,6 +154,45 @@ class EnforcingRunner:
         tell_refusals(result, refused)
         _sweep_setid(result, ws, spec)
         return result
+
+    def start(self, spec: CommandSpec) -> Served:
+        """A long-lived process with pipes (an MCP server) inside the same boundary as `run`
+        (served.py): `spec.command` is its shell line, its timeout and output cap unused. Never
+        full-access: a server is not a command the person chose to run unsandboxed. Raises
+        OSError (or StateDirRefused) when the boundary cannot be built: it does not start."""
+        if spec.mode == "full-access":
+            spec = replace(spec, mode="workspace-write")
+        ws = Path(os.path.realpath(spec.workspace))
+        ensure_state_dir(ws)
+        spec = replace(spec, workspace=ws)
+        grant = spec.grant or Grant()
+        cleanup = ExitStack()
+        try:
+            group = self.cap.new_group()  # fail closed, as a command does
+            cleanup.callback(self._remove_group, group)
+            session = self.proxy.session(grant.hosts) if grant.network else None
+            if session is not None:
+                cleanup.callback(session.close)
+            seccomp = bpf_fd(self.inet(spec))
+            try:
+                launch = cleanup.enter_context(self._launch(spec, seccomp, session))
+                proc = spawn_served(
+                    [*group.wrapper, *launch.argv],
+                    cwd=str(ws),
+                    env=launch.env,
+                    pass_fds=(seccomp, *launch.fds),
+                )
+            finally:
+                os.close(seccomp)  # the launcher holds its own copy
+        except BaseException:
+            cleanup.close()
+            raise
+        return Served(proc, cleanup)
+
+    def _remove_group(self, group: CommandGroup) -> None:
+        if not group.remove(kill=True):
+            with self._lock:
+                self._cgroups.append(group)
 
     def command_env(
         self, spec: CommandSpec, home: str, tmp: str, proxy_port: int | None
