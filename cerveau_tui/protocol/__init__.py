@@ -22,6 +22,7 @@ from typing import Any
 from .base import *  # noqa: F403
 from .base import EVENT_MODELS, Event, Payload, StopReason
 from .gate import *  # noqa: F403
+from .person_hooks import *  # noqa: F403
 from .tools import *  # noqa: F403
 from .turn import *  # noqa: F403
 

@@ -38,6 +38,7 @@ class StopReason(StrEnum):
     INCOMPLETE = "incomplete"
     PARKED = "parked"
     TOKEN_CEILING = "token_ceiling"
+    BLOCKED = "blocked"  # a person's user_prompt hook refused the prompt (person_hooks/)
     ERROR = "error"
 
 

@@ -31,6 +31,7 @@ from .gate import (
     TouchedProtected,
     VerificationPayload,
 )
+from .person_hooks import HookRan
 from .tools import Delegated, Rewound, ToolCallPayload, ToolResultPayload, UndoPayload
 from .turn import (
     BudgetNotice,
@@ -103,7 +104,11 @@ def turn_ended_line(p: TurnEnded, said: str = "") -> Line | None:
     "error: ..." and again as "turn ended: error — ..." with the same text, looked like two."""
     if p.reason == StopReason.COMPLETED:
         return None
-    level = "warning" if p.reason in (StopReason.INTERRUPTED, StopReason.STOPPED) else "error"
+    level = (
+        "warning"
+        if p.reason in (StopReason.INTERRUPTED, StopReason.STOPPED, StopReason.BLOCKED)
+        else "error"
+    )
     if p.message and p.message == said:
         return f"turn ended: {p.reason} (the error above)", level
     return f"turn ended: {p.reason}" + (f" — {p.message}" if p.message else ""), level
@@ -247,6 +252,22 @@ def rewound_line(p: Rewound) -> Line:
     return "; ".join(parts), "warning" if p.refused or p.outside else "info"
 
 
+def hook_line(p: HookRan) -> Line | None:
+    """Quiet: a hook that went on says nothing; one that blocked or failed says so once."""
+    if p.outcome == "ok":
+        return None
+    on = f" on {p.tool}" if p.tool else ""
+    what = {
+        "blocked": "blocked",
+        "error": f"failed (exit {p.exit})",
+        "timeout": "killed at its timeout",
+        "stopped": "stopped",
+    }[p.outcome]
+    first = (p.message.strip().splitlines() or [""])[0][:160]
+    text = f"hook {p.name} ({p.event}{on}) {what}" + (f": {first}" if first else "")
+    return text, "warning" if p.outcome in ("blocked", "stopped") else "error"
+
+
 def describe(p: Payload, said: str = "") -> Line | None:
     """The chat's line for an event that is not a widget of its own. `said`: the turn's last error
     on screen (see turn_ended_line)."""
@@ -259,6 +280,8 @@ def describe(p: Payload, said: str = "") -> Line | None:
             return f"guard {p.guard}: {p.reason}", "warning"
         case TurnEnded():
             return turn_ended_line(p, said)
+        case HookRan():
+            return hook_line(p)
         case Compacted():
             return compacted_line(p)
         case BudgetNotice():
