@@ -1,5 +1,6 @@
-"""Entry points: the TUI (default), `run` (headless one-shot), `sessions`, `doctor`, `stack`,
-`report`. `--resume ID|last` and `--continue` (the most recent session) continue a stored one."""
+"""Entry points: the TUI (default), `run` (headless one-shot), `acp` (an editor's agent),
+`sessions`, `doctor`, `stack`, `report`. `--resume ID|last` and `--continue` (the most recent
+session) continue a stored one."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def _state_dir(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _settings(args: argparse.Namespace, workspace: Path | None = None) -> Settings:
+    """`workspace`: the one an ACP client's session names (session/new's cwd), else the flag's."""
     flags: dict[str, Any] = {
         "server_url": args.server,
         "model_path": args.model_path,
@@ -77,7 +79,9 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "gate", None) is not None:  # `run --gate`: the done check for this run
         flags["done"] = {"gate": args.gate}
     settings = load_settings(
-        args.workspace, flags, trust_workspace=bool(getattr(args, "trust_workspace_config", False))
+        workspace or args.workspace,
+        flags,
+        trust_workspace=bool(getattr(args, "trust_workspace_config", False)),
     )
     if args.cmd == "run" and "gate" not in settings.done.model_fields_set:
         # Headless, nobody is there to be asked (the TUI asks once per workspace), and without
@@ -85,7 +89,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         # model's own commands. benchmarks/gate.py ("default") has the figures. Set anywhere
         # (`--gate`, `[done] gate`, CERVEAU_DONE__GATE; "" keeps it undecided), it wins.
         settings.done.gate = "auto"
-    if args.cmd in (None, "run"):  # where the model would work: refused before anything starts
+    if args.cmd in (None, "run", "acp"):  # where the model would work: refused before it starts
         from .sandbox.view import refuse_workspace
         from .workspace.private import refuse_shared
 
@@ -185,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply what .cerveau/config.toml asks for even where it lowers protection (the TUI asks instead)",
     )
+    acp = sub.add_parser(
+        "acp",
+        help="an ACP agent on stdin/stdout, for an editor (Zed) or a terminal client (toad)",
+    )
+    _common(acp)
     doc = sub.add_parser("doctor", help="report server, model, tokenizer, config and sandbox")
     _common(doc)
     doc.add_argument("--json", action="store_true")
@@ -294,6 +303,17 @@ def main(argv: list[str] | None = None) -> int:
                 sandbox_flag=args.sandbox,
                 resume=_resume(settings, args.resume),
             )
+        if args.cmd == "acp":
+            from .acp import run_acp
+
+            if args.resume is not None:  # the client loads a session: session/load, session/list
+                print(
+                    "cerveau: acp takes no --continue; the client loads a session", file=sys.stderr
+                )
+                return 2
+            if args.workspace is not None:
+                _settings(args)  # a pinned workspace refused at once (exit 2), not per session
+            return run_acp(lambda ws: _settings(args, ws), pinned=args.workspace)
         if args.cmd == "doctor":
             from .doctor import doctor
 

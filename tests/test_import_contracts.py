@@ -50,6 +50,7 @@ def test_the_contract_breaks_when_core_imports_an_adapter(tmp_path: Path) -> Non
 
 PACKAGES = (
     "app",
+    "acp",
     "loop",
     "done",
     "plan",
