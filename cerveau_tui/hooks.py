@@ -144,6 +144,12 @@ class Hook:
         """Stable text for the system prompt. Must not vary per turn (it is the cache prefix)."""
         return []
 
+    def on_prompt(self, ctx: TurnContext, prompt: str) -> str | None:
+        """Return a reason to refuse the person's prompt: nothing of it enters the history, the
+        model never reads it, and the turn ends `blocked` with that reason (a person's
+        user_prompt hook, person_hooks/)."""
+        return None
+
     def on_turn_start(self, ctx: TurnContext, task: str) -> Stop | None:
         return None
 
@@ -173,6 +179,11 @@ class Hook:
         """Lines for the resume brief that replaces dropped history: what this mechanism knows
         that reading the workspace cannot recover (the plan's state, the unmet criteria)."""
         return []
+
+    def before_compact(self, reason: str) -> None:
+        """The window is about to be compacted ("person", "high_water", ...): the last moment
+        the rounds about to be folded are still whole in the request."""
+        return None
 
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
         """Extra fields for the turn_ended payload (verification, unmet, ...)."""

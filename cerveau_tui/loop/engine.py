@@ -334,7 +334,12 @@ class Engine:
                 self.provider, self.settings, self._system, cancel=self.loop_state.cancel
             ),
             thinking=self.thinking,
+            before_compact=self._before_compact,
         )
+
+    def _before_compact(self, reason: str) -> None:
+        for h in self.hooks:
+            h.before_compact(reason)
 
     def _dispatcher(self, registry: Registry) -> Dispatcher:
         return Dispatcher(

@@ -58,8 +58,10 @@ class ModelCall:
         context: ContextConfig | None = None,
         summarise: Summariser | None = None,
         thinking: ThinkingStop | None = None,
+        before_compact: Callable[[str], None] | None = None,
     ) -> None:
         self.thinking = thinking  # the person's "stop thinking" (thinking.py)
+        self.before_compact = before_compact  # the hooks' point (hooks.Hook.before_compact)
         self.provider = provider
         self.registry = registry
         self.bus = bus
@@ -112,7 +114,10 @@ class ModelCall:
     ) -> Compaction | None:
         """Compact the window if it must (always for the person's `full` compact), and say so."""
         plain = self.window.summarise
-        if plain is not None and (full or measured or self._over_high(budget)):
+        must = bool(full or measured or self._over_high(budget))
+        if must and self.before_compact is not None:
+            self.before_compact(reason)
+        if plain is not None and must:
             # In constrained mode the handoff continues the cached conversation (summarise.py).
             request = self.window.messages(self.system, self.state.history)
             room = self.n_ctx - self.window.tokens(self.system, self.state.history)

@@ -120,6 +120,7 @@ class Turn:
         self._begin()
         reason, message, extra = P.TURN_COMPLETED, "", {}
         try:
+            self._admit()
             self._hooks_start()
             while True:
                 self._next_round()
@@ -148,6 +149,15 @@ class Turn:
         self.bus.turn_id = self.turn_id
         self.state.cancel.clear()
         self.bus.emit(P.TurnStarted(input=self.task))
+        self.stops.start = len(self.state.history)
+
+    def _admit(self) -> None:
+        """The prompt enters the history unless a hook refuses it (a person's user_prompt hook):
+        a refused prompt is never sent, not this turn and not with a later one."""
+        for h in self.hooks:
+            refusal = h.on_prompt(self.ctx, self.task)
+            if refusal is not None:
+                raise _End(P.StopReason.BLOCKED, refusal)
         self.state.history.append(Message.user(self.task))
         self.stops.start = len(self.state.history)
         self.state.task = self.task
