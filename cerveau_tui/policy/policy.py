@@ -26,6 +26,7 @@ from pathlib import Path
 from ..config import ApprovalPolicy, RuleConfig, SandboxMode
 from ..sandbox.base import Grant
 from ..tools.base import Declared
+from .actions import action_verdict
 from .commands import COMMAND_TOOLS, is_known_safe
 from .glob import glob_match
 from .grants import GrantBook
@@ -90,6 +91,8 @@ class Policy:
             return Verdict(
                 "deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it"
             )
+        if declared.action is not None:
+            return action_verdict(self, declared.action)
         never = self.grants.denied(command, self._file_key(tool, writes, reads), writes)
         if never is not None:
             return Verdict("deny", f"you set this to never in this workspace ({never})")

@@ -150,7 +150,10 @@ def sweep_stale(root: Path) -> None:
         return
     for name in names:
         owner = name[len(GROUP_PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and int(owner) != os.getpid() and _alive(int(owner)):
+        # Our own groups too are left alone: one made for a command that has not joined it yet
+        # is empty, and a second runner built at that moment (an MCP server's) removed it, so
+        # the command failed "could not join the process-count cgroup".
+        if owner.isdigit() and (int(owner) == os.getpid() or _alive(int(owner))):
             continue
         CommandGroup(root / name).remove(kill=False, attempts=1)
 

@@ -12,6 +12,10 @@ session's reaper (a kill -9 of the harness kills it), bubblewrap runs it with --
 in its own PID namespace, and `close` kills the group, removes the cgroup (a process that left
 the group with setsid is in it still), ends the proxy's session and the launch's temp folders.
 
+Start it from a thread that lives as long as the server should: bubblewrap's --die-with-parent
+is the kernel's parent-death signal, which fires when the THREAD that forked the launcher exits,
+not the process (a server started from a short-lived thread was killed the moment it ended).
+
 Its stderr is read by a thread into a bounded tail: a server that floods its log cannot fill the
 pipe and stall (a full stderr pipe blocks the server's next write), nor the harness's memory.
 """

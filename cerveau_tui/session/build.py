@@ -268,6 +268,10 @@ def hooks(
     from ..reminders import reminder_hooks
 
     joined += reminder_hooks(settings, fp)
+    # MCP servers, started inside the sandbox; their index in the prefix (cerveau_tui/mcp/).
+    from ..mcp.hook import mcp_hooks
+
+    joined += mcp_hooks(settings, runner, boundary.denied_reads(settings))
     # Lessons first: the gate's red precheck (its on_turn_start) must reach a listening miner.
     from ..adapters.registry import AdapterRegistry
     from ..memory.lessons_hook import LessonsHook
@@ -303,6 +307,10 @@ def tools(settings: Settings, hooks: list[Hook]) -> Registry:
         from ..tools.skill import LoadSkill
 
         registry.add(LoadSkill(skills))
+    from ..mcp.hook import mcp_tools
+
+    for tool in mcp_tools(hooks):  # mcp_describe and mcp_call, when a server has tools
+        registry.add(tool)
     return registry
 
 

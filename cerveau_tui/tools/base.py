@@ -45,12 +45,26 @@ class PathError(ToolError):
     pass
 
 
+@dataclass(frozen=True)
+class ToolAction:
+    """A call into something the harness runs for the model (an MCP server's tool), judged by
+    what it is, not by paths: the policy asks unless the person marked it read-only, and a
+    remote server's call is a network crossing (policy/actions.py)."""
+
+    summary: str  # what the dialog names: "time/get_current_time"
+    #: (scope_key, scope) narrowest first: "approve for session" covers one of them.
+    scopes: tuple[tuple[str, str], ...]
+    read_only: bool = False  # marked so by the person in their config, never by the server
+    remote: str | None = None  # the host a remote server is reached at
+
+
 @dataclass
 class Declared:
     reads: list[Path] = field(default_factory=list)
     writes: list[Path] = field(default_factory=list)
     command: str | None = None
     network: bool = False
+    action: ToolAction | None = None
 
 
 @dataclass
