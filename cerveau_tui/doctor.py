@@ -74,6 +74,9 @@ def collect(settings: Settings) -> dict[str, Any]:
 
     info["sandbox"] = sandbox_info(settings)
     info["gate"] = gate_info(settings)
+    from .person_hooks import describe_hooks, held_back
+
+    info["hooks"] = {"run": describe_hooks(settings.hooks), "held_back": held_back(settings)}
     from .tools.ripgrep import status as search_status
 
     info["search"] = search_status()
@@ -258,6 +261,12 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     for line in template_lines(info["template"]):
         say(line)
     say(f"gate:      {g['stack']} stack, {detected} detected; in use: {in_force} ({g['why']})")
+    hk = info["hooks"]
+    say(f"hooks:     {len(hk['run'])} from your config" if hk["run"] else "hooks:     none")
+    for line in hk["run"]:
+        say(f"  - {line}")
+    if hk["held_back"]:
+        say(f"  - not run (the workspace config is not trusted): {', '.join(hk['held_back'])}")
     say(f"config:    user {info['config']['user']}; workspace {info['config']['workspace']}")
     if code:
         print(f"cerveau doctor: nothing answers at {s['url']}", file=sys.stderr)

@@ -64,6 +64,8 @@ PACKAGES = (
     "provider",
     "adapters",
     "stack",
+    "mcp",
+    "person_hooks",
 )
 TOP_MODULES = (
     "__main__",

@@ -285,6 +285,12 @@ def hooks(
         for moved in memory.moved_aside:
             boundary.boundary_notice(bus, str(moved))
         joined.append(TurnCloseHook(model.provider, memory))
+    # The person's own hooks, last: their turn_end runs once the done gate accepted the answer.
+    from ..person_hooks import person_hooks
+
+    mine = person_hooks(settings, runner, bus)
+    if mine is not None:
+        joined.append(mine)
     return joined
 
 

@@ -1,0 +1,161 @@
+"""The contract a person's hook is held to, as pure functions: what it reads, how it is started,
+what its exit means. One contract for every event, as peers' hooks use it (Claude Code, Codex).
+
+The attack it is built against: every byte of a tool call's arguments is the model's, and a hook
+sees them. A hook whose command line held them (`fmt {path}`) would run `$(touch /tmp/pwned)` the
+first time the model named such a file. So nothing of the event reaches a command line: the
+person's command is argv (a list as written, or a string split into words by shlex with nothing
+expanded), and the event travels as JSON on the hook's stdin. Getting it there through the
+sandbox's launcher, which gives a command /dev/null for stdin and one pipe for its output, takes a
+fixed wrapper script: the event in an environment variable expanded inside double quotes (a value
+the shell never parses again) piped to the argv, and the hook's stderr kept apart in a private
+temporary file, printed after a random separator the hook cannot know in advance.
+
+Exit 0 goes on, exit 2 blocks (the event says what blocking means), anything else is a visible
+error that blocks nothing; killed at its timeout, the same. stdout is context for the model,
+bounded, added as a reminder after the history (never a prefix change).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from ..policy.glob import glob_match
+from ..protocol.person_hooks import HookOutcome
+
+#: The environment variable the wrapper pipes to the hook's stdin.
+EVENT_VAR = "CERVEAU_HOOK_EVENT"
+#: The event as JSON stays under this (one environment string may hold 128 KiB on Linux):
+#: the longest strings of the arguments or the output are cut first, and say so.
+EVENT_MAX_BYTES = 64 * 1024
+#: What of a hook's stdout the model reads, and of its stderr the model or the person reads.
+CONTEXT_MAX_BYTES = 4096
+STDERR_MAX_BYTES = 4096
+#: The events that can block something with exit 2; at the others exit 2 is an error.
+BLOCKING = frozenset({"user_prompt", "pre_tool", "post_tool", "turn_end"})
+
+
+def argv_of(command: str | list[str]) -> list[str]:
+    """The person's command as argv: a list as written; a string split as a shell splits words
+    (quotes, backslashes), with no variable, glob or substitution expanded (shlex)."""
+    return list(command) if isinstance(command, list) else shlex.split(command)
+
+
+def hook_name(name: str, command: str | list[str]) -> str:
+    if name:
+        return name
+    argv = argv_of(command)
+    return argv[0].rsplit("/", 1)[-1] if argv else "hook"
+
+
+def wrapper(argv: list[str], separator: str) -> str:
+    """The fixed `sh -c` script that runs argv with the event on its stdin. Its only variable
+    parts are the person's argv (quoted word by word) and our separator; the event is
+    "$CERVEAU_HOOK_EVENT", expanded inside double quotes, so none of its bytes is parsed."""
+    return "\n".join(
+        [
+            "err=$(mktemp) || exit 125",
+            f'printf "%s" "${EVENT_VAR}" | {shlex.join(argv)} 2>"$err"',
+            "rc=$?",
+            f"printf '\\n%s\\n' {separator}",
+            f'head -c {STDERR_MAX_BYTES} "$err"',
+            'rm -f "$err"',
+            'exit "$rc"',
+        ]
+    )
+
+
+def new_separator() -> str:
+    return "cerveau-hook-" + secrets.token_hex(16)
+
+
+def split_output(output: str, separator: str) -> tuple[str, str]:
+    """(stdout, stderr) of the wrapper's output: the last separator line divides them. Absent
+    (the hook was killed before the wrapper printed it), everything is stdout."""
+    head, found, tail = output.rpartition(f"\n{separator}\n")
+    if not found:
+        return output, ""
+    return head, tail
+
+
+def outcome(
+    event: str, exit_code: int | None, *, timed_out: bool, interrupted: bool
+) -> HookOutcome:
+    """`event` "" where nothing can be blocked any more."""
+    if exit_code is None:
+        return "stopped" if interrupted and not timed_out else "timeout"
+    if exit_code == 0:
+        return "ok"
+    if exit_code == 2 and event in BLOCKING:
+        return "blocked"
+    return "error"
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` bytes of text, cut on a character, saying how much was cut."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", "ignore")
+    return f"{kept}\n[{len(data) - limit} more bytes cut]"
+
+
+def event_json(event: dict[str, Any], limit: int = EVENT_MAX_BYTES) -> str:
+    """The event as one JSON line under `limit` bytes: the longest strings are cut until it fits
+    (a written file's content, a command's output), each saying how much it lost."""
+    cap = limit
+    while True:
+        text = json.dumps(_capped(event, cap), ensure_ascii=False)
+        if len(text.encode()) <= limit or cap <= 64:
+            return text
+        cap //= 2
+
+
+def _capped(value: Any, cap: int) -> Any:
+    if isinstance(value, str):
+        return clip(value, cap)
+    if isinstance(value, dict):
+        return {str(k): _capped(v, cap) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_capped(v, cap) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """`match`: alternatives separated by `|`, each a tool-name glob, optionally with a path
+    glob in parentheses: `bash`, `write_file|edit_file`, `*(src/**)`, `write_file(*.py)`. The
+    path is the call's `path` argument; a call naming none does not match a path alternative.
+    "" matches every call. The product's one glob dialect (policy/glob.py)."""
+
+    alternatives: tuple[tuple[str, str | None], ...]
+
+    @classmethod
+    def parse(cls, match: str) -> Matcher:
+        alts: list[tuple[str, str | None]] = []
+        for part in (p.strip() for p in match.split("|")):
+            if not part:
+                continue
+            if part.endswith(")") and "(" in part:
+                name, _, path = part[:-1].partition("(")
+                alts.append((name.strip() or "*", path.strip()))
+            else:
+                alts.append((part, None))
+        return cls(tuple(alts))
+
+    def __call__(self, tool: str, arguments: dict[str, Any]) -> bool:
+        if not self.alternatives:
+            return True
+        path = arguments.get("path")
+        for name, pattern in self.alternatives:
+            if not glob_match(name, tool):
+                continue
+            if pattern is None:
+                return True
+            if isinstance(path, str) and path and glob_match(pattern, path):
+                return True
+        return False

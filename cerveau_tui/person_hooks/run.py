@@ -1,0 +1,114 @@
+"""Running one of the person's hooks: through the session's runner, as the model's commands run.
+
+`where = "sandbox"` (the default) is the boundary the model's commands get, in the session's
+sandbox mode: a hook that reads the model's bytes runs with no more room than the model. `host`
+is the person's own rights (full-access through the same runner: the minimal environment, its
+own process group, killed with its group at its timeout), for what needs the machine: a
+notifier, a log outside the workspace. Each run is one `hook_ran` event."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..bus import Emitter
+from ..config import HookConfig
+from ..protocol.person_hooks import HookOutcome, HookRan
+from ..sandbox.base import CommandSpec, Runner
+from ..sandbox.process import kill_group
+from . import contract
+
+#: The wrapper's output: the hook's stdout (the model reads CONTEXT_MAX_BYTES of it), the
+#: separator and the stderr head; more is cut in the middle, which keeps the separator's tail.
+OUTPUT_CAP = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Ran:
+    name: str
+    outcome: HookOutcome
+    exit_code: int | None
+    stdout: str  # bounded: what may go to the model as context
+    stderr: str  # bounded: the reason of a block, or what failed
+
+    @property
+    def reason(self) -> str:
+        return self.stderr.strip() or f"(the hook {self.name} gave no reason on stderr)"
+
+
+@dataclass
+class HookRunner:
+    runner: Runner
+    workspace: Path
+    mode: str  # the session's sandbox mode: what a "sandbox" hook runs in
+    bus: Emitter
+
+    def run(
+        self,
+        hook: HookConfig,
+        event: str,
+        fields: dict[str, Any],
+        *,
+        cancel: threading.Event | None = None,
+        tool: str = "",
+        can_block: bool = True,
+    ) -> Ran:
+        """`can_block`: False where nothing is left to block (a turn_end after the turn was
+        stopped): exit 2 is then an error, said as one."""
+        name = contract.hook_name(hook.name, hook.command)
+        body = contract.event_json(
+            {
+                "event": event,
+                "session_id": self.bus.session_id,
+                "turn_id": self.bus.turn_id,
+                "workspace": str(self.workspace),
+                **fields,
+            }
+        )
+        separator = contract.new_separator()
+        spec = CommandSpec(
+            command=contract.wrapper(contract.argv_of(hook.command), separator),
+            workspace=self.workspace,
+            mode="full-access" if hook.where == "host" else self.mode,
+            timeout=hook.timeout_s,
+            output_cap=OUTPUT_CAP,
+            cancel=cancel,
+            env={contract.EVENT_VAR: body, "CERVEAU_HOOK": event},
+        )
+        started = time.monotonic()
+        result = self.runner.run(spec)
+        ms = int((time.monotonic() - started) * 1000)
+        if result.background_pgid is not None and spec.mode == "full-access":
+            # Nothing of a hook outlives its run: in the sandbox its runner sees to it (PID
+            # namespace, cgroup); on the host, this (a notifier that forked and returned).
+            kill_group(result.background_pgid)
+        stdout, stderr = contract.split_output(result.output, separator)
+        got = contract.outcome(
+            event if can_block else "",
+            result.exit_code,
+            timed_out=result.timed_out,
+            interrupted=result.interrupted,
+        )
+        stderr = contract.clip(stderr, contract.STDERR_MAX_BYTES)
+        if got == "error" and result.exit_code == 2:
+            stderr = f"exit 2 blocks nothing here ({event}). {stderr}".strip()
+        elif got == "timeout":
+            stderr = f"killed after {hook.timeout_s:g} s (timeout_s) with its process group"
+        self.bus.emit(
+            HookRan(
+                name=name,
+                event=event,
+                exit=result.exit_code,
+                ms=ms,
+                outcome=got,
+                where=hook.where,
+                tool=tool,
+                message="" if got == "ok" else stderr.strip(),
+            )
+        )
+        return Ran(
+            name, got, result.exit_code, contract.clip(stdout, contract.CONTEXT_MAX_BYTES), stderr
+        )
