@@ -20,11 +20,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import RequestError
 from acp import schema as S
-from acp.interfaces import Client
+from acp.interfaces import Agent, Client
 
 from .. import __version__
 from ..bus import Emitter
@@ -410,7 +410,9 @@ async def serve(agent: CerveauAgent) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(_WriteProtocol, proto)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    conn = AgentSideConnection(agent, writer, reader, listening=False)
+    # The SDK's Agent Protocol is the whole surface (fork, resume, config options...); its router
+    # answers "method not found" for what an agent leaves out, so ours is a partial Agent.
+    conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
     agent.loop = loop
     try:
         await conn.listen()

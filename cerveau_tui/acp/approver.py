@@ -89,7 +89,9 @@ def tool_call_of(req: ApprovalRequest, workspace: str) -> S.ToolCallUpdate:
     """What the client shows in its dialog: the call, why it asks, and the diff it would write."""
     from pathlib import Path
 
-    content: list[S.ContentToolCallContent | S.FileEditToolCallContent] = [
+    content: list[
+        S.ContentToolCallContent | S.FileEditToolCallContent | S.TerminalToolCallContent
+    ] = [
         S.ContentToolCallContent(
             type="content", content=S.TextContentBlock(type="text", text=visible(req.reason))
         )

@@ -16,11 +16,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from acp import RequestError, spawn_agent_process
 from acp import schema as S
 from acp.client.connection import ClientSideConnection
+from acp.interfaces import Client
 
 #: Picks the option to answer a permission request with (its id), or None to never answer.
 Answer = Callable[[S.ToolCallUpdate, list[S.PermissionOption]], str | None]
@@ -130,7 +131,7 @@ async def cerveau_acp(
         full["CERVEAU_CONFIG"] = str(config_beside.parent / f"{config_beside.name}.no-config.toml")
     full.update(env or {})
     async with spawn_agent_process(
-        client,
+        cast(Client, client),  # a partial Client: the SDK's router refuses what it leaves out
         sys.executable,
         "-m",
         "cerveau_tui",

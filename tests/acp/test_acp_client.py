@@ -1,0 +1,301 @@
+"""`cerveau acp` driven by a client nobody here wrote: the ACP SDK's own client side, over the real
+process's stdin and stdout, against the scripted server. What is claimed of the boundary is read
+from the host: the namespace a command ran in, the files on disk, the processes alive; and the
+client offers its file system and terminal and records any use of them (there must be none)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+from acp import schema as S
+
+from cerveau_tui.testing.acp_client import RecordingClient, cerveau_acp, pick, silent
+from cerveau_tui.testing.proc_scan import sleeping
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+
+@pytest.fixture
+def ws() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="cerveau-acp-", dir="/var/tmp"))
+    (root / "ws").mkdir()
+    try:
+        yield root / "ws"
+    finally:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def drive(
+    ws: Path,
+    script: list[dict[str, Any]],
+    client: RecordingClient,
+    *flags: str,
+    prompts: tuple[str, ...] = ("go",),
+    env: dict[str, str] | None = None,
+    during: Any = None,
+) -> tuple[ScriptedServer, list[S.PromptResponse]]:
+    """One `cerveau acp` process, one session in `ws`, the prompts in turn; `during(conn, sid,
+    prompt_task)` runs beside the first prompt (a cancel)."""
+    answers: list[S.PromptResponse] = []
+
+    async def go(srv: ScriptedServer) -> None:
+        with open(ws.parent / "stderr.txt", "a") as err:
+            async with cerveau_acp(
+                client, "--server", srv.url, *flags, stderr=err, env=env, config_beside=ws
+            ) as conn:
+                sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+                for i, text in enumerate(prompts):
+                    task = asyncio.ensure_future(
+                        conn.prompt(session_id=sid, prompt=[text_block(text)])
+                    )
+                    if during is not None and i == 0:
+                        await during(conn, sid, task)
+                    answers.append(await task)
+
+    with ScriptedServer({"responses": script}) as srv:
+        asyncio.run(go(srv))
+    return srv, answers
+
+
+def results(client: RecordingClient) -> list[Any]:
+    return [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+
+
+def test_a_command_runs_in_our_sandbox_not_the_clients_terminal(ws: Path) -> None:
+    client = RecordingClient(answer=pick("allow_once"))
+    command = "readlink /proc/self/ns/pid > ns.txt"
+    _, [answer] = drive(ws, [bash(command), {"content": "done"}], client)
+    assert answer.stop_reason == "end_turn"
+    # From the host: the file the command wrote names a PID namespace that is not ours.
+    theirs = (ws / "ns.txt").read_text().strip()
+    assert theirs.startswith("pid:[") and theirs != os.readlink("/proc/self/ns/pid")
+    # Offered a terminal and a file system, the agent used neither.
+    assert client.forbidden == []
+    [start] = client.of("tool_call")
+    assert (start.kind, start.status, start.raw_input) == (
+        "execute",
+        "pending",
+        {"command": command},
+    )
+    [done] = results(client)
+    assert done.status == "completed" and done.raw_output["wrote"] == ["ns.txt"]
+    assert "done" in client.text()
+
+
+def test_a_write_is_reported_as_a_diff_of_our_own_tool(ws: Path) -> None:
+    (ws / "a.py").write_text("x = 1\ny = 2\n")
+    client = RecordingClient(answer=pick("allow_once"))
+    script = [call("edit_file", path="a.py", old="y = 2", new="y = 3"), {"content": "ok"}]
+    drive(ws, script, client, "--approval", "untrusted")
+    assert (ws / "a.py").read_text() == "x = 1\ny = 3\n"  # written by us, on the host
+    assert client.forbidden == []
+    [asked] = client.asked
+    shown = [c for c in asked.tool_call.content or [] if c.type == "diff"]
+    assert shown and shown[0].path == str(ws / "a.py")  # the dialog shows what it would write
+    [done] = results(client)
+    [diff] = [c for c in done.content if c.type == "diff"]
+    assert (diff.path, diff.old_text, diff.new_text) == (
+        str(ws / "a.py"), "x = 1\ny = 2\n", "x = 1\ny = 3\n",
+    )  # fmt: skip
+    assert client.of("tool_call")[0].kind == "edit"
+
+
+def test_the_dialog_offers_our_scopes_narrowest_first(ws: Path) -> None:
+    client = RecordingClient(answer=pick("reject_once"))
+    drive(ws, [bash("touch made.txt"), {"content": "ok"}], client, "--approval", "untrusted")
+    [asked] = client.asked
+    kinds = [o.kind for o in asked.options]
+    assert kinds[0] == "allow_once" and kinds[-2:] == ["reject_once", "reject_always"]
+    assert set(kinds[1:-2]) == {"allow_always"}  # one per scope the policy offers
+    assert all(o.name.startswith("Allow for this session: ") for o in asked.options[1:-2])
+    assert asked.options[-1].name.startswith("Never in this workspace: ")
+    [done] = results(client)
+    assert done.status == "failed" and done.raw_output["status"] == "denied"
+    assert not (ws / "made.txt").exists()
+
+
+def test_allow_for_the_session_is_a_grant_the_next_call_does_not_ask_for(ws: Path) -> None:
+    client = RecordingClient(answer=pick("allow_always"))
+    script = [bash("echo one >> log.txt"), bash("echo one >> log.txt"), {"content": "ok"}]
+    drive(ws, script, client, "--approval", "untrusted")
+    assert len(client.asked) == 1  # the second identical command ran on the session's grant
+    assert (ws / "log.txt").read_text() == "one\none\n"
+    assert [r.raw_output["granted_by"].split(" (")[0] for r in results(client)] == [
+        "approved for this session", "approved for this session",
+    ]  # fmt: skip
+
+
+def test_a_path_outside_the_workspace_is_refused_and_the_host_file_unchanged(ws: Path) -> None:
+    outside = ws.parent / "outside.txt"
+    outside.write_text("the person's\n")
+    client = RecordingClient(answer=pick("reject_once"))
+    script = [
+        call("write_file", path=str(outside), content="pwned\n"),
+        bash(f"echo pwned > {outside}"),
+        {"content": "ok"},
+    ]
+    drive(ws, script, client)
+    assert outside.read_text() == "the person's\n"
+    assert [r.status for r in results(client)] == ["failed", "failed"]
+    assert client.forbidden == []
+
+
+def test_silence_denies_after_the_approvers_timeout_and_says_why(ws: Path) -> None:
+    env = {"CERVEAU_APPROVAL_TIMEOUT_S": "1"}
+    client = RecordingClient(answer=silent)
+    drive(
+        ws, [bash("touch made.txt"), {"content": "ok"}], client, "--approval", "untrusted", env=env
+    )
+    assert not (ws / "made.txt").exists()
+    assert len(client.asked) == 1
+    # ACP's answer has no room for a reason: the turn says it.
+    assert "denied, no answer within 1 s" in client.text()
+
+
+TOKEN = "30.0391"  # a sleep no other process sleeps for
+
+
+def test_a_cancel_stops_a_running_command_and_the_turn(ws: Path) -> None:
+    client = RecordingClient()
+    took: list[float] = []
+
+    async def cancel_when_running(conn: Any, sid: str, task: asyncio.Future[Any]) -> None:
+        while not sleeping(TOKEN):
+            await asyncio.sleep(0.02)
+        pressed = time.monotonic()
+        await conn.cancel(session_id=sid)
+        await asyncio.wait([task])
+        took.append(time.monotonic() - pressed)
+
+    _, [answer] = drive(ws, [bash(f"sleep {TOKEN}"), {"content": "never"}], client,
+                        during=cancel_when_running)  # fmt: skip
+    assert answer.stop_reason == "cancelled"
+    assert sleeping(TOKEN) == []  # from the host: the command is gone
+    print(f"cancel -> the turn's answer: {took[0]:.2f} s")
+    assert took[0] < 10  # a bound on a hang, not a timing: benchmarks/acp.py has the figure
+
+
+def test_a_cancel_denies_a_waiting_dialog(ws: Path) -> None:
+    client = RecordingClient(answer=silent)
+
+    async def cancel_when_asked(conn: Any, sid: str, task: asyncio.Future[Any]) -> None:
+        while not client.asked:
+            await asyncio.sleep(0.02)
+        await conn.cancel(session_id=sid)
+
+    _, [answer] = drive(ws, [bash("touch made.txt"), {"content": "never"}], client,
+                        "--approval", "untrusted", during=cancel_when_asked)  # fmt: skip
+    assert answer.stop_reason == "cancelled"
+    assert not (ws / "made.txt").exists()
+
+
+def test_the_plan_is_sent_whole_as_acps_plan(ws: Path) -> None:
+    steps = [{"id": "1", "title": "write a.py", "files": ["a.py"]}, {"id": "2", "title": "test"}]
+    client = RecordingClient(answer=pick("allow_once"))
+    drive(ws, [call("commit_plan", steps=steps), {"content": "planned"}], client)
+    plans = client.of("plan")
+    assert plans, [u.session_update for _, _, u in client.updates]
+    assert [e.content for e in plans[-1].entries] == ["write a.py", "test"]
+    assert {e.status for e in plans[-1].entries} <= {"pending", "in_progress"}
+
+
+def test_discussion_mode_refuses_the_next_turns_command(ws: Path) -> None:
+    async def discuss(conn: Any, sid: str, task: asyncio.Future[Any]) -> None:
+        await task
+        await conn.set_session_mode(session_id=sid, mode_id="discuss")
+
+    client = RecordingClient(answer=pick("allow_once"))
+    script = [{"content": "a"}, bash("touch made.txt"), {"content": "b"}]
+    drive(ws, script, client, prompts=("one", "two"), during=discuss)
+    assert not (ws / "made.txt").exists()  # from the host: the command never ran
+    assert [r.status for r in results(client)] == ["failed"]
+    assert client.asked == []  # refused by the mode, not put to the person
+
+
+def test_mcp_servers_a_client_names_are_never_started(ws: Path) -> None:
+    marker = ws.parent / "started.txt"
+    server = S.McpServerStdio(
+        name="planted", command="/bin/sh", args=["-c", f"touch {marker}"], env=[]
+    )
+    client = RecordingClient()
+
+    async def go(srv: ScriptedServer) -> None:
+        async with cerveau_acp(client, "--server", srv.url, config_beside=ws) as conn:
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[server])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+
+    with ScriptedServer({"responses": [{"content": "hello"}]}) as srv:
+        asyncio.run(go(srv))
+    assert not marker.exists()
+    assert "suggested MCP servers (planted): not started" in client.text()
+
+
+def test_a_session_is_listed_and_loaded_with_its_conversation(ws: Path) -> None:
+    first, second = RecordingClient(), RecordingClient()
+
+    async def go(srv: ScriptedServer) -> tuple[str, S.ListSessionsResponse]:
+        async with cerveau_acp(first, "--server", srv.url, config_beside=ws) as conn:
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("remember kiwi")])
+        async with cerveau_acp(second, "--server", srv.url, config_beside=ws) as conn:
+            listed = await conn.list_sessions(cwd=str(ws))
+            await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
+            await conn.prompt(session_id=sid, prompt=[text_block("which fruit?")])
+        return sid, listed
+
+    script = [{"content": "noted: kiwi"}, {"content": "kiwi"}]
+    with ScriptedServer({"responses": script}) as srv:
+        sid, listed = asyncio.run(go(srv))
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(sid, "remember kiwi")]
+    # Replayed before load answered: the person's turn as theirs, the answer as the agent's.
+    assert second.text("user_message_chunk").startswith("remember kiwi")
+    assert "noted: kiwi" in second.text()
+    # The resumed turn's request holds the first turn's conversation (from the server's side).
+    said = [m.get("content") for m in srv.requests[-1]["messages"]]
+    assert "remember kiwi" in said and "noted: kiwi" in said
+
+
+@pytest.mark.parametrize("where", ["/tmp", "home", "relative"])
+def test_session_new_refuses_what_the_cli_refuses(ws: Path, where: str) -> None:
+    cwd = {"/tmp": "/tmp", "home": os.path.expanduser("~"), "relative": "ws"}[where]
+
+    async def go() -> None:
+        async with cerveau_acp(RecordingClient(), "--server", "http://127.0.0.1:9",
+                               config_beside=ws) as conn:  # fmt: skip
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(cwd=cwd, mcp_servers=[])
+            assert "refusing the workspace" in str(refused.value.data) or where == "relative"
+
+    asyncio.run(go())
+
+
+def test_a_pinned_workspace_refuses_another_cwd(ws: Path) -> None:
+    other = ws.parent / "other"
+    other.mkdir()
+
+    async def go() -> None:
+        async with cerveau_acp(RecordingClient(), "--workspace", str(ws), "--server",
+                               "http://127.0.0.1:9", config_beside=ws) as conn:  # fmt: skip
+            with pytest.raises(RequestError) as refused:
+                await conn.new_session(cwd=str(other), mcp_servers=[])
+            assert "--workspace" in str(refused.value.data)
+
+    asyncio.run(go())
+    assert not (other / ".cerveau").exists()
