@@ -92,6 +92,16 @@ class Reenter:
     request_extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Conversation:
+    """The conversation as the server holds it when a turn ends: the messages the next request
+    would open with (the answer appended) and the tools sent with them. Turn close continues it
+    with one appended instruction (memory/turn_close.py), so the server reads only that."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+
+
 @dataclass
 class TurnContext:
     turn_id: str
@@ -116,6 +126,8 @@ class TurnContext:
     # Who decided the last question `ask` put: "person", "timeout", "stopped", "headless".
     # A timeout said "stopped at the person's word" in the chat while the log said `by: timeout`.
     answer_by: str = ""
+    # Set when the turn ends (loop/turn.py): what the server's cache holds now.
+    conversation: Conversation | None = None
 
     @property
     def cancelled(self) -> bool:

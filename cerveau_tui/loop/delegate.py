@@ -7,6 +7,13 @@ The child is the parent's, not a second session beside it: the parent's interrup
 (`LinkedCancel`: before, a child started by `explore` kept calling the model after the person had
 pressed Esc), and its tokens are the parent's (`Spend`: bounded by what the parent turn has left,
 and added to the parent turn's usage through the tool result's meta).
+
+The child must not cost the parent its cache (issue 36). It sends the parent's system message and
+tools, byte for byte (tools/explore.py's ChildRegistry: only the reading tools RUN), so its first
+request reuses the parent's prefix; and on a one-slot server its requests replace the parent's
+conversation in the slot, so the slot is set aside before the child and put back after
+(`SideSlot`, session/slot_keeper.py), the parent's next `cache_n` the proof. A server with several
+slots gives the child a free slot by itself (llama-server picks the most similar idle slot).
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .. import protocol as P
 from ..bus import Emitter, Recorder
@@ -133,6 +141,14 @@ class Spend:
             return max(0, ceiling - self._spent)
 
 
+@runtime_checkable
+class SideSlot(Protocol):
+    """A provider that keeps the session's server slot (session/slot_keeper.py): `aside()`
+    brackets a side conversation, the slot saved before and restored after."""
+
+    def aside(self) -> AbstractContextManager[None]: ...
+
+
 class Child(Protocol):
     def run(self, task: str) -> Outcome: ...
 
@@ -234,8 +250,10 @@ class Delegation:
         spawn: ChildFactory,
         limits: Limits,
         cfg: DelegationConfig,
+        slot: SideSlot | None = None,
     ) -> None:
         self.bus, self.cancel, self.spawn, self.limits, self.cfg = bus, cancel, spawn, limits, cfg
+        self.slot = slot  # the parent's server slot, set aside while the child runs
         self.spend = Spend(bus)
         # Reads run in parallel, explore among them: under a ceiling, two children started at
         # once were each given the whole remainder, and the turn spent it twice over. One child
@@ -249,7 +267,13 @@ class Delegation:
             return self._delegate(task, path)
 
     def _delegate(self, task: str, path: str) -> DelegateResult:
-        result = delegate(
+        with self.slot.aside() if self.slot is not None else nullcontext():
+            result = self._child(task, path)
+        self.spend.debit(result.usage)
+        return result
+
+    def _child(self, task: str, path: str) -> DelegateResult:
+        return delegate(
             task,
             path,
             parent_bus=self.bus,
@@ -259,5 +283,3 @@ class Delegation:
             parent_cancel=self.cancel,
             parent_left=self.spend.left(self.limits.max_turn_tokens),
         )
-        self.spend.debit(result.usage)
-        return result

@@ -27,11 +27,12 @@ from ..policy.judge import Judge
 from ..provider.types import Provider
 from ..sandbox.base import Grant, Runner
 from ..tools.base import Delegator, ToolContext
+from ..tools.explore import ChildRegistry
 from ..tools.registry import Registry
 from ..workspace.fingerprint.fingerprinter import Fingerprinter
 from ..workspace.restore.store import BlobStore
 from .approver import Approver, DenyAll
-from .delegate import READ_TOOLS, Delegation, LinkedCancel
+from .delegate import READ_TOOLS, Delegation, LinkedCancel, SideSlot
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .model_call import ModelCall, resume_brief
@@ -49,6 +50,14 @@ FAMILY_MAX_ITERATIONS = {"smollm": 16, "gemma": 24, "qwen": 50, "llama": 50, "mi
 DEFAULT_MAX_ITERATIONS = 40
 #: How long closing waits for the last turn's after_turn work (a note distilled by the model).
 AFTER_TURN_CLOSE_WAIT_S = 30.0
+
+
+def _after_turn(turn: Turn, stop: threading.Event, before: threading.Thread | None) -> None:
+    """One turn's after_turn work, after the turn before's (stopped, it ends soon): two at once
+    would mine and store the same lessons side by side."""
+    if before is not None:
+        before.join()
+    turn.after_turn(stop)
 
 
 def family_max_iterations(model: str) -> int:
@@ -118,6 +127,7 @@ class Engine:
         self.events = TurnEvents(bus, self.workspace)
         self._exec_lock = threading.Lock()
         self._after: threading.Thread | None = None  # the last turn's after_turn work
+        self._after_stop = threading.Event()  # set: that work's model call is dropped
         if delegation:  # built here, once: the composition root never reaches back in
             self.delegate = self.delegator()
         self._system = (
@@ -195,13 +205,17 @@ class Engine:
         )
 
     def settle(self, timeout: float | None = None) -> None:
-        """Wait for the last turn's after_turn work (the next turn must see its notes)."""
+        """Wait for the last turn's after_turn work (closing; a benchmark counting its tokens)."""
         after, self._after = self._after, None
         if after is not None:
             after.join(timeout)
 
     def run(self, task: str) -> Outcome:
-        self.settle()
+        # The next prompt waits for nothing: the last turn's after_turn model call (turn close's
+        # distill) is stopped, not waited for, and says it was dropped. Its notes are recalled
+        # by the NEXT session only, so no turn of this one needs them. Waiting here held a
+        # person's prompt behind up to 1,024 tokens of note-taking.
+        self._after_stop.set()
         registry = self.registry  # one turn, one registry: discussion mode changes the next turn
         turn = Turn(
             task,
@@ -221,7 +235,13 @@ class Engine:
         )
         outcome = turn.run()
         # turn_ended is out: the answer is on screen before distilling or mining starts.
-        self._after = threading.Thread(target=turn.after_turn, name="after-turn", daemon=True)
+        self._after_stop = threading.Event()
+        self._after = threading.Thread(
+            target=_after_turn,
+            args=(turn, self._after_stop, self._after),
+            name="after-turn",
+            daemon=True,
+        )
         self._after.start()
         return outcome
 
@@ -284,7 +304,7 @@ class Engine:
         this engine's: the person's interrupt stops the child's model calls too."""
         child = Engine(
             provider=self.provider,
-            registry=self.registry.only(*READ_TOOLS),
+            registry=ChildRegistry(self.registry, READ_TOOLS),
             bus=bus,
             settings=self.settings.model_copy(update={"sandbox": "read-only"}),
             approver=DenyAll("a delegated turn cannot ask the person"),
@@ -310,6 +330,7 @@ class Engine:
             self.read_only_child,
             self.limits,
             self.settings.delegation,
+            self.provider if isinstance(self.provider, SideSlot) else None,
         )
 
     # --- parts -----------------------------------------------------------------------------------

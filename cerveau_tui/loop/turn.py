@@ -8,6 +8,7 @@ the engine's `EngineState`, handed in with every other collaborator.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,7 +19,7 @@ from ..bus import Emitter
 from ..config import Settings
 from ..context.budget import reply_cap
 from ..history import Message, Origin
-from ..hooks import CallRecord, Hook, Reenter, Stop, TurnContext
+from ..hooks import CallRecord, Conversation, Hook, Reenter, Stop, TurnContext
 from ..protocol import CallStatus
 from ..provider.types import Completion, ErrorClass, ProviderError, Usage
 from ..sandbox.base import Grant
@@ -385,9 +386,12 @@ class Turn:
 
     # --- the end ---------------------------------------------------------------------------------
 
-    def after_turn(self) -> None:
+    def after_turn(self, stop: threading.Event | None = None) -> None:
         """The hooks' work that must not delay the answer; the engine calls this after `run`
-        returned (turn_ended is out), in the background."""
+        returned (turn_ended is out), in the background. `stop`: set when the next prompt comes
+        (Engine.run), so a model call here (turn close's distill) is dropped, not waited for."""
+        if stop is not None:
+            self.ctx.cancel = stop
         after_turn(self.hooks, self.ctx, self.reason, self.bus)
 
     def _end(self, reason: P.StopReason, message: str, extra: dict[str, Any]) -> Outcome:
@@ -400,6 +404,11 @@ class Turn:
                 )
         # What the next request reads of the rounds a guard stopped: one note (stop_notes.py).
         self.stops.finish(self.state, self.ctx.calls, self.limits.max_identical_calls, self.model)
+        # Taken now, before the next turn appends: what turn close continues (memory/turn_close.py).
+        self.ctx.conversation = Conversation(
+            self.model.window.messages(self.model.system, self.state.history),
+            self.registry.schemas(),
+        )
         self.events.turn_ended(
             reason,
             self.ctx.iteration,

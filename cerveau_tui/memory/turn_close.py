@@ -1,10 +1,22 @@
 """Turn close: after the answer has shipped, distil what the turn taught into notes.
 
 The distill runs in `after_turn`, after turn_ended was emitted, in the engine's background thread:
-a person waiting for an answer never waits for note-taking. It is a grammar-constrained call (a
-JSON schema) with the seed's 1,024-token cap. A parse failure, a cut-off reply or a dead server
-degrades to an empty result: the turn must not fail because note-taking did. The curator keeps
-only short, specific notes and drops what is already known.
+a person waiting for an answer never waits for note-taking, and a next prompt stops it (dropped,
+said in a quiet notice: Engine.run). It CONTINUES the conversation the server has cached: the
+turn's last request as sent (same system message, same tools, same messages, the answer
+appended) plus one instruction, so the server evaluates only that instruction and the reply.
+Measured (issue 36): the old distill sent the system message, the last 12 messages and no tools,
+so it shared with the cache only up to where the tools are rendered and re-read the rest: 3.54x
+the evaluated tokens of a session without it. In constrained mode (the tools live in the system
+message) the reply is held to a JSON schema, which is not part of the prompt; in native mode a
+schema beside tools makes llama-server render its generic tool prompt (a new prefix), so the
+instruction asks for JSON and a reply that is not JSON distils nothing. Where the conversation
+holds a command the PERSON ran (`!cmd`), or has no room left for the reply, the distill reads
+the model's own view instead (issue 24: the person's experiments are not the model's lessons).
+
+The curator keeps only short, specific notes and drops what is already known. A parse failure,
+a cut-off reply or a dead server degrades to an empty result: the turn must not fail because
+note-taking did.
 
 The notes come back at the NEXT session as a reminder (Hook.reminders, on its first model call)
 with their age, so the model can weigh a note from last month against one from an hour ago; never
@@ -20,7 +32,8 @@ from typing import Any
 
 from .. import protocol as P
 from ..history import History, Origin
-from ..hooks import Hook, TurnContext
+from ..hooks import Conversation, Hook, TurnContext
+from ..provider.types import ErrorClass, ProviderError
 from .store import MemoryStore, Note
 
 TURN_CLOSE_SCHEMA: dict[str, Any] = {
@@ -35,7 +48,15 @@ DISTILL_PROMPT = (
     "The turn is over. List at most 3 facts about this workspace and at most 3 lessons about what "
     'worked or failed, each one short sentence, as JSON {"facts": [...], "lessons": [...]}.'
 )
+#: Native mode has no schema to hold the reply (see above): the instruction says it all.
+DISTILL_ASK_NATIVE = DISTILL_PROMPT + " Call no tool; reply with the JSON only."
+DISTILL_FORMAT = {"type": "json_schema", "json_schema": {"schema": TURN_CLOSE_SCHEMA}}
 DISTILL_MAX_TOKENS = 1024
+#: Below this many tokens of room after the conversation, the distill reads the model's view.
+MIN_DISTILL_ROOM = 128
+#: Tokens kept free beside the conversation and the reply: the instruction and its framing.
+DISTILL_FRAME = 96
+DROPPED = "turn close dropped: the next prompt came first (no notes from the last turn)"
 #: How many notes one recall carries: the most confirmed, then the newest.
 RECALL_LIMIT = 8
 RECALL_HEADER = (
@@ -51,7 +72,7 @@ class Distilled:
 
 def parse_distill(text: str) -> Distilled:
     try:
-        data = json.loads(text)
+        data = json.loads(_json_of(text))
     except (json.JSONDecodeError, TypeError):
         return Distilled()
     if not isinstance(data, dict):
@@ -61,6 +82,14 @@ def parse_distill(text: str) -> Distilled:
         return [s for s in v if isinstance(s, str)] if isinstance(v, list) else []
 
     return Distilled(strings(data.get("facts")), strings(data.get("lessons")))
+
+
+def _json_of(text: str) -> str:
+    """The object in a native-mode reply: it may come fenced, or after a sentence."""
+    if not isinstance(text, str):
+        return ""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else text
 
 
 def curate(notes: list[str]) -> list[str]:
@@ -111,6 +140,24 @@ def _the_models_view(history: Any) -> list[dict[str, Any]]:
     return list(history)
 
 
+def _holds_the_persons(conv: Conversation, history: Any) -> bool:
+    """Whether the conversation holds a command the person ran (`!cmd`): its output is in the
+    model's context, and continuing it would distil the person's experiment as a lesson."""
+    if not isinstance(history, History):
+        return False
+    theirs = [m.wire for m in history.messages if m.origin == Origin.SHELL]
+    return any(m in theirs for m in conv.messages) if theirs else False
+
+
+def _constrained(provider: Any, conv: Conversation) -> bool:
+    if not conv.tools:
+        return True  # no tools rendered: a schema cannot change the prompt
+    try:
+        return provider.resolved_mode() == "constrained"
+    except Exception:  # noqa: BLE001 - a flaky /props: no schema, the instruction asks for JSON
+        return False
+
+
 class TurnCloseHook(Hook):
     name = "turn_close"
 
@@ -122,22 +169,49 @@ class TurnCloseHook(Hook):
         self._started = store.now()
         self._recalled = False
 
-    def distill(self, history: list[dict[str, Any]], system: str = "") -> Distilled:
-        # Opened with the session's system message, as every request of the session is.
+    def distill(self, ctx: TurnContext) -> Distilled:
+        conv = ctx.conversation
+        room = ctx.n_ctx - ctx.context_tokens - DISTILL_FRAME if ctx.n_ctx else DISTILL_MAX_TOKENS
+        if conv is None or room < MIN_DISTILL_ROOM or _holds_the_persons(conv, ctx.history):
+            return self._distill_view(_the_models_view(ctx.history), ctx.system)
+        constrained = _constrained(self.provider, conv)
+        ask = DISTILL_PROMPT if constrained else DISTILL_ASK_NATIVE
+        messages = [*conv.messages, {"role": "user", "content": ask}]
+        try:
+            done = self.provider.complete(
+                messages,
+                conv.tools,
+                max_tokens=min(DISTILL_MAX_TOKENS, room),
+                cancel=ctx.cancel,
+                **({"extra": {"response_format": DISTILL_FORMAT}} if constrained else {}),
+            )
+        except ProviderError as exc:
+            if exc.error_class == ErrorClass.CANCELLED:
+                ctx.emit(P.NoticePayload(text=DROPPED, source="memory"))
+            return Distilled()
+        except Exception:  # noqa: BLE001 - note-taking never fails the session
+            return Distilled()
+        if done.tool_calls:
+            return Distilled()
+        return parse_distill(done.raw or done.content)
+
+    def _distill_view(self, history: list[dict[str, Any]], system: str = "") -> Distilled:
+        """The model's own view, without the cache: opened with the session's system message, as
+        every request of the session is; the last 12 messages; no tools."""
         head = [{"role": "system", "content": system}] if system else []
         messages = [*head, *history[-12:], {"role": "user", "content": DISTILL_PROMPT}]
         try:
             reply = self.provider.complete_json(
                 messages, TURN_CLOSE_SCHEMA, max_tokens=DISTILL_MAX_TOKENS
             )
-        except Exception:
+        except Exception:  # noqa: BLE001 - note-taking never fails the session
             return Distilled()
         return parse_distill(reply)
 
     def after_turn(self, ctx: TurnContext, reason: str) -> None:
         if reason != "completed" or not any(c.wrote for c in ctx.calls):
             return
-        d = self.distill(_the_models_view(ctx.history), ctx.system)
+        d = self.distill(ctx)
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]
         added += [t for t in curate(d.lessons) if self.store.add("lesson", t)]
         self._say_set_aside(ctx)

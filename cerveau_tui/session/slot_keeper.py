@@ -11,6 +11,9 @@ the exact prompt it last sent), and a bus subscriber (a turn's end is when to sa
 - The first request after a restore proves it: llama-server can report success and restore
   nothing (llama.cpp#26676), so when its `cache_n` says nothing was reused, that is said once, and
   the session goes on with the full prompt.
+- A side conversation on the one slot (a delegated child: `aside`) is bracketed: the slot is
+  saved before it and restored after, checked by the parent's next `cache_n` the same way.
+  Measured (issue 36): without it each explore cost the parent a re-read of its conversation.
 - A server without the slot endpoints (or with several slots, or no save folder) is left alone,
   silently: nothing is saved, nothing said.
 """
@@ -19,6 +22,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..bus import Emitter
@@ -63,6 +68,8 @@ class SlotKeeper:
         self._dirty = False  # a request since the last save
         self._ours = False  # the slot holds this conversation (our request was the last one)
         self._restored: int | None = None  # tokens the last restore said it brought back
+        self._restored_from = "the saved slot"  # what the next request's cache_n proves
+        self._side = 0  # side conversations under way (`aside`): their requests are not ours
         if self.slot is not None:
             bus.subscribe(self._on_event)
 
@@ -88,11 +95,17 @@ class SlotKeeper:
     ) -> Completion:
         self._wait()
         with self._lock:
-            if self.slot is not None and not self._ours:
+            if self.slot is not None and not self._ours and not self._side:
                 self._restore(messages)
         done = self.inner.complete(messages, tools, **kw)  # the Provider's keywords, as given
         with self._lock:
-            self._sent, self._dirty, self._ours = (prefix_hash(messages), len(messages)), True, True
+            if self._side:
+                return done  # a child's request: the slot is put back when it ends (`aside`)
+            # The prefix without the last message: what every later request of the session
+            # opens with, even after a side request that continued the conversation with one
+            # message of its own (turn close's distill); a restore needs no more than a prefix.
+            kept = messages[:-1]
+            self._sent, self._dirty, self._ours = (prefix_hash(kept), len(kept)), True, True
             self._check_restore(done)
         return done
 
@@ -124,9 +137,58 @@ class SlotKeeper:
         restored = answer.get("n_restored")
         self._restored = restored if isinstance(restored, int) else 0
 
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """A side conversation on the session's one slot (a delegated child's requests): the
+        slot is saved as the session left it, and restored when the side conversation ends,
+        so the session's next request reads only what it appends (its `cache_n` is the proof).
+        Nested or concurrent ones share the bracket. Without a slot to keep: nothing done."""
+        self._wait()
+        with self._lock:
+            self._side += 1
+            first = self._side == 1
+            saved = self._save_aside() if first else None
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._side -= 1
+                if self._side == 0 and saved is not None:
+                    self._restore_aside(saved)
+
+    def _save_aside(self) -> str | None:
+        if self.slot is None or not self._ours or not self._sent[1]:
+            return None
+        name = f"{self.bus.session_id}-{self.model_key}-aside.bin"
+        try:
+            self.client.act(self.slot, "save", name)
+        except SlotRefused as exc:
+            if exc.unsupported:
+                self.slot = None
+            else:
+                self._say(f"the server slot could not be set aside: {exc}", level="warning")
+            return None
+        return name
+
+    def _restore_aside(self, name: str) -> None:
+        assert self.slot is not None
+        try:
+            answer = self.client.act(self.slot, "restore", name)
+        except SlotRefused as exc:
+            self._ours = False  # the next request restores the turn end's save, if it can
+            self._say(f"the server slot set aside could not be restored ({exc})", level="warning")
+            return
+        finally:
+            if self.store.is_local(name):
+                (self.store.slots_dir / name).unlink(missing_ok=True)
+        restored = answer.get("n_restored")
+        self._restored = restored if isinstance(restored, int) else 0
+        self._restored_from = "the slot set aside before a delegated child ran"
+
     def _check_restore(self, done: Completion) -> None:
         """The first request after a restore: its `cache_n` is the proof."""
         said, self._restored = self._restored, None
+        source, self._restored_from = self._restored_from, "the saved slot"
         if said is None:
             return
         f = figures_of(done)
@@ -139,9 +201,7 @@ class SlotKeeper:
                 level="warning",
             )
         elif f.cached:
-            self._say(
-                f"server cache restored from the saved slot: {f.cached:,} tokens not read again"
-            )
+            self._say(f"server cache restored from {source}: {f.cached:,} tokens not read again")
 
     # --- saving --------------------------------------------------------------------------------
 

@@ -33,14 +33,21 @@ def test_explore_runs_a_read_only_child_and_reports_what_it_read(tmp_path):
             out = s.engine.run("use explore")
         finally:
             s.close()
-        child_tools = {t["function"]["name"] for t in srv.requests[1]["tools"]}
+        child_tools, parent_tools = srv.requests[1]["tools"], srv.requests[0]["tools"]
     assert out.reason == "completed"
-    assert child_tools == {"read_file", "list_files", "search"}  # structural: no write, no nesting
+    # The parent's tools are SENT, byte for byte (its cached prefix, issue 36); only the reading
+    # ones RUN: structural, the others are absent from the child's registry.
+    assert child_tools == parent_tools
+    assert s.engine.read_only_child(Emitter(), s.engine.limits).registry.names() == [
+        "read_file",
+        "list_files",
+        "search",
+    ]
     assert not (tmp_path / "x.txt").exists()
     result = [e.payload for e in rec.of("tool_result") if e.payload["name"] == "explore"][0]
     assert "The answer is 42." in result["output"] and "Read: notes.txt" in result["output"]
     finished = [e.payload for e in rec.of("delegated") if e.payload["state"] == "finished"][0]
-    assert finished["read"] == ["notes.txt"]
+    assert finished["read"] == ["notes.txt"] and finished["unwritten"] == ["x.txt"]
 
 
 def test_explore_is_not_offered_unless_enabled(tmp_path):
