@@ -95,3 +95,17 @@ def test_the_event_stays_under_its_bound_and_says_what_it_cut() -> None:
     assert len(text.encode()) <= EVENT_MAX_BYTES
     data = json.loads(text)
     assert data["tool"]["name"] == "bash" and "more bytes cut]" in data["result"]["output"]
+
+
+def test_the_readme_example_is_a_valid_hooks_config() -> None:
+    import re
+    import tomllib
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("### Hooks", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    hooks = HooksConfig.model_validate(tomllib.loads(block.group(1))["hooks"])
+    assert [len(hooks.post_tool), len(hooks.pre_tool), len(hooks.approval_waiting)] == [1, 1, 1]
+    assert Matcher.parse(hooks.post_tool[0].match)("edit_file", {"path": "a/b.py"})
