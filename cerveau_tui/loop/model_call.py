@@ -308,7 +308,7 @@ class ModelCall:
 
     def _on_delta(self, d: Delta) -> None:
         self.progress(d)
-        found = self.repetition.feed(d.raw)
+        found = self.repetition.feed(d.raw, reasoning=d.reasoning)
         if found is not None:  # the provider closes the stream on the way out
             raise RepetitionCut(found)
         if d.content:

@@ -276,6 +276,8 @@ def describe(p: Payload, said: str = "") -> Line | None:
             return p.text, p.level
         case ErrorPayload():
             return f"error: {p.message}" + (" (retrying)" if p.retrying else ""), "error"
+        case GuardTripped(guard="repetition"):
+            return None  # its notice ("reply cut: ...") says it: one cut, one line (issue 37)
         case GuardTripped():
             return f"guard {p.guard}: {p.reason}", "warning"
         case TurnEnded():

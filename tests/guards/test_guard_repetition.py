@@ -8,6 +8,7 @@ import json
 import zlib
 
 from cerveau_tui.loop.guards.repetition import (
+    LINE_COVER,
     LONG_COVER,
     MAX_SPAN,
     MIN_COPIES,
@@ -71,12 +72,35 @@ def test_a_long_span_needs_its_copies_not_only_its_characters() -> None:
     assert repetition_at_end(para * MIN_COPIES) is not None
 
 
-def test_a_short_or_plain_span_is_cut_only_at_the_short_cover() -> None:
-    """Rule 4: a rule line or zeros are legitimately long; two thousand characters are not."""
-    assert repetition_at_end("-" * (SHORT_COVER - 1)) is None
-    assert repetition_at_end("-" * SHORT_COVER) is not None
+def test_a_plain_span_on_one_line_is_cut_at_the_line_cover() -> None:
+    """Rule 4: a rule line or a row of zeros fits a line; three hundred characters of it do not."""
+    assert repetition_at_end("-" * (LINE_COVER - 1)) is None
+    assert repetition_at_end("-" * LINE_COVER) is not None
+    assert repetition_at_end("x = [" + "0, " * (LINE_COVER // 3 - 1)) is None
+
+
+def test_dot_one_inside_a_plan_s_check_is_cut_at_the_line_cover_not_two_thousand() -> None:
+    """The failure: ".1.1.1" in a commit_plan's check field, 670 characters over 2m18s."""
+    head = '{"tool": "commit_plan", "arguments": {"steps": [{"id": "1", "title": "t", "check": "1'
+    found, at = _stream(head + ".1" * 335)
+    assert found is not None and found.span in (".1", "1.")
+    assert at - len(head) <= LINE_COVER + 4
+
+
+def test_a_plain_span_across_lines_is_cut_only_at_the_short_cover() -> None:
+    """Rule 4: rows of zeros in test data are legitimately long, raw or as JSON escapes them."""
+    for row in ("0,0,0,0,0,0,0\n", "0,0,0,0,0,0,0\\n"):
+        n = SHORT_COVER // len(row)
+        assert repetition_at_end(row * n) is None
+        assert repetition_at_end(row * (n + 1)) is not None
     row = "[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],\n    "
     assert repetition_at_end(row * 30) is None
+
+
+def test_a_plain_row_escaped_as_json_counts_as_a_line_where_its_copy_begins() -> None:
+    """Read as a ring: the span at the end may begin between the escape's two characters."""
+    text = '{"content": "' + "0,0\\n" * 150 + "0,0\\"  # 150 rows, the next one cut after `\\`
+    assert repetition_at_end(text) is None
 
 
 def test_the_watch_speaks_once() -> None:
@@ -84,6 +108,19 @@ def test_the_watch_speaks_once() -> None:
     watch = RepetitionWatch()
     said = [watch.feed("This is a test. ") for _ in range(200)]
     assert sum(1 for s in said if s is not None) == 1
+
+
+def test_the_reasoning_is_watched_too_apart_from_the_answer() -> None:
+    """A model thinking in a loop wastes the same minutes; the answer's text does not mix in."""
+    watch = RepetitionWatch()
+    said = [watch.feed("", reasoning="Let me check calc.py again. ") for _ in range(40)]
+    found = next(s for s in said if s is not None)
+    assert found.span.strip() in "Let me check calc.py again. " * 2
+    assert said.index(found) < 20
+    # Interleaved, each stream alone never repeats: no cut.
+    watch = RepetitionWatch()
+    said = [watch.feed(f"line {i}\n", reasoning=f"step {i}: ok. ") for i in range(300)]
+    assert not any(said)
 
 
 def test_what_it_says_names_the_span_and_the_count() -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from cerveau_tui.loop.reply import AFTER_REPETITION
+from cerveau_tui.protocol import parse_payload
+from cerveau_tui.protocol.describe import describe
 from cerveau_tui.testing.cli import run_cli
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
@@ -54,3 +56,26 @@ def test_an_answer_repeating_itself_is_cut_in_constrained_mode_too(tmp_path: Pat
     assert [n for n in _of(events, "notice") if n.get("source") == "guard"]
     assert [g["guard"] for g in _of(events, "guard_tripped")] == ["repetition"]
     assert len(requests) == 2 and _of(events, "turn_ended")[-1]["message"] == "done"
+
+
+def test_a_reasoning_stream_repeating_itself_is_cut_and_the_next_request_differs(
+    tmp_path: Path,
+) -> None:
+    """The reasoning is watched as the answer is: a model thinking in a loop is cut too."""
+    thinking = {"reasoning": "Let me look at calc.py again. " * 100, "content": "never seen"}
+    _, events, requests = _run(tmp_path, thinking)
+    notices = [n for n in _of(events, "notice") if n.get("source") == "guard"]
+    assert len(notices) == 1 and "repeating: a span of 30 characters" in notices[0]["text"]
+    assert "never seen" not in json.dumps(_of(events, "assistant_message"))
+    assert len(requests) == 2 and all(requests[1].get(k) == v for k, v in AFTER_REPETITION.items())
+    assert _of(events, "turn_ended")[-1]["message"] == "done"
+
+
+def test_the_chat_says_a_cut_once(tmp_path: Path) -> None:
+    """The chat and the headless transcript show the events' lines (protocol/describe.py): the
+    guard's event and its notice are one cut, one line, not "guard repetition" + "reply cut"."""
+    _, events, _ = _run(tmp_path, {"content": LOOP}, supports_tools=False)
+    assert _of(events, "guard_tripped") and _of(events, "notice")  # both events still sent
+    lines = [describe(parse_payload(e["type"], e["payload"])) for e in events]
+    said = [line[0] for line in lines if line is not None and "repeating" in line[0]]
+    assert said == ["reply cut: repeating: a span of 16 characters x 30"]

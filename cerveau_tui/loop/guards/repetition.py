@@ -18,8 +18,17 @@ the repetition is certain. Rules, pure:
    characters: "This is a test. " is cut at 480 characters (about half a minute at the pace
    measured), not 2.5k; twenty identical 49-character plan steps at the tenth (504 of 991).
 4. Any other span (a rule line of `-`, a row of `0, 0, 0`, padding, `0x00, ` in a byte table) is
-   certain only at SHORT_COVER characters: such runs are legitimately a few hundred characters.
+   certain at LINE_COVER characters while it stays on one line, at SHORT_COVER once it holds a
+   line break (raw, or `\\n` as a call's JSON arguments write it): rows of zeros in test data
+   are legitimately long; one line is not. Measured over 6,705 real text files (site-packages,
+   /usr/share/doc, this repo; `benchmarks/repetition_corpus.py`): the longest one-line run is
+   271 characters (a README's `-` rule; 99.9% of files stay under 108), the longest run of
+   identical low-information lines 1,264 (ASCII art in an HTML page). Found (issue 37): ".1.1.1"
+   inside a commit_plan's check streamed 670 characters over 2m18s; it is now cut at 320.
 5. Said once: the watch that spoke stays silent (its caller ends the stream).
+
+The answer and the reasoning are watched apart (two watches, one reply): a loop in either is
+the same waste, and text joined across the two would repeat where neither does.
 """
 
 from __future__ import annotations
@@ -32,7 +41,8 @@ MIN_SPAN = 8
 MIN_DISTINCT = 8  # a zero-filled grid row ("[0, 0, 0],\n") has 6: legitimately repeated
 MIN_COPIES = 8  # more identical lines in a row than any table or test data written by hand
 LONG_COVER = 480
-SHORT_COVER = 2000
+LINE_COVER = 320  # above the corpus's longest one-line run (271), a minute at the pace measured
+SHORT_COVER = 2000  # a 100-row CSV of zeros is 1.6k: test data, written by hand
 #: The end of the text the rules look at: the longest certain repeat fits in it.
 KEPT = max(SHORT_COVER, MAX_SPAN * MIN_COPIES) + MAX_SPAN
 
@@ -51,10 +61,17 @@ def _primitive(span: str) -> bool:
     return (span + span).find(span, 1) == len(span)
 
 
+def _one_line(span: str) -> bool:
+    """No line break in the span, raw or escaped as JSON writes it; read as a ring, since a copy
+    may begin between the backslash and the `n`."""
+    return "\n" not in span and "\\n" not in span + span
+
+
 def _certain(span: str, copies: int) -> bool:
+    cover = copies * len(span)
     if len(span) >= MIN_SPAN and len(set(span)) >= MIN_DISTINCT:
-        return copies >= MIN_COPIES and copies * len(span) >= LONG_COVER
-    return copies * len(span) >= SHORT_COVER
+        return copies >= MIN_COPIES and cover >= LONG_COVER
+    return cover >= (LINE_COVER if _one_line(span) else SHORT_COVER)
 
 
 def _periods(text: str) -> Iterator[int]:
@@ -87,21 +104,28 @@ def repetition_at_end(text: str) -> Repetition | None:
 
 
 class RepetitionWatch:
-    """One reply's watch: feed it each fragment; it answers once, when the repeat is certain."""
+    """One reply's watch: feed it each fragment (the answer's, the reasoning's); it answers once,
+    when a repeat in either is certain."""
 
     def __init__(self) -> None:
-        self._text = ""
+        self._texts = {"answer": "", "reasoning": ""}
         self._said = False
 
-    def feed(self, fragment: str) -> Repetition | None:
-        if self._said or not fragment:
+    def feed(self, fragment: str, reasoning: str = "") -> Repetition | None:
+        if self._said:
             return None
-        self._text += fragment
-        if len(self._text) > 2 * KEPT:  # only the end is read: kept bounded, trimmed rarely
-            self._text = self._text[-KEPT:]
-        found = repetition_at_end(self._text)
-        self._said = found is not None
-        return found
+        for stream, piece in (("answer", fragment), ("reasoning", reasoning)):
+            if piece and (found := self._feed(stream, piece)) is not None:
+                self._said = True
+                return found
+        return None
+
+    def _feed(self, stream: str, fragment: str) -> Repetition | None:
+        text = self._texts[stream] + fragment
+        if len(text) > 2 * KEPT:  # only the end is read: kept bounded, trimmed rarely
+            text = text[-KEPT:]
+        self._texts[stream] = text
+        return repetition_at_end(text)
 
 
 class RepetitionCut(Exception):
