@@ -225,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .stack.args import add_stack_parser
 
     add_stack_parser(sub)
+    from .mcp.manage import add_mcp_parser
+
+    add_mcp_parser(sub)
     from .rewind_cli import add_rewind_parser
 
     _state_dir(add_rewind_parser(sub))
@@ -291,6 +294,10 @@ def main(argv: list[str] | None = None) -> int:
             print(text if args.json and code == 0 else visible(text),
                   file=sys.stdout if code == 0 else sys.stderr)  # fmt: skip
             return code
+        if args.cmd == "mcp":
+            from .mcp.manage import mcp_command
+
+            return mcp_command(args, lambda ws: load_settings((ws or Path.cwd()).resolve()))
         if args.cmd == "run":
             from .headless import run_headless
 

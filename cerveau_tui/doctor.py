@@ -73,6 +73,9 @@ def collect(settings: Settings) -> dict[str, Any]:
     from .sandbox.select import doctor_info as sandbox_info
 
     info["sandbox"] = sandbox_info(settings)
+    from .mcp.manage import check_servers
+
+    info["mcp"] = check_servers(settings)  # each started in the sandbox, its tools, stopped
     info["gate"] = gate_info(settings)
     from .person_hooks import describe_hooks, held_back
 
@@ -240,6 +243,10 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
         "  - home: an empty private folder"
         + (", plus read-only: " + ", ".join(home) if home else "")
     )
+    from .mcp.manage import doctor_lines
+
+    for line in doctor_lines(info["mcp"]):
+        say(line)
     fi = info["fingerprint"]
     say(f"fingerprint: {fi['method']} ({fi['watches']:,} folders watched)"
         if fi["method"] == "inotify"

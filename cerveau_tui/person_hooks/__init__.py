@@ -42,6 +42,16 @@ def person_hooks(settings: Settings, runner: Runner, bus: Emitter) -> PersonHook
         )
     if not any(getattr(settings.hooks, e) for e in EVENTS):
         return None
+    confined = [h for e in EVENTS for h in getattr(settings.hooks, e) if h.where == "sandbox"]
+    if confined and not runner.enforced:
+        bus.emit(
+            NoticePayload(
+                text='no sandbox is enforced here: your hooks marked "sandbox" run with your '
+                "rights, as the model's commands do (cerveau doctor says why)",
+                level="warning",
+                source="hooks",
+            )
+        )
     run = HookRunner(runner, settings.workspace, settings.sandbox, bus)
     return PersonHooks(settings.hooks, run, bus)
 

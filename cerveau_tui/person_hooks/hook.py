@@ -25,7 +25,7 @@ from typing import Any
 from ..bus import Emitter
 from ..config import HooksConfig
 from ..hooks import CallRecord, Hook, Reenter, TurnContext
-from ..protocol import ApprovalRequested, Event, NoticePayload, payload_of
+from ..protocol import ApprovalRequested, CallStatus, Event, NoticePayload, payload_of
 from . import contract
 from .run import HookRunner, Ran
 
@@ -109,8 +109,8 @@ class PersonHooks(Hook):
         return None
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
-        if not self.config.post_tool:
-            return None
+        if not self.config.post_tool or record.status in (CallStatus.DENIED, CallStatus.GUARDED):
+            return None  # after a call that ran (done or failed), not one that was refused
         fields = {
             "tool": {"name": record.name, "arguments": record.arguments},
             "result": {
