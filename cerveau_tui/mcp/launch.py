@@ -109,12 +109,14 @@ def _shown_root(path: Path) -> Path:
     return root
 
 
-def visible_roots(program: Path, workspace: Path) -> tuple[Path, ...]:
-    """What must be bound read-only for `program` (and its interpreter) to run inside."""
+def visible_roots(program: Path, args: list[str], workspace: Path) -> tuple[Path, ...]:
+    """What must be bound read-only for `program` (and its interpreter) to run inside, and the
+    files its arguments name by absolute path (`python3 /srv/mcp/server.py`)."""
     view = machine_view()
     ws = Path(os.path.realpath(workspace))
+    named = [Path(a) for a in args if os.path.isabs(a) and os.path.isfile(a)]
     out: list[Path] = []
-    for p in (program, _interpreter(program)):
+    for p in (program, _interpreter(program), *named):
         if p is None:
             continue
         real = Path(os.path.realpath(p))
@@ -123,6 +125,11 @@ def visible_roots(program: Path, workspace: Path) -> tuple[Path, ...]:
         if not real.exists():
             raise LaunchRefused(f"{p} does not exist")
         root = _shown_root(real)
+        if _under(ws, root):
+            raise LaunchRefused(
+                f"{p} would need {root} shown to the server, and that holds the workspace; "
+                "install the server in a folder of its own"
+            )
         if root not in out:
             out.append(root)
     return tuple(out)
@@ -149,4 +156,4 @@ def stdio_plan(config: McpServerConfig, workspace: Path, mode: str) -> StdioPlan
         grant=network_grant(config.network),
         env=dict(config.env) or None,
     )
-    return StdioPlan(program, visible_roots(program, workspace), spec)
+    return StdioPlan(program, visible_roots(program, config.args, workspace), spec)
