@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 import platformdirs
 import tomli_w
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from . import config_env, state_file, state_home, trust
 from .config_sections import (
@@ -27,6 +27,7 @@ from .config_sections import (
     LimitsConfig,
     McpConfig,
     McpServerConfig,
+    MemoryConfig,
     RewindConfig,
     RuleConfig,
     ServiceConfig,
@@ -163,6 +164,7 @@ class Settings(_Model):
     discuss: Annotated[bool, Flag(tight=True)] = False  # read and plan only
     # distil notes after each turn that wrote files (one extra model call, kept for next sessions)
     turn_close: Annotated[bool, Flag(tight=False)] = False
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)  # `[memory] turn_close`, moved up
     # Where the workspace's state lives (state_home.py): "workspace" (its .cerveau, the default),
     # "user" (the user state folder), "auto" (there when the workspace is read-only), a folder.
     # The person's alone: load_settings drops it from a workspace config (it would choose where
@@ -182,6 +184,17 @@ class Settings(_Model):
     workspace_lowered: list[str] = Field(default_factory=list, exclude=True)
     workspace_config_digest: str = Field("", exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)  # said at start (stray env)
+
+    @model_validator(mode="before")
+    @classmethod
+    def memory_alias(cls, data: Any) -> Any:
+        """`[memory] turn_close` is the top-level `turn_close`: moved there, then cleared, so the
+        palette's switch of `turn_close` (an assignment, validated again) is not undone."""
+        memory = data.get("memory") if isinstance(data, dict) else None
+        if isinstance(memory, dict) and memory.get("turn_close") is not None:
+            data = {**data, "turn_close": memory["turn_close"], "memory": {**memory}}
+            data["memory"]["turn_close"] = None
+        return data
 
     @property
     def workspace_config_path(self) -> Path:
@@ -321,6 +334,7 @@ def load_settings(
                 f"{wcp}: state_dir is ignored there (only your own config, the environment or "
                 f"{state_home.FLAG} choose where the state lives)"
             )
+        table = Settings.memory_alias(table)  # reviewed as the key it sets: `turn_close`
         digest = trust.digest(raw_bytes)
         trusted = trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config))
         table, held, lowered = _review_workspace_layer(ws, below, above, table, str(wcp), trusted)

@@ -121,6 +121,13 @@ class RewindConfig(_Model):
     max_mb: float = Field(2048.0, ge=16)
 
 
+class MemoryConfig(_Model):
+    """`[memory] turn_close` (and CERVEAU_MEMORY__TURN_CLOSE): the same switch as the top-level
+    `turn_close`, read at load (Settings moves it there; the palette switches that one)."""
+
+    turn_close: Annotated[bool | None, Flag(tight=False)] = None
+
+
 class DelegationConfig(_Model):
     """The seed's DelegateLimits: none is optional (delegation without a ceiling multiplies cost)."""
 

@@ -25,6 +25,9 @@ def collect(settings: Settings) -> dict[str, Any]:
             "approval": settings.approval,
             "max_tokens": settings.max_tokens,
             "action_mode": settings.action_mode,
+            # Issue 36: on by default where the figures said they pay (benchmarks/defaults_cost.py).
+            "turn_close": settings.turn_close,
+            "explore": settings.delegate,
         },
     }
     from .workspace.private import refuse_shared
@@ -187,6 +190,16 @@ def _proof(settings: Settings) -> Any:
         return None
 
 
+def feature_line(settings: dict[str, Any]) -> str:
+    """Turn close and explore: which are on (the palette switches each for a session; the
+    config's `[memory] turn_close` and `delegate` for every session)."""
+    tc, ex = ("on" if settings[k] else "off" for k in ("turn_close", "explore"))
+    return (
+        f"memory:    turn close {tc} ([memory] turn_close), explore {ex} (delegate); "
+        "the palette switches each for a session"
+    )
+
+
 def doctor(settings: Settings, *, as_json: bool) -> int:
     """0, or 1 when the server named with --server (or server_url) does not answer: a script
     checking `cerveau doctor && cerveau run ...` must not go on to a run that cannot start."""
@@ -256,6 +269,7 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
         f" {rw['max_age_days']:g} days, at most {rw['max_mb']:g} MB)")  # fmt: skip
     se = info["search"]
     say(f"search:    {se['engine']}" + (f" ({se['rg']})" if se["engine"] == "ripgrep" else ""))
+    say(feature_line(info["settings"]))
     if se.get("reason"):
         say(f"  - {se['reason']}")
     g = info["gate"]

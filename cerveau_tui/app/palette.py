@@ -117,6 +117,7 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             else "Read and plan only; the plan guides the next turns",
             partial(runner.set_discuss, not discuss),
         )
+        yield from switch_commands(app.settings, runner)
         host = cast(session_actions.Host, app)
         yield from session_actions.gate_commands(host)
         yield from session_actions.memory_commands(host)
@@ -142,6 +143,26 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
             "Kept for this workspace outside it; revoked, the next matching call asks again",
             partial(revoke_rule, app, key, f"{kind}: {scope}"),
         )
+
+
+def switch_commands(settings: Settings, runner: SessionRunner) -> Iterator[SystemCommand]:
+    """Turn close and explore, each switched for this session (issue 36: `doctor` says which
+    are on by default; `[memory] turn_close`, `delegate` in the config)."""
+    tc, ex = bool(settings.turn_close), bool(settings.delegate)
+    yield SystemCommand(
+        f"Turn close: switch {'off' if tc else 'on'}",
+        "Stop distilling notes after each turn"
+        if tc
+        else "Distil notes after each turn that wrote files, for the next sessions",
+        partial(runner.call, lambda s: s.set_turn_close(not tc)),
+    )
+    yield SystemCommand(
+        f"Explore: switch {'off' if ex else 'on'}",
+        "The model stops handing questions to a read-only helper"
+        if ex
+        else "The model may hand one question at a time to a read-only helper",
+        partial(runner.call, lambda s: s.set_explore(not ex)),
+    )
 
 
 def revoke_grant(app: PaletteHost, key: str, scope: str) -> None:

@@ -168,6 +168,9 @@ class TurnCloseHook(Hook):
         # an hour into the session is not "recalled" to the model that just wrote it.
         self._started = store.now()
         self._recalled = False
+        # The person's switch (the palette, Session.set_turn_close): off, no distill; the notes
+        # of earlier sessions are still recalled, they were paid for.
+        self.enabled = True
 
     def distill(self, ctx: TurnContext) -> Distilled:
         conv = ctx.conversation
@@ -209,7 +212,7 @@ class TurnCloseHook(Hook):
         return parse_distill(reply)
 
     def after_turn(self, ctx: TurnContext, reason: str) -> None:
-        if reason != "completed" or not any(c.wrote for c in ctx.calls):
+        if not self.enabled or reason != "completed" or not any(c.wrote for c in ctx.calls):
             return
         d = self.distill(ctx)
         added = [t for t in curate(d.facts) if self.store.add("fact", t)]

@@ -73,6 +73,44 @@ class Session:
             ),
         )
 
+    def set_turn_close(self, on: bool) -> None:
+        """Turn close (memory/turn_close.py) from the next turn's end on. Its hook is made when
+        first switched on; the tools and the system message do not change."""
+        from ..memory.turn_close import TurnCloseHook
+
+        self.settings.turn_close = on
+        hook = next((h for h in self.engine.hooks if isinstance(h, TurnCloseHook)), None)
+        if on and hook is None:
+            hook = build.turn_close_hook(self.settings, self.bus, self.engine.provider)
+            self.engine.hooks.append(hook)
+        if hook is not None:
+            hook.enabled = on
+        said = "notes distilled after each turn that wrote files" if on else "no notes distilled"
+        self.bus.emit(P.NoticePayload(text=f"turn close {'on' if on else 'off'}: {said}"))
+
+    def set_explore(self, on: bool) -> None:
+        """Delegation (the explore tool). Off, the tool stays among the tools sent (they are the
+        prompt's prefix: the server's cache holds) and answers that delegation is off. On in a
+        session that never had it, the tool joins the tools sent: the cache pays that once."""
+        from ..tools.explore import Explore
+
+        self.settings.delegate = on
+        registry = self.engine.registry
+        joined = on and "explore" not in registry
+        if joined:
+            registry.add(Explore())
+            if self.parts.registry is not registry:
+                self.parts.registry.add(Explore())
+        if on and self.engine.delegate is None:
+            self.engine.delegate = self.engine.delegator()
+        elif not on:
+            self.engine.delegate = None
+        said = "the model may hand a question to a read-only helper" if on else "no helper"
+        cost = " (the tools sent changed: the server reads the conversation once more)"
+        self.bus.emit(
+            P.NoticePayload(text=f"explore {'on' if on else 'off'}: {said}{cost if joined else ''}")
+        )
+
     def set_discuss(self, on: bool) -> None:
         """Discussion mode: the model may only read and commit a plan. Structural, as at start-up:
         the other tools leave the engine's registry (and come back when it ends)."""

@@ -44,6 +44,7 @@ from .rewind import Rewinder
 from .stored import StoredSession
 
 if TYPE_CHECKING:
+    from ..memory.turn_close import TurnCloseHook
     from ..stack.server import ManagedServer
 
 Progress = Callable[[str, float | None, str], None]
@@ -278,13 +279,7 @@ def hooks(
 
     joined.insert(0, LessonsHook(settings.workspace, stack=lambda ws: AdapterRegistry()(ws).name))
     if settings.turn_close:
-        from ..memory.store import MemoryStore
-        from ..memory.turn_close import TurnCloseHook
-
-        memory = MemoryStore(settings.workspace)
-        for moved in memory.moved_aside:
-            boundary.boundary_notice(bus, str(moved))
-        joined.append(TurnCloseHook(model.provider, memory))
+        joined.append(turn_close_hook(settings, bus, model.provider))
     # The person's own hooks, last: their turn_end runs once the done gate accepted the answer.
     from ..person_hooks import person_hooks
 
@@ -292,6 +287,17 @@ def hooks(
     if mine is not None:
         joined.append(mine)
     return joined
+
+
+def turn_close_hook(settings: Settings, bus: Emitter, provider: Provider) -> TurnCloseHook:
+    """Turn close (memory/turn_close.py), at wiring or when the person switches it on."""
+    from ..memory.store import MemoryStore
+    from ..memory.turn_close import TurnCloseHook
+
+    memory = MemoryStore(settings.workspace)
+    for moved in memory.moved_aside:
+        boundary.boundary_notice(bus, str(moved))
+    return TurnCloseHook(provider, memory)
 
 
 def _close_all(hooks: list[Hook]) -> None:

@@ -27,7 +27,7 @@ class Explore(Tool):
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         run = ctx.delegate
         if run is None:
-            raise ToolError("delegation is not available in this session")
+            raise ToolError("explore is switched off in this session (the person's palette)")
         result = run(args.task, args.path)
         usage = getattr(result, "usage", None)
         return ToolResult(
