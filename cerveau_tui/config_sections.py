@@ -7,7 +7,7 @@ config.py re-exports them, so `from cerveau_tui.config import DoneConfig` keeps 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -196,7 +196,7 @@ class HooksConfig(_Model):
 
     @model_validator(mode="after")
     def _match_on_tool_events_only(self) -> HooksConfig:
-        for event in HookEvent.__args__:  # type: ignore[attr-defined]
+        for event in get_args(HookEvent):
             if event in TOOL_EVENTS:
                 continue
             for h in getattr(self, event):

@@ -5,9 +5,11 @@ hook points (hooks.py) under one contract (contract.py), in the sandbox unless t
 from __future__ import annotations
 
 import shlex
+from typing import get_args
 
 from ..bus import Emitter
 from ..config import HooksConfig, Settings
+from ..config_sections import HookEvent
 from ..protocol import NoticePayload
 from ..sandbox.base import Runner
 from . import contract
@@ -16,15 +18,8 @@ from .run import HookRunner
 
 __all__ = ["PersonHooks", "describe_hooks", "person_hooks"]
 
-EVENTS = (
-    "session_start",
-    "user_prompt",
-    "pre_tool",
-    "post_tool",
-    "approval_waiting",
-    "pre_compact",
-    "turn_end",
-)
+#: In the order a session meets them (config_sections.HookEvent is the one list).
+EVENTS: tuple[str, ...] = get_args(HookEvent)
 
 
 def person_hooks(settings: Settings, runner: Runner, bus: Emitter) -> PersonHooks | None:

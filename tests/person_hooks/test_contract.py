@@ -109,3 +109,16 @@ def test_the_readme_example_is_a_valid_hooks_config() -> None:
     hooks = HooksConfig.model_validate(tomllib.loads(block.group(1))["hooks"])
     assert [len(hooks.post_tool), len(hooks.pre_tool), len(hooks.approval_waiting)] == [1, 1, 1]
     assert Matcher.parse(hooks.post_tool[0].match)("edit_file", {"path": "a/b.py"})
+
+
+def test_the_chat_says_nothing_of_a_hook_that_went_on_and_one_line_when_it_blocked() -> None:
+    from cerveau_tui.protocol import HookRan
+    from cerveau_tui.protocol.describe import describe
+
+    ok = HookRan(name="fmt", event="post_tool", exit=0, ms=12, outcome="ok", tool="write_file")
+    assert describe(ok) is None
+    no = HookRan(name="no-rm", event="pre_tool", exit=2, ms=9, outcome="blocked", tool="bash",
+                 message="use git rm\nsecond line")  # fmt: skip
+    assert describe(no) == ("hook no-rm (pre_tool on bash) blocked: use git rm", "warning")
+    hung = HookRan(name="slow", event="turn_end", exit=None, ms=1000, outcome="timeout")
+    assert describe(hung) == ("hook slow (turn_end) killed at its timeout", "error")
