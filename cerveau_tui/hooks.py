@@ -86,7 +86,8 @@ class Reenter:
 
     message: str
     max_tokens: int | None = None  # a larger cap for the next request (escalation R2)
-    # The next round offers only these tools (R1: read-only, diagnose before editing again).
+    # Only these tools run in the next round, the others refused at dispatch; the tools sent do
+    # not change (loop/narrow.py). R1: read-only, diagnose before editing again.
     only_tools: tuple[str, ...] = ()
     # Extra request fields for the next call only (R2: chat_template_kwargs that turn reasoning on).
     request_extra: dict[str, Any] = field(default_factory=dict)

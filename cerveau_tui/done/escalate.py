@@ -2,7 +2,7 @@
 
 Apart from the hook because this is the part of the ladder that changes what the model CAN do
 (ladder.py says why each rung exists; gate.py decides when one is climbed): R1 makes the next
-round read-only; R2 turns the server's reasoning on, else raises the token cap; R3 holds the
+round read-only (other calls refused; the tools sent never change, loop/narrow.py); R2 turns the server's reasoning on, else raises the token cap; R3 holds the
 file tools to the one file named, and when no file can be named makes the round read-only, since
 a lock on "one file" with no file to name was only a message; R4 asks the expert.
 """

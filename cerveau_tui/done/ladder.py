@@ -7,13 +7,18 @@ model (only when one is configured). When the ladder runs out the run parks with
 later session resumes from what was learned instead of restarting.
 
 Structural where the seed implies it, because a message alone did not change what a small model
-did: at R1 the next request offers only the read tools (and the gate refuses any other call in
-that round), so "diagnose before editing" is not a request it can ignore; at R2 the server's own
+did: at R1 any call but a read is refused in the next round, so "diagnose before editing" is not
+a request it can ignore; at R2 the server's own
 reasoning switch is turned on when its chat template has one (`reasoning_switch`), else the
 token cap is raised, and the model is told which; at R3 the round after it holds the file tools
 to the one file named, and when no file can be named it is read-only, like R1's. R1's diagnosis,
 given as an answer, is judged like any answer and counts as one of the rung's cycles: one cycle
 to diagnose, another to fix, as the rung intends.
+
+A rung refuses; it never changes the tools sent or the system message. Measured (issue 36): when
+R1 offered only the read tools, each rung re-read the whole prompt (938, then 1,933, then 2,721
+tokens for 0-783 appended), because native tools are rendered into the prompt's prefix
+(loop/narrow.py). The refusal names what runs, and the rung's message says it in advance.
 """
 
 from __future__ import annotations
@@ -95,9 +100,9 @@ def rung_refusal(
 ) -> str | None:
     """Why a call is refused in the round after R1 or R3; None when it may run.
 
-    R1 (and R3 when no file can be named): any call but a read. The request offered only the
-    read tools; this is the second lock, for a model in constrained mode or one writing calls as
-    text, which can still name another. R3 with a file named: a file tool writing another file
+    R1 (and R3 when no file can be named): any call but a read. The request offers every tool
+    (the prompt's prefix is kept, loop/narrow.py), so this refusal is the lock; constrained
+    mode's grammar narrows too. R3 with a file named: a file tool writing another file
     than that one. Only that round: once the named error is fixed the next one may live
     elsewhere, and a lock that outlived it would block it. `rung`: the one that set the round.
     """
@@ -148,8 +153,9 @@ def steer_message(
     body: str
     if rung == "R1":
         body = (
-            "Do NOT edit anything yet. First diagnose your own failure: this round offers only "
-            f"the read tools ({', '.join(READ_ONLY_TOOLS)}). Read the output below and what you "
+            "Do NOT edit anything yet. First diagnose your own failure: in this round only the "
+            f"read tools run ({', '.join(READ_ONLY_TOOLS)}); any other call is refused. Read the "
+            "output below and what you "
             "need, then state, in two or three sentences, why the check still fails and what "
             "exactly you will change. Editing comes back in the round after that diagnosis: then "
             "make that one change."

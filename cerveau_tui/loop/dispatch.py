@@ -59,6 +59,8 @@ class Dispatcher:
         self.state = state
         self.tool_context = tool_context
         self.sleep = sleep  # injected: a test of the transient retry should not wait
+        #: What this round may not call (loop/narrow.py): set by the turn, read before the policy.
+        self.refuse: Callable[[str], str | None] = lambda _name: None
         #: The person's own `!cmd` (Engine.exec): its dialog's Esc stops no turn, and "the
         #: person stopped the turn" was untrue there (issue 33).
         self.outside_turn = False
@@ -132,6 +134,13 @@ class Dispatcher:
                     return ex.finish(
                         ToolResult(False, refusal, error_class=RetryClass.ARGS), CallStatus.DENIED
                     )
+            # The round's narrowing (R1's read-only round, discussion mode, a withheld tool): a
+            # refusal, never a changed tools list, so the server's cached prefix holds.
+            refusal = self.refuse(ex.name)
+            if refusal is not None:
+                return ex.finish(
+                    ToolResult(False, refusal, error_class=RetryClass.ARGS), CallStatus.DENIED
+                )
         if verdict is not None and verdict.action == "deny":
             self.events.denied_by_policy(ex, verdict.reason)
             return ex.finish(

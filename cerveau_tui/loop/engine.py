@@ -36,6 +36,7 @@ from .delegate import READ_TOOLS, Delegation, LinkedCancel, SideSlot
 from .dispatch import Dispatcher
 from .events import TurnEvents
 from .model_call import ModelCall, resume_brief
+from .narrow import DISCUSS_TOOLS
 from .schedule import ToolExecution
 from .state import EngineState, Limits, Outcome
 from .summarise import summariser
@@ -128,6 +129,7 @@ class Engine:
         self._exec_lock = threading.Lock()
         self._after: threading.Thread | None = None  # the last turn's after_turn work
         self._after_stop = threading.Event()  # set: that work's model call is dropped
+        self._discuss_told = False  # the mode the model was last told (_tell_mode)
         if delegation:  # built here, once: the composition root never reaches back in
             self.delegate = self.delegator()
         self._system = (
@@ -216,7 +218,8 @@ class Engine:
         # by the NEXT session only, so no turn of this one needs them. Waiting here held a
         # person's prompt behind up to 1,024 tokens of note-taking.
         self._after_stop.set()
-        registry = self.registry  # one turn, one registry: discussion mode changes the next turn
+        self._tell_mode()
+        registry = self.registry
         turn = Turn(
             task,
             settings=self.settings,
@@ -244,6 +247,25 @@ class Engine:
         )
         self._after.start()
         return outcome
+
+    def _tell_mode(self) -> None:
+        """Discussion mode said to the model as a message appended when it changes: the tools
+        sent do not change (loop/narrow.py), so without it the model learnt of the mode only
+        from its first refused call."""
+        on = self.settings.discuss
+        if on == self._discuss_told:
+            return
+        self._discuss_told = on
+        text = (
+            f"[discussion mode] Read and plan only: {', '.join(self._discuss_tools())} run; "
+            "every other call is refused until the person leaves discussion mode."
+            if on
+            else "[discussion mode ended] Every tool runs again."
+        )
+        self.loop_state.history.append(Message.user(text, Origin.HARNESS))
+
+    def _discuss_tools(self) -> list[str]:
+        return [n for n in DISCUSS_TOOLS if n in self.registry]
 
     def exec(self, command: str) -> str:
         """Run a command the PERSON typed (`!cmd`), outside any turn, through the bash tool and

@@ -21,7 +21,7 @@ from ..config_sections import ContextConfig
 from ..context.brief import BriefFacts, build_resume_brief, file_lines
 from ..context.budget import fit_result, result_room, shrink_largest
 from ..context.pack import message_tokens
-from ..context.window import Compaction, Summariser, Window
+from ..context.window import Compaction, Handoff, Summariser, Window
 from ..history import denied_calls
 from ..hooks import BriefLine, BriefSection, Hook
 from ..provider.types import Completion, Delta, ErrorClass, Provider, ProviderError
@@ -128,6 +128,7 @@ class ModelCall:
                 self.registry.schemas(),
                 room - self.overhead() - SUMMARY_FRAME,
                 self.state.cancel,
+                task=self.state.task,
             )
             self.window.summarise = self._said(cont or plain)
         try:
@@ -139,7 +140,7 @@ class ModelCall:
         """The summary call streams nothing: without a word the person watched a turn that
         seemed stuck for as long as the model wrote its handoff."""
 
-        def run(dropped: list[dict[str, Any]]) -> str | None:
+        def run(dropped: list[dict[str, Any]]) -> str | Handoff | None:
             self.bus.emit(
                 P.NoticePayload(
                     text="the window is full: the model is writing a summary of earlier rounds…"
@@ -210,12 +211,18 @@ class ModelCall:
         measured: int | None = None,
         shape: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
     ) -> Completion:
-        """`only_tools`: offer just these this call (R1's read-only round); `extra`: request
-        fields for this call only (R2's chat_template_kwargs); `shape`: the offered schemas as
-        this call needs them (a tool narrowed after a cut-off call, guards/cut_retry.py)."""
-        registry = self.registry.only(*only_tools) if only_tools else self.registry
-        schemas = shape(registry.schemas()) if shape else registry.schemas()
-        shape = _same(schemas)  # a retry of this call below offers exactly the same
+        """`only_tools`: the tools this call's reply may use (R1's read-only round); `extra`:
+        request fields for this call only (R2's chat_template_kwargs); `shape`: those schemas as
+        this call needs them (a tool bounded after a cut-off call, guards/cut_retry.py).
+
+        The tools SENT are always the session's whole registry, byte for byte: they are part of
+        the prompt's prefix (loop/narrow.py). What this call may use goes to the provider as
+        `narrow`, which only constrained mode's grammar reads; the dispatcher refuses the rest."""
+        schemas = self.registry.schemas()
+        usable = self.registry.only(*only_tools).schemas() if only_tools else schemas
+        usable = shape(usable) if shape else usable
+        narrow = usable if usable != schemas else None
+        shape = _same(usable)  # a retry of this call below offers exactly the same
         budget = self.budget(max_tokens, schemas)
         refused = refused if refused is not None else []
         # Once per call: before it by the high-water mark, or after the server's first refusal
@@ -256,6 +263,7 @@ class ModelCall:
                 on_delta=self._on_delta,
                 cancel=self.state.cancel,
                 **({"extra": extra} if extra else {}),
+                **({"narrow": narrow} if narrow is not None else {}),
             )
             self.pending = 0
             return done

@@ -37,6 +37,7 @@ from .guards.stops import repeat_stop
 from .guards.text_calls import how_to_call_tools_message
 from .guards.truncation import is_truncated_tool_call
 from .model_call import ModelCall
+from .narrow import round_refusal
 from .remind import after_turn, remind
 from .reply import Reply
 from .schedule import ToolExecution
@@ -116,6 +117,17 @@ class Turn:
         # so polling a command whose output changes is never one.
         self.done_log: list[tuple[str, dict[str, Any], str]] = []
         self.stops = StopNotes(bus, self.turn_id)  # folded at the end (stop_notes.py)
+        self.round_only: tuple[str, ...] = ()
+        dispatcher.refuse = self._round_refusal
+
+    def _round_refusal(self, tool: str) -> str | None:
+        return round_refusal(
+            tool,
+            discuss=self.settings.discuss,
+            only=self.round_only,
+            withheld=self.reply.cuts.withheld,
+            offered=self.registry.names(),
+        )
 
     def run(self) -> Outcome:
         self._begin()
@@ -196,6 +208,7 @@ class Turn:
         self._remind()
         only, extra = self.ctx.only_tools, self.ctx.request_extra
         self.ctx.only_tools, self.ctx.request_extra = (), {}  # one call's worth, as Reenter says
+        self.round_only = only  # this round's calls: refused outside it (loop/narrow.py)
         try:
             completion = self.model(
                 self.ctx.max_tokens, only_tools=only, extra=extra, shape=self.reply.cuts.request

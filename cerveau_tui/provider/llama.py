@@ -168,9 +168,13 @@ class LlamaProvider:
         on_delta: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
         extra: dict[str, Any] | None = None,
+        narrow: list[dict[str, Any]] | None = None,
     ) -> Completion:
+        """`narrow`: the schemas this reply may use when fewer or tighter than `tools`. Only
+        constrained mode's grammar takes them (a field outside the prompt); the prompt always
+        carries `tools` as given, so narrowing never costs the cached prefix (loop/narrow.py)."""
         mode = self.resolved_mode() if tools else "native"
-        body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode)
+        body = self.request_body(messages, tools, max_tokens=max_tokens, mode=mode, narrow=narrow)
         body.update(extra or {})
         self._control.arm(body)
         started = self._clock()
@@ -216,6 +220,7 @@ class LlamaProvider:
         *,
         max_tokens: int,
         mode: str,
+        narrow: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "stream": True,
@@ -235,7 +240,7 @@ class LlamaProvider:
         if tools and mode == "constrained":
             rewritten = constrained.rewrite_history(messages, tools)
             body["messages"] = self._system.constrained(messages, rewritten, tools)
-            body["response_format"] = constrained.response_format(tools)
+            body["response_format"] = constrained.response_format(narrow or tools)
         else:
             body["messages"] = self._system.plain(messages)
             if tools:

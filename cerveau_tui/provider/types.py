@@ -213,6 +213,7 @@ class Provider(Protocol):
         on_delta: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
         extra: dict[str, Any] | None = None,
+        narrow: list[dict[str, Any]] | None = None,  # what the reply may use (llama.py)
     ) -> Completion:
         """One chat completion. `tools` are `{"name","description","parameters"}` dicts;
         `messages` are OpenAI-format dicts (assistant `tool_calls`, `tool` role results).

@@ -19,7 +19,7 @@ from ..provider.errors import public_url
 from ..provider.types import Provider
 from ..reminders import skill_book
 from . import build
-from .build import DISCUSS_TOOLS, Parts, Progress
+from .build import Parts, Progress
 
 if TYPE_CHECKING:
     from ..memory.lessons_hook import LessonsHook
@@ -112,11 +112,10 @@ class Session:
         )
 
     def set_discuss(self, on: bool) -> None:
-        """Discussion mode: the model may only read and commit a plan. Structural, as at start-up:
-        the other tools leave the engine's registry (and come back when it ends)."""
+        """Discussion mode: the model may only read and commit a plan. Every other call is
+        refused at dispatch, naming what runs (loop/narrow.py); the tools sent stay the same, so
+        the switch costs the server's cached prefix nothing. The model is told at its next turn."""
         self.settings.discuss = on
-        tools = self.parts.registry
-        self.engine.registry = tools.only(*DISCUSS_TOOLS) if on else tools
         self.bus.emit(
             P.NoticePayload(
                 text="discussion mode: read and plan only"

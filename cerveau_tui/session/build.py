@@ -49,9 +49,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str, float | None, str], None]
 
-#: What a discussion turn may use: look, and commit a plan. Structural: the other tools are absent.
-DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan", "load_skill")
-
 
 @dataclass(frozen=True)
 class Model:
@@ -70,7 +67,7 @@ class Model:
 @dataclass(frozen=True)
 class Parts:
     """What a session is made of, each part built once by the steps; the Session holds them and
-    swaps none (discussion mode narrows the engine's registry, never this one)."""
+    swaps none (discussion mode refuses calls at dispatch, loop/narrow.py)."""
 
     settings: Settings
     bus: Emitter
@@ -115,7 +112,7 @@ def parts(
         bound.policy.listener = journal  # each session grant and revoke, written as it happens
         engine = Engine(
             provider=model.provider,
-            registry=registry.only(*DISCUSS_TOOLS) if settings.discuss else registry,
+            registry=registry,  # discussion mode refuses calls (loop/narrow.py): same tools sent
             bus=bus,
             settings=settings,
             approver=approver,
@@ -306,7 +303,7 @@ def _close_all(hooks: list[Hook]) -> None:
 
 
 def tools(settings: Settings, hooks: list[Hook]) -> Registry:
-    """Every tool of the session; discussion mode gives the engine DISCUSS_TOOLS of them."""
+    """Every tool of the session; discussion mode lets DISCUSS_TOOLS of them run."""
     from ..tools.plan_tools import CommitPlan, UpdatePlan
 
     registry = Registry([*default_tools(), CommitPlan(), UpdatePlan()])

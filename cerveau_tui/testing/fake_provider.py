@@ -57,6 +57,7 @@ class FakeProvider:
         on_delta: Callable[[Delta], None] | None = None,
         cancel: threading.Event | None = None,
         extra: dict[str, Any] | None = None,
+        narrow: list[dict[str, Any]] | None = None,
     ) -> Completion:
         reply = self._next(messages, tools, max_tokens)
         if on_delta is not None and reply.content:

@@ -1,5 +1,5 @@
-"""The ladder changes what the model can do, not only what it is told: R1's round offers only
-the read tools (and refuses any other call), R2 turns the server's reasoning switch on when its
+"""The ladder changes what the model can do, not only what it is told: R1's round refuses any
+call but a read (the tools sent stay the same), R2 turns the server's reasoning switch on when its
 /props shows one, else raises the token cap. Through the CLI, asserting on what the scripted
 server received."""
 
@@ -22,7 +22,9 @@ def offered(request: dict) -> list[str]:
     return [t["function"]["name"] for t in request.get("tools", [])]
 
 
-def test_r1_offers_only_the_read_tools_for_one_round_then_edits_come_back(project) -> None:
+def test_r1_keeps_the_tools_sent_and_says_only_the_read_tools_run(project) -> None:
+    """Offering only the read tools changed the prompt's prefix (native tools are rendered into
+    it): each rung re-read the whole prompt (issue 36). The rung says it and refuses instead."""
     ws = project(extra_config="max_stall_cycles = 1\n")
     script = [{"content": "done"}, {"content": "The diagnosis: add subtracts."}]
     with ScriptedServer(script) as srv:
@@ -30,8 +32,9 @@ def test_r1_offers_only_the_read_tools_for_one_round_then_edits_come_back(projec
         requests = srv.requests
     assert of(events, "escalation")[0]["rung"] == "R1"
     assert "write_file" in offered(requests[0])
-    assert sorted(offered(requests[1])) == sorted(READ_ONLY_TOOLS)
-    assert "write_file" in offered(requests[2])
+    assert [r["tools"] for r in requests[1:3]] == [requests[0]["tools"]] * 2
+    told = requests[1]["messages"][-1]["content"]
+    assert f"only the read tools run ({', '.join(READ_ONLY_TOOLS)})" in told
 
 
 def test_a_write_in_r1s_round_is_refused_even_when_the_model_names_it(project) -> None:
@@ -108,7 +111,7 @@ def test_r3_with_no_file_to_name_makes_its_round_read_only(tmp_path) -> None:
         requests = srv.requests
     r3 = of(events, "escalation")[2]
     assert r3["rung"] == "R3" and "read-only" in r3["change"]
-    assert sorted(offered(requests[3])) == sorted(READ_ONLY_TOOLS)
+    assert requests[3]["tools"] == requests[0]["tools"]  # refused, not withheld: prefix kept
     assert not (ws / "DONE").exists()
     results = [m["content"] for m in requests[4]["messages"] if m["role"] == "tool"]
     assert results and results[-1].startswith("refused: this round is read-only (escalation R3")

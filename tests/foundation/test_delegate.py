@@ -58,18 +58,15 @@ def test_explore_is_not_offered_unless_enabled(tmp_path):
     assert "explore" not in s.engine.registry
 
 
-def test_discussion_mode_toggles_the_registry_structurally(tmp_path):
+def test_discussion_mode_keeps_the_registry_and_refuses_at_dispatch(tmp_path):
+    """The tools sent are the prompt's prefix (issue 36): the switch refuses calls instead
+    (tests/foundation/test_prefix_kept.py runs it)."""
     with ScriptedServer({"responses": [{"content": "x"}]}) as srv:
         settings = load_settings(tmp_path, environ={}, user_config=tmp_path / "n")
         s = build_session(settings, provider=LlamaProvider(srv.url))
         full = set(s.engine.registry.names())
         s.set_discuss(True)
-        assert set(s.engine.registry.names()) == {
-            "read_file",
-            "list_files",
-            "search",
-            "commit_plan",
-        }
+        assert set(s.engine.registry.names()) == full and s.settings.discuss
         s.set_discuss(False)
-        assert set(s.engine.registry.names()) == full
+        assert set(s.engine.registry.names()) == full and not s.settings.discuss
         s.close()

@@ -28,10 +28,11 @@ def _run(tmp_path: Path, n_ctx: int, cuts: int, *extra: str, **srv: Any) -> list
         return list(server.requests)
 
 
-def _offer(body: dict[str, Any]) -> tuple[int, str]:
-    """What a request offers the model: its cap and its tools (or action schema)."""
-    tools = body.get("tools") or body.get("response_format")
-    return body["max_tokens"], json.dumps(tools, sort_keys=True)
+def _offer(body: dict[str, Any]) -> tuple[int, str, str]:
+    """What a request offers the model: its cap, its action schema (constrained mode's grammar),
+    and what it was told last. Never its tools: those stay the same (issue 36)."""
+    told = body["messages"][-1].get("content") or ""
+    return body["max_tokens"], json.dumps(body.get("response_format"), sort_keys=True), told
 
 
 def _plan_tool(body: dict[str, Any]) -> dict[str, Any]:
@@ -53,21 +54,28 @@ def test_three_identical_cuts_never_get_the_same_request_twice(tmp_path: Path) -
     assert len(set(offers)) == len(offers), [o[0] for o in offers]
 
 
-def test_without_room_the_cut_tool_is_offered_narrower_a_few_short_steps(tmp_path: Path) -> None:
-    """4k window: 1,024 -> 2,048 (half the window), then no larger cap: commit_plan narrowed."""
+def test_without_room_the_cut_tool_is_bounded_in_words_and_the_tools_sent_stay(
+    tmp_path: Path,
+) -> None:
+    """4k window: 1,024 -> 2,048 (half the window), then no larger cap: commit_plan bounded. The
+    schema is the prompt's prefix in native mode: the bound is said, the tools stay the same."""
     requests = _run(tmp_path, 4096, 2)
     assert [r["max_tokens"] for r in requests[:3]] == [1024, 2048, 2048]
-    wide, narrow = _plan_tool(requests[1]), _plan_tool(requests[2])
-    assert wide["properties"]["steps"]["maxItems"] > FEW_ITEMS
-    steps = narrow["properties"]["steps"]
-    assert steps["maxItems"] == FEW_ITEMS
-    assert steps["items"]["properties"]["title"]["maxLength"] < 400
+    assert requests[2]["tools"] == requests[0]["tools"]
+    assert _plan_tool(requests[2])["properties"]["steps"]["maxItems"] > FEW_ITEMS
+    told = requests[2]["messages"][-1]["content"]
+    assert f"holds at most {FEW_ITEMS} items a list" in told
 
 
-def test_the_narrowed_tool_reaches_the_constrained_action_schema(tmp_path: Path) -> None:
+def test_the_bound_reaches_the_constrained_grammar_and_the_system_message_stays(
+    tmp_path: Path,
+) -> None:
+    """Constrained mode's grammar is a field outside the prompt: narrowing it costs no cache."""
     requests = _run(tmp_path, 4096, 2, supports_tools=False)
     schemas = [json.dumps(r["response_format"]) for r in requests[:3]]
     assert '"maxItems": 3' not in schemas[1] and '"maxItems": 3' in schemas[2]
+    systems = {json.dumps(r["messages"][0]) for r in requests[:3]}
+    assert len(systems) == 1
 
 
 def test_the_model_is_told_the_new_cap(tmp_path: Path) -> None:
@@ -98,9 +106,11 @@ def test_each_further_cut_halves_the_bound_then_withholds_the_tool() -> None:
     assert MIN_CHARS > 50 and bounds[2].withheld and not bounds[1].withheld
     offered = cuts.request([CommitPlan.schema(), {"name": "write_file", "parameters": {}}])
     assert [s["name"] for s in offered] == ["commit_plan"]
+    assert cuts.withheld == {"write_file"}  # its round refuses it (loop/narrow.py)
     assert [s["name"] for s in cuts.request([{"name": "write_file", "parameters": {}}])] == [
         "write_file"
     ]  # withheld for one request only
+    assert cuts.withheld == set()
 
 
 def test_a_narrowed_schema_only_adds_bounds_and_fits_the_characters() -> None:
@@ -132,13 +142,14 @@ UNNAMED_CUT = {
 
 def test_cuts_the_server_did_not_name_never_get_the_same_request_twice(tmp_path: Path) -> None:
     """A 4k window at a 2,048 cap has no room for a larger one: the same request went out three
-    times until the turn ended on model errors. Now every tool is offered narrower each time."""
+    times until the turn ended on model errors. Now every tool is bounded, tighter each time."""
     script = {"responses": [UNNAMED_CUT] * 3 + [{"content": "stopped"}]}
     with ScriptedServer(script, n_ctx=4096) as server:
         run_cli(tmp_path, server.url, "fix it", "--max-tokens", "2048")
         requests = list(server.requests)
     offers = [_offer(r) for r in requests[:3]]
     assert len(offers) == 3 and len(set(offers)) == 3, [o[0] for o in offers]
+    assert all(r["tools"] == requests[0]["tools"] for r in requests)
 
 
 def test_an_unnamed_cut_without_room_narrows_every_tool_and_says_so() -> None:

@@ -7,16 +7,22 @@ not send it again whole" and then offered the same tool at the same cap: 9 minut
 Rules (`CutRetries.after_cut`), pure:
 1. The window has room: the retry's cap doubles, up to half the window and never past the room
    the prompt leaves (at least half as much again, or it is no change worth a round). The model and the person are told the new cap.
-2. It has not: the tool that was cut is offered narrower for the rest of the turn, its schema
-   bounded so the whole call fits the cap (lists of a few items, each text a share of about two
-   characters a token: low, because code and JSON escapes run three to four). Cut again, the bound
-   halves.
-3. A bound too small to be worth a call: the tool is withheld from the next request.
+2. It has not: the tool that was cut is bounded for the rest of the turn so the whole call fits
+   the cap (lists of a few items, each text a share of about two characters a token: low,
+   because code and JSON escapes run three to four), and the model is told the bound. Cut again,
+   the bound halves.
+3. A bound too small to be worth a call: the tool is withheld for the next round (refused).
 4. The server refused the cut reply before naming its tool (HTTP 500 "Failed to parse tool call
-   arguments"): with no room for a larger cap, EVERY tool is offered narrower, the bound halving
-   at each cut (none can be withheld: the cut one is not known). Found by probing: a 4k window at
-   a 2,048 cap was sent the same request three times until the turn ended on model errors.
-A request shape (tool, cap, bound) is never offered twice in a turn.
+   arguments"): with no room for a larger cap, EVERY tool is bounded, the bound halving at each
+   cut (none can be withheld: the cut one is not known). Found by probing: a 4k window at a 2,048
+   cap was sent the same request three times until the turn ended on model errors.
+A shape (tool, cap, bound) is never offered twice in a turn.
+
+Where a bound acts (issue 36): the tools sent never change mid-session, since native tools are
+part of the prompt's prefix and a changed schema re-reads the whole prompt (loop/narrow.py). So
+the bounded schemas (`request`) narrow only constrained mode's action grammar, a request field
+outside the prompt; in native mode the bound is the message the model reads and a withheld tool
+is refused at dispatch (`withheld`).
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ class CutRetries:
     offered: set[tuple[str, int, int | None]] = field(default_factory=set)
     bounds: dict[str, int] = field(default_factory=dict)
     withhold_next: set[str] = field(default_factory=set)
+    withheld: frozenset[str] = frozenset()  # refused in the round of the last request
 
     def after_cut(self, tool: str, cap: int, n_ctx: int, used: int) -> CutRetry:
         bound = self.bounds.get(tool)
@@ -101,9 +108,10 @@ class CutRetries:
         return CutRetry(tool, cap, cap, chars)
 
     def request(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The next request's tool schemas: the bounded ones narrowed, the withheld ones left out
-        (for one request)."""
+        """The schemas the next reply may use: the bounded ones narrowed, the withheld ones left
+        out (for one request, whose round then refuses them: `withheld`)."""
         withheld, self.withhold_next = self.withhold_next, set()
+        self.withheld = frozenset(withheld)
         out = []
         for s in schemas:
             name = s.get("name", "")
