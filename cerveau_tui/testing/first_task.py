@@ -50,6 +50,12 @@ def make_project(workspace: Path) -> None:
     workspace.mkdir(parents=True, exist_ok=True)
     (workspace / "calc.py").write_text(CALC, encoding="utf-8")
     (workspace / "test_calc.py").write_text(TEST_CALC, encoding="utf-8")
+    make_venv(workspace)
+
+
+def make_venv(workspace: Path) -> None:
+    """`.venv` with pytest in the workspace, as a person's project has its own environment
+    (benchmarks/task_bench.py gives one to every task that holds tests)."""
     venv = workspace / ".venv"
     python = SYSTEM_PYTHON if Path(SYSTEM_PYTHON).is_file() else sys.executable
     subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

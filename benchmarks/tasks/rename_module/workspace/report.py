@@ -1,0 +1,5 @@
+import helpers
+
+
+def summary(items):
+    return helpers.whisper(f"{len(items)} items")
