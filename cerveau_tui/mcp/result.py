@@ -50,7 +50,8 @@ def _block(block: Any) -> str:
     if kind == "resource_link":
         return f"[resource {str(block.get('uri', ''))[:300]}]"
     if kind == "resource":
-        res = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+        raw = block.get("resource")
+        res: dict[str, Any] = raw if isinstance(raw, dict) else {}
         text = res.get("text")
         uri = str(res.get("uri", ""))[:300]
         return f"[resource {uri}]\n{text}" if isinstance(text, str) else f"[resource {uri}]"

@@ -116,7 +116,8 @@ def _object(
     out: list[str],
     depth: int,
 ) -> None:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    raw = schema.get("properties")
+    props: dict[str, Any] = raw if isinstance(raw, dict) else {}
     for name in schema.get("required") or []:
         if isinstance(name, str) and name not in value:
             out.append(f"{at}.{name}: required")

@@ -43,8 +43,9 @@ def suggested(workspace: Path) -> dict[str, dict[str, object]]:
 def add_command(name: str, entry: dict[str, object]) -> str:
     if isinstance(entry.get("url"), str):
         return f"cerveau mcp add {shlex.quote(name)} --url {shlex.quote(str(entry['url']))}"
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    words = [str(entry.get("command", "")), *(str(a) for a in args or [])]
+    raw = entry.get("args")
+    args: list[object] = raw if isinstance(raw, list) else []
+    words = [str(entry.get("command", "")), *(str(a) for a in args)]
     return f"cerveau mcp add {shlex.quote(name)} -- {shlex.join(words)}"
 
 

@@ -10,23 +10,21 @@ network crossing asked for whatever the marking. Scopes by server and tool (`mcp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..config import ApprovalPolicy, SandboxMode
 from ..tools.base import ToolAction
+from .grants import GrantBook
 from .verdict import Verdict
 
-if TYPE_CHECKING:
-    from .policy import Policy
 
-
-def action_verdict(policy: Policy, action: ToolAction) -> Verdict:
-    grants = policy.grants
+def action_verdict(
+    action: ToolAction, grants: GrantBook, mode: SandboxMode, approval: ApprovalPolicy
+) -> Verdict:
     for key, _ in action.scopes:
         never = grants.denied(None, key, [])
         if never is not None:
             return Verdict("deny", f"you set this to never in this workspace ({never})")
     crossings: list[str] = []
-    if policy.mode != "full-access":
+    if mode != "full-access":
         if action.remote:
             crossings.append(f"sends its arguments to {action.remote}, a remote MCP server")
         if not action.read_only:
@@ -45,7 +43,7 @@ def action_verdict(policy: Policy, action: ToolAction) -> Verdict:
         v = Verdict("allow", f"{reason} — {by}", None, scope, key, True)
         v.granted_by, v.choices = by, action.scopes
         return v
-    if policy.approval == "never":
+    if approval == "never":
         return Verdict(
             "deny", f"{reason} — approval policy `never` denies crossings", None, scope, key
         )

@@ -92,7 +92,7 @@ class Policy:
                 "deny", f"{verb} {self.boundary.show(path)}: the rule `{pattern}` denies it"
             )
         if declared.action is not None:
-            return action_verdict(self, declared.action)
+            return action_verdict(declared.action, self.grants, self.mode, self.approval)
         never = self.grants.denied(command, self._file_key(tool, writes, reads), writes)
         if never is not None:
             return Verdict("deny", f"you set this to never in this workspace ({never})")

@@ -44,6 +44,7 @@ class Served:
         self._cleanup = cleanup
         self._tail = bytearray()
         self._lock = threading.Lock()
+        self._closing = threading.Lock()
         self.closed = False
         self._stderr = threading.Thread(
             target=self._drain, args=(proc.stderr,), name="cerveau-served-stderr", daemon=True
@@ -83,22 +84,25 @@ class Served:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        """Kill it and everything it started, and let go of its boundary. Idempotent."""
-        if self.closed:
-            return
-        self.closed = True
-        kill_group(self.pid)
-        try:
-            self.proc.wait(timeout=5)
-        except host_process.TimeoutExpired:
-            pass
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        """Kill it and everything it started, and let go of its boundary. Idempotent, and a
+        second caller returns only once the first is done (the reader that saw a flood and the
+        hub both close it: "closed" must mean gone for both)."""
+        with self._closing:
+            if self.closed:
+                return
+            kill_group(self.pid)
             try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
+                self.proc.wait(timeout=5)
+            except host_process.TimeoutExpired:
                 pass
-        self._cleanup.close()
+            for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                try:
+                    if stream is not None:
+                        stream.close()
+                except OSError:
+                    pass
+            self._cleanup.close()
+            self.closed = True
 
 
 def spawn_served(
