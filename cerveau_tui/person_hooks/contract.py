@@ -109,7 +109,9 @@ def event_json(event: dict[str, Any], limit: int = EVENT_MAX_BYTES) -> str:
     (a written file's content, a command's output), each saying how much it lost."""
     cap = limit
     while True:
-        text = json.dumps(_capped(event, cap), ensure_ascii=False)
+        # ASCII: a lone surrogate the model sent ("\ud800") cannot be encoded into an environment
+        # string, and raised in the launcher; escaped, any JSON parser reads it back.
+        text = json.dumps(_capped(event, cap))
         if len(text.encode()) <= limit or cap <= 64:
             return text
         cap //= 2

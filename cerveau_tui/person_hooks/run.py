@@ -17,7 +17,7 @@ from typing import Any
 from ..bus import Emitter
 from ..config import HookConfig
 from ..protocol.person_hooks import HookOutcome, HookRan
-from ..sandbox.base import CommandSpec, Runner
+from ..sandbox.base import CommandResult, CommandSpec, Runner
 from ..sandbox.process import kill_group
 from . import contract
 
@@ -79,7 +79,10 @@ class HookRunner:
             env={contract.EVENT_VAR: body, "CERVEAU_HOOK": event},
         )
         started = time.monotonic()
-        result = self.runner.run(spec)
+        try:
+            result = self.runner.run(spec)
+        except Exception as exc:  # a launcher's failure is the hook's error, never the turn's
+            result = CommandResult(exit_code=126, output=f"\n{separator}\ncould not start: {exc}")
         ms = int((time.monotonic() - started) * 1000)
         if result.background_pgid is not None and spec.mode == "full-access":
             # Nothing of a hook outlives its run: in the sandbox its runner sees to it (PID

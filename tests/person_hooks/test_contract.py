@@ -122,3 +122,9 @@ def test_the_chat_says_nothing_of_a_hook_that_went_on_and_one_line_when_it_block
     assert describe(no) == ("hook no-rm (pre_tool on bash) blocked: use git rm", "warning")
     hung = HookRan(name="slow", event="turn_end", exit=None, ms=1000, outcome="timeout")
     assert describe(hung) == ("hook slow (turn_end) killed at its timeout", "error")
+
+
+def test_a_lone_surrogate_from_the_model_is_escaped_so_the_launcher_can_take_the_event() -> None:
+    text = event_json({"tool": {"arguments": {"path": "a\ud800b"}}})
+    text.encode("utf-8")  # raised before: an environment string must encode
+    assert json.loads(text)["tool"]["arguments"]["path"] == "a\ud800b"
