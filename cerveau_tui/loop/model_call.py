@@ -255,15 +255,18 @@ class ModelCall:
         self.sent = sum(message_tokens(m, self.count_tokens) for m in messages)
         self.sent_messages = messages
         try:
-            # `extra` only when there is some: scripted providers in tests need not know it.
+            # `extra` and `narrow` only when there are some: scripted providers in tests need not
+            # know them.
+            optional: dict[str, Any] = {"extra": extra} if extra else {}
+            if narrow is not None:
+                optional["narrow"] = narrow
             done = self.provider.complete(
                 messages,
                 schemas,
                 max_tokens=max_tokens,
                 on_delta=self._on_delta,
                 cancel=self.state.cancel,
-                **({"extra": extra} if extra else {}),
-                **({"narrow": narrow} if narrow is not None else {}),
+                **optional,
             )
             self.pending = 0
             return done
