@@ -106,6 +106,8 @@ class PersonHooks(Hook):
         for r in self._run("pre_tool", fields, tool=name, args=arguments):
             if r.outcome == "blocked":
                 return f"refused by the person's hook {r.name}: {r.reason}"
+            if r.outcome == "stopped":  # the person's interrupt, mid-hook: nothing more runs
+                return f"not run: the person stopped the turn during the hook {r.name}"
         return None
 
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
