@@ -219,7 +219,8 @@ class ModelCall:
         the prompt's prefix (loop/narrow.py). What this call may use goes to the provider as
         `narrow`, which only constrained mode's grammar reads; the dispatcher refuses the rest."""
         schemas = self.registry.schemas()
-        usable = self.registry.only(*only_tools).schemas() if only_tools else schemas
+        runs = self.registry.runnable_schemas()  # a delegated child's: fewer than it sends
+        usable = self.registry.only(*only_tools).schemas() if only_tools else runs
         usable = shape(usable) if shape else usable
         narrow = usable if usable != schemas else None
         shape = _same(usable)  # a retry of this call below offers exactly the same

@@ -42,7 +42,8 @@ class ChildRegistry(Registry):
     stays structural: a write the child asks for is an unknown tool), while the schemas SENT are
     the parent's, byte for byte. The tools are rendered into the prompt's prefix; a child that
     sent three of them shared nothing past the system message's start with the parent's cached
-    prompt and read its whole prefix again at each explore (issue 36)."""
+    prompt and read its whole prefix again at each explore (issue 36). In constrained mode the
+    grammar (outside the prompt) allows only the reading tools: `runnable_schemas`."""
 
     def __init__(self, parent: Registry, names: Iterable[str]) -> None:
         super().__init__(t for n in names if (t := parent.get(n)) is not None)
@@ -50,3 +51,7 @@ class ChildRegistry(Registry):
 
     def schemas(self) -> list[dict[str, Any]]:
         return self._parent.schemas()
+
+    def runnable_schemas(self) -> list[dict[str, Any]]:
+        # What constrained mode's grammar allows (ModelCall's `narrow`): the reading tools only.
+        return Registry.schemas(self)

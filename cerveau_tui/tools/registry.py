@@ -31,6 +31,11 @@ class Registry:
             self._schemas = [t.schema() for t in self._tools.values()]
         return self._schemas  # type: ignore[return-value]
 
+    def runnable_schemas(self) -> list[dict[str, Any]]:
+        """The schemas of the tools that RUN: the ones sent, except where the tools sent are
+        wider than what runs (a delegated child's, tools/explore.py's ChildRegistry)."""
+        return self.schemas()
+
     def command_tool(self) -> Tool | None:
         """The tool that runs a shell command (`Tool.runs_command`), for the person's `!cmd`."""
         return next((t for t in self._tools.values() if t.runs_command), None)

@@ -5,6 +5,7 @@ first request reuses the parent's prefix."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,26 @@ def test_the_child_sends_the_parents_system_and_tools_and_runs_only_reading_tool
     assert {"write_file", "bash", "explore"} <= offered  # sent, for the prefix; not run:
     finished = [e.payload for e in rec.of(EventType.DELEGATED) if e.payload["state"] == "finished"]
     assert finished[0]["read"] == ["notes.txt"]
+
+
+def test_constrained_the_childs_grammar_allows_only_reading_tools_and_its_prompt_is_the_parents(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("the answer is 42\n")
+    with ScriptedServer({"responses": SCRIPT}, supports_tools=False) as srv:
+        settings = load_settings(
+            ws, flags={"delegate": True}, environ={}, user_config=tmp_path / "none.toml"
+        )
+        s = build_session(settings, provider=LlamaProvider(srv.url))
+        try:
+            assert s.engine.run("what do the notes say?").reason == "completed"
+        finally:
+            s.close()
+        parent, child = srv.requests[0], srv.requests[1]
+    # The tools live in the system message in constrained mode: the same one, byte for byte.
+    assert child["messages"][0] == parent["messages"][0] and "tools" not in child
+    grammar, parents = json.dumps(child["response_format"]), json.dumps(parent["response_format"])
+    assert "read_file" in grammar and "write_file" not in grammar and "explore" not in grammar
+    assert "write_file" in parents
