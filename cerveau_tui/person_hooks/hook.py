@@ -42,11 +42,13 @@ class PersonHooks(Hook):
         self.runner = runner
         self.bus = bus
         self._context: list[str] = []
+        self._lock = threading.Lock()
         self._started = False
         self._continued: dict[str, int] = {}  # turn_id -> continuations given
         self._ended: set[str] = set()  # turns whose turn_end hooks ran
         self._cancel: threading.Event | None = None
         self._notifiers: list[threading.Thread] = []
+        self._closing = threading.Event()  # kills notifiers still running when the session ends
         self._unsubscribe: Callable[[], None] | None = None
         if config.approval_waiting:
             self._unsubscribe = bus.subscribe(self._on_event)
@@ -60,13 +62,15 @@ class PersonHooks(Hook):
         *,
         tool: str = "",
         args: dict[str, Any] | None = None,
+        cancel: threading.Event | None = None,
     ) -> list[Ran]:
-        """Every hook of `event` that matches, in the order written; the first block ends it."""
+        """Every hook of `event` that matches, in the order written; the first block ends it.
+        `cancel`: what kills a running hook; by default the turn's stop (Esc Esc)."""
         ran: list[Ran] = []
         for hook in getattr(self.config, event):
             if tool and not contract.Matcher.parse(hook.match)(tool, args or {}):
                 continue
-            r = self.runner.run(hook, event, fields, cancel=self._cancel, tool=tool)
+            r = self.runner.run(hook, event, fields, cancel=cancel or self._cancel, tool=tool)
             ran.append(r)
             if r.outcome == "ok" and r.stdout.strip() and event != "approval_waiting":
                 self._add_context(f"[hook {r.name}, {event}]\n{r.stdout.strip()}")
@@ -75,6 +79,10 @@ class PersonHooks(Hook):
         return ran
 
     def _add_context(self, text: str) -> None:
+        with self._lock:  # pre_tool hooks of calls the dispatcher runs side by side
+            self._add_context_locked(text)
+
+    def _add_context_locked(self, text: str) -> None:
         self._context.append(text)
         while (
             len(self._context) > 1 and sum(len(t.encode()) for t in self._context) > QUEUE_MAX_BYTES
@@ -157,16 +165,18 @@ class PersonHooks(Hook):
     def on_turn_end(self, ctx: TurnContext, reason: str) -> dict[str, Any]:
         """A turn that ended without an accepted answer (stopped, a guard, the gate) still ends:
         its turn_end hooks run, and cannot continue it."""
-        if self.config.turn_end and ctx.turn_id not in self._ended:
-            self._ended.add(ctx.turn_id)
+        ran = ctx.turn_id in self._ended
+        self._ended.discard(ctx.turn_id)
+        self._continued.pop(ctx.turn_id, None)
+        if self.config.turn_end and not ran:
             fields = {"reason": str(reason), "answer": "", "continuations": 0}
             for hook in self.config.turn_end:
                 self.runner.run(hook, "turn_end", fields, can_block=False)
-        self._continued.pop(ctx.turn_id, None)
         return {}
 
     def reminders(self, ctx: TurnContext) -> list[str]:
-        said, self._context = self._context, []
+        with self._lock:
+            said, self._context = self._context, []
         return said
 
     # --- approval_waiting: a notifier, off the dialog's path -----------------------------------
@@ -192,12 +202,15 @@ class PersonHooks(Hook):
 
     def _notify(self, fields: dict[str, Any], tool: str, args: dict[str, Any]) -> None:
         try:
-            self._run("approval_waiting", fields, tool=tool, args=args)
+            # Not the turn's stop: the person answering (or interrupting) is what the notifier
+            # was for. The session's close is its end (`close`).
+            self._run("approval_waiting", fields, tool=tool, args=args, cancel=self._closing)
         except Exception as exc:  # a notifier's failure is said, never raised into a thread
             self.bus.emit(NoticePayload(text=f"approval_waiting hook: {exc}", level="error"))
 
     def close(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        self._closing.set()  # a notifier does not outlive its session
         for t in self._notifiers:
-            t.join(timeout=1.0)
+            t.join(timeout=5.0)

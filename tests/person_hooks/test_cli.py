@@ -141,6 +141,23 @@ def test_a_user_prompt_hook_refuses_the_prompt_before_the_model_sees_it(place: P
     assert "hunter2" not in run.sent()
 
 
+def test_turn_end_runs_after_a_turn_that_ended_otherwise_and_cannot_continue_it(
+    place: Place,
+) -> None:
+    seen = place.out / "ended.json"
+    keep = ["sh", "-c", f"cat > {seen}; echo 'keep going' >&2; exit 2"]
+    place.config(
+        "[[hooks.user_prompt]]\ncommand = \"sh -c 'echo no >&2; exit 2'\"\n"
+        f'[[hooks.turn_end]]\ncommand = {toml_list(keep)}\nwhere = "host"\n'
+    )
+    run = place.run([answer("never asked")])
+    assert run.ended["reason"] == "blocked" and run.requests == []
+    assert json.loads(seen.read_text())["reason"] == "blocked"
+    ended = [h for h in run.of("hook_ran") if h["event"] == "turn_end"]
+    assert [(h["outcome"], h["exit"]) for h in ended] == [("error", 2)]
+    assert ended[0]["message"].startswith("exit 2 blocks nothing here")
+
+
 def test_turn_end_sends_the_model_back_at_most_max_continuations_times(place: Place) -> None:
     keep = ["sh", "-c", "cat >/dev/null; echo 'the tests are red: keep going' >&2; exit 2"]
     start = ["sh", "-c", "cat >/dev/null; echo 'this team indents with tabs'"]

@@ -84,6 +84,10 @@ def test_approval_waiting_notifies_on_the_host_without_delaying_the_dialog(place
     script = [call("write_file", path=str(target), content="x"), answer()]
     with session(place, script, bus, approver) as s:
         s.engine.run("go")
+        # The notifier ends on its own once told go; the session's close would kill it.
+        deadline = time.monotonic() + PATIENCE_S
+        while not any(e.type == "hook_ran" for e in seen) and time.monotonic() < deadline:
+            time.sleep(0.02)
     assert facts == {"notified_while_open": True, "ran_before_go": []}
     assert not target.exists()  # denied
     event = json.loads((out / "notified.json").read_text())
