@@ -92,14 +92,17 @@ def _interpreter(program: Path) -> Path | None:
 
 def _shown_root(path: Path) -> Path:
     """The folder to bind so `path` (a realpath) runs inside: its venv, else its folder."""
-    root = _venv_root(path) or path.parent
+    venv = _venv_root(path)
+    root = venv or path.parent
     if root == Path("/"):
         raise LaunchRefused(f"{path} lies at the top of the disk; install it in a folder")
     for home in person_homes():
-        if _under(home, root):
+        # A venv holds packages; any other folder of a home may hold the person's files.
+        if _under(home, root) or (venv is None and _under(root, home)):
             raise LaunchRefused(
-                f"{path} would need {root} shown to the server, and that is (or holds) your home "
-                "folder; install the server in a venv (or under /opt, or with `uv tool install`)"
+                f"{path} would need {root} shown to the server, and that is in (or holds) your "
+                "home folder; install the server in a venv (or under /opt, or with "
+                "`uv tool install`)"
             )
     for own in control_paths():
         if _under(own, root) or _under(root, own):
