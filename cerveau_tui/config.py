@@ -187,14 +187,8 @@ class Settings(_Model):
 
     @model_validator(mode="before")
     @classmethod
-    def memory_alias(cls, data: Any) -> Any:
-        """`[memory] turn_close` is the top-level `turn_close`: moved there, then cleared, so the
-        palette's switch of `turn_close` (an assignment, validated again) is not undone."""
-        memory = data.get("memory") if isinstance(data, dict) else None
-        if isinstance(memory, dict) and memory.get("turn_close") is not None:
-            data = {**data, "turn_close": memory["turn_close"], "memory": {**memory}}
-            data["memory"]["turn_close"] = None
-        return data
+    def _memory_alias(cls, data: Any) -> Any:
+        return memory_alias(data)
 
     @property
     def workspace_config_path(self) -> Path:
@@ -204,6 +198,16 @@ class Settings(_Model):
         return (
             Path(self.cache_dir) if self.cache_dir else Path(platformdirs.user_cache_dir("cerveau"))
         )
+
+
+def memory_alias(data: Any) -> Any:
+    """`[memory] turn_close` is the top-level `turn_close`: moved there, then cleared, so the
+    palette's switch of `turn_close` (an assignment, validated again) is not undone."""
+    memory = data.get("memory") if isinstance(data, dict) else None
+    if isinstance(memory, dict) and memory.get("turn_close") is not None:
+        data = {**data, "turn_close": memory["turn_close"], "memory": {**memory}}
+        data["memory"]["turn_close"] = None
+    return data
 
 
 def user_config_path() -> Path:
@@ -334,7 +338,7 @@ def load_settings(
                 f"{wcp}: state_dir is ignored there (only your own config, the environment or "
                 f"{state_home.FLAG} choose where the state lives)"
             )
-        table = Settings.memory_alias(table)  # reviewed as the key it sets: `turn_close`
+        table = memory_alias(table)  # reviewed as the key it sets: `turn_close`
         digest = trust.digest(raw_bytes)
         trusted = trust_workspace or trust.is_trusted(ws, digest, trust_store_path(user_config))
         table, held, lowered = _review_workspace_layer(ws, below, above, table, str(wcp), trusted)
