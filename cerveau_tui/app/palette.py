@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import platformdirs
 from textual.app import SystemCommand
@@ -22,6 +22,9 @@ from ..text_safety import visible
 from . import rewind_actions, session_actions
 from .runner import SessionRunner
 from .widgets.chat import ChatView
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 
 class PaletteHost(Protocol):
@@ -148,21 +151,35 @@ def app_commands(app: PaletteHost) -> Iterator[SystemCommand]:
 def switch_commands(settings: Settings, runner: SessionRunner) -> Iterator[SystemCommand]:
     """Turn close and explore, each switched for this session (issue 36: `doctor` says which
     are on by default; `[memory] turn_close`, `delegate` in the config)."""
-    tc, ex = bool(settings.turn_close), bool(settings.delegate)
-    yield SystemCommand(
-        f"Turn close: switch {'off' if tc else 'on'}",
-        "Stop distilling notes after each turn"
-        if tc
-        else "Distil notes after each turn that wrote files, for the next sessions",
-        partial(runner.call, lambda s: s.set_turn_close(not tc)),
+    switches = (
+        ("Turn close", settings.turn_close, _turn_close, TURN_CLOSE_SAYS),
+        ("Explore", settings.delegate, _explore, EXPLORE_SAYS),
     )
-    yield SystemCommand(
-        f"Explore: switch {'off' if ex else 'on'}",
-        "The model stops handing questions to a read-only helper"
-        if ex
-        else "The model may hand one question at a time to a read-only helper",
-        partial(runner.call, lambda s: s.set_explore(not ex)),
-    )
+    for title, on, switch, (says_off, says_on) in switches:
+        yield SystemCommand(
+            f"{title}: switch {'off' if on else 'on'}",
+            says_off if on else says_on,
+            partial(runner.call, partial(switch, on=not on)),
+        )
+
+
+#: What switching each one off, and on, does (the palette's help line).
+TURN_CLOSE_SAYS = (
+    "Stop distilling notes after each turn",
+    "Distil notes after each turn that wrote files, for the next sessions",
+)
+EXPLORE_SAYS = (
+    "The model stops handing questions to a read-only helper",
+    "The model may hand one question at a time to a read-only helper",
+)
+
+
+def _turn_close(session: Session, on: bool) -> None:
+    session.set_turn_close(on)
+
+
+def _explore(session: Session, on: bool) -> None:
+    session.set_explore(on)
 
 
 def revoke_grant(app: PaletteHost, key: str, scope: str) -> None:

@@ -51,3 +51,12 @@ def own_config_dir(
     home = tmp_path_factory.mktemp("config")
     monkeypatch.setenv("CERVEAU_CONFIG", str(home / "config.toml"))
     return home
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The harness's cache dir, with the slot folder a managed server saves into."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("CERVEAU_CACHE_DIR", str(d))
+    (d / "slots").mkdir(parents=True)
+    return d

@@ -9,8 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from cerveau_tui.bus import Emitter, Recorder
 from cerveau_tui.config import load_settings
 from cerveau_tui.protocol import EventType
@@ -48,14 +46,6 @@ def _explore(ws: Path, cache: Path, *, save_dir: bool) -> tuple[list[dict[str, A
             s.close()
         assert out.reason == "completed"
         return list(srv.requests), rec
-
-
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "cache"
-    monkeypatch.setenv("CERVEAU_CACHE_DIR", str(d))
-    (d / "slots").mkdir(parents=True)
-    return d
 
 
 def _parent_usage(rec: Recorder) -> list[dict[str, Any]]:

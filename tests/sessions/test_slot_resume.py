@@ -23,14 +23,6 @@ THREE = {"responses": [{"content": "one"}, {"content": "two"}, {"content": "thre
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "cache"
-    monkeypatch.setenv("CERVEAU_CACHE_DIR", str(d))
-    (d / "slots").mkdir(parents=True)
-    return d
-
-
-@pytest.fixture
 def srv(cache: Path) -> Iterator[ScriptedServer]:
     with ScriptedServer(THREE) as s:
         s.state.slots = ScriptedSlots(cache / "slots")

@@ -62,17 +62,22 @@ def test_turn_close_switched_on_then_off_distills_after_the_turns_in_between(tmp
     assert any("remembered" in t for t in said)
 
 
-def test_explore_switched_off_keeps_the_tools_sent_and_says_it_is_off(tmp_path):
-    script = [{"content": "one"}, EXPLORE, {"content": "two"}]
+def _explore_switched(ws: Path, script: list[Any], *, was: bool) -> tuple[Any, Recorder]:
+    """A turn, explore switched the other way, a second turn: (the requests, the events)."""
     with ScriptedServer({"responses": script}) as srv:
-        s, rec = _session(tmp_path, srv.url, delegate=True)
+        s, rec = _session(ws, srv.url, delegate=was)
         try:
             s.engine.run("first")
-            s.set_explore(False)
+            s.set_explore(not was)
             s.engine.run("second")
         finally:
             s.close()
-        first, explore, after = srv.requests
+        return list(srv.requests), rec
+
+
+def test_explore_switched_off_keeps_the_tools_sent_and_says_it_is_off(tmp_path):
+    script = [{"content": "one"}, EXPLORE, {"content": "two"}]
+    (first, explore, after), rec = _explore_switched(tmp_path, script, was=True)
     assert first["tools"] == explore["tools"] == after["tools"]  # the prefix did not move
     result = [e.payload for e in rec.of("tool_result") if e.payload["name"] == "explore"][0]
     assert not result["ok"] and "switched off" in result["output"]
@@ -82,15 +87,8 @@ def test_explore_switched_on_joins_the_tools_and_runs_a_child(tmp_path):
     (tmp_path / "a.py").write_text("print(1)\n")
     read = {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]}
     script = [{"content": "one"}, EXPLORE, read, {"content": "it prints 1"}, {"content": "two"}]
-    with ScriptedServer({"responses": script}) as srv:
-        s, rec = _session(tmp_path, srv.url, delegate=False)
-        try:
-            s.engine.run("first")
-            s.set_explore(True)
-            s.engine.run("second")
-        finally:
-            s.close()
-        names = [{t["function"]["name"] for t in r["tools"]} for r in srv.requests]
+    requests, rec = _explore_switched(tmp_path, script, was=False)
+    names = [{t["function"]["name"] for t in r["tools"]} for r in requests]
     assert "explore" not in names[0] and "explore" in names[1]
     finished = [e.payload for e in rec.of("delegated") if e.payload["state"] == "finished"]
     assert finished and finished[0]["read"] == ["a.py"]
