@@ -36,6 +36,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from first_task import _server  # noqa: E402  (beside this file: the same embedded server)
+
 from cerveau_tui.testing.scripted_server import ScriptedServer  # noqa: E402
 from cerveau_tui.testing.task_bench import FIGURES, TaskRun, load_tasks, run_task  # noqa: E402
 
@@ -53,24 +55,6 @@ SHORT = {
     "false trips": "false_trips",
     "wall s": "wall_s",
 }
-
-
-def _server(url: str | None, seed: int | None):  # type: ignore[no-untyped-def]
-    if url:
-        return url, None
-    from cerveau_tui.stack.paths import stack_paths
-    from cerveau_tui.stack.provision import locate
-    from cerveau_tui.stack.server import managed_for
-
-    paths = stack_paths()
-    loc = locate(paths)
-    if not loc.ready or loc.binary is None or loc.model is None:
-        raise SystemExit("the stack is not provisioned: python -m cerveau_tui.stack provision")
-    server = managed_for(paths, loc.binary, loc.model, n_ctx=8192)
-    if seed is not None:
-        server.extra_args = (*server.extra_args, "--seed", str(seed))
-    server.start(timeout_s=120.0)
-    return server.url, server
 
 
 def table(title: str, rows: dict[str, list[dict[str, float]]], extra: tuple[str, ...] = ()) -> None:
