@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
-from .conftest import Place, answer, call, processes_with, toml_list
+from cerveau_tui.testing.scripted_server import ScriptedServer
+
+from .conftest import CERVEAU, Place, answer, call, processes_with, toml_list
 
 PY = "python3"
 
@@ -182,3 +186,27 @@ def test_a_hook_that_fails_is_said_and_blocks_nothing(place: Place) -> None:
     assert (place.ws / "a.txt").read_text() == "a"
     (ran,) = run.of("hook_ran")
     assert (ran["outcome"], ran["exit"], ran["message"]) == ("error", 3, "broken")
+
+
+def test_doctor_lists_the_persons_hooks_and_the_workspace_hooks_it_holds_back(
+    place: Place,
+) -> None:
+    place.config(
+        '[[hooks.pre_tool]]\ncommand = ["no-rm", "--strict"]\nmatch = "bash"\ntimeout_s = 5\n'
+        '[[hooks.approval_waiting]]\ncommand = "notify-send \'cerveau waits\'"\nwhere = "host"\n'
+    )
+    (place.ws / ".cerveau").mkdir()
+    (place.ws / ".cerveau" / "config.toml").write_text('[[hooks.turn_end]]\ncommand = "x"\n')
+    env = {**os.environ, "CERVEAU_CONFIG": str(place.person / "config.toml")}
+    with ScriptedServer({"responses": []}) as srv:
+        args = [CERVEAU, "doctor", "--workspace", str(place.ws), "--server", srv.url]
+        text = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+        data = subprocess.run(
+            [*args, "--json"], env=env, capture_output=True, text=True, timeout=120
+        )
+    assert text.returncode == 0, text.stderr
+    assert "hooks:     2 from your config" in text.stdout
+    assert "pre_tool: no-rm (sandbox, 5 s match 'bash'): no-rm --strict" in text.stdout
+    assert "approval_waiting: notify-send (host, 30 s): notify-send 'cerveau waits'" in text.stdout
+    hooks = json.loads(data.stdout)["hooks"]
+    assert hooks["held_back"] == ["hooks.turn_end"] and len(hooks["run"]) == 2
