@@ -164,6 +164,9 @@ class HookConfig(_Model):
     # "sandbox": the boundary the model's commands get; "host": the person's own rights.
     where: Literal["sandbox", "host"] = "sandbox"
     name: str = ""  # what hook_ran and doctor call it; default: the program's name
+    # A host hook's extra variables, by name, from the person's environment (a notifier's
+    # DBUS_SESSION_BUS_ADDRESS, a token): this hook's only, never the model's commands'.
+    env: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _argv_is_runnable(self) -> HookConfig:
@@ -175,6 +178,8 @@ class HookConfig(_Model):
             raise ValueError(f"command {self.command!r}: {exc}") from None
         if not argv or not argv[0].strip():
             raise ValueError("command is empty")
+        if self.env and self.where != "host":
+            raise ValueError('env passes your variables to a where = "host" hook only')
         return self
 
 

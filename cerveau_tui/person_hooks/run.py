@@ -8,6 +8,8 @@ notifier, a log outside the workspace. Each run is one `hook_ran` event."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import threading
 import time
 from dataclasses import dataclass
@@ -46,6 +48,16 @@ class HookRunner:
     mode: str  # the session's sandbox mode: what a "sandbox" hook runs in
     bus: Emitter
 
+    def _host_env(self, hook: HookConfig) -> dict[str, str]:
+        """A host hook's HOME is the person's, never the workspace the runner gives a full-access
+        command: found by probing, `git status` in a host hook read the model's `.gitconfig`
+        from a workspace HOME and ran its `core.fsmonitor` with the person's rights. Plus the
+        variables of the person's environment this hook names (`env`)."""
+        if hook.where != "host":
+            return {}
+        passed = {k: os.environ[k] for k in hook.env if k in os.environ}
+        return {**passed, "HOME": pwd.getpwuid(os.getuid()).pw_dir}
+
     def run(
         self,
         hook: HookConfig,
@@ -76,7 +88,7 @@ class HookRunner:
             timeout=hook.timeout_s,
             output_cap=OUTPUT_CAP,
             cancel=cancel,
-            env={contract.EVENT_VAR: body, "CERVEAU_HOOK": event},
+            env={contract.EVENT_VAR: body, "CERVEAU_HOOK": event, **self._host_env(hook)},
         )
         started = time.monotonic()
         try:

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 from .conftest import CERVEAU, Place, answer, call, processes_with, toml_list
@@ -210,3 +212,38 @@ def test_doctor_lists_the_persons_hooks_and_the_workspace_hooks_it_holds_back(
     assert "approval_waiting: notify-send (host, 30 s): notify-send 'cerveau waits'" in text.stdout
     hooks = json.loads(data.stdout)["hooks"]
     assert hooks["held_back"] == ["hooks.turn_end"] and len(hooks["run"]) == 2
+
+
+def test_a_host_hook_running_git_does_not_read_the_models_config_as_its_home(
+    place: Place,
+) -> None:
+    subprocess.run(["git", "init", "-q", str(place.ws)], check=True)
+    marker, seen = place.out / "pwned", place.out / "git-ran"
+    git = [
+        "sh",
+        "-c",
+        f"cat >/dev/null; git status --short >/dev/null; git rev-parse --is-inside-work-tree > {seen}",
+    ]  # noqa: E501
+    place.config(
+        f'[[hooks.post_tool]]\ncommand = {toml_list(git)}\nwhere = "host"\nmatch = "write_file"\n'
+    )  # noqa: E501
+    evil = f"[core]\n\tfsmonitor = touch {marker}\n"
+    run = place.run(
+        [
+            call("write_file", path=".gitconfig", content=evil),
+            call("write_file", path=".config/git/config", content=evil),
+            call("write_file", path=".git/config", content=evil),
+            answer(),
+        ]
+    )
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert seen.read_text() == "true\n"  # the hook ran git in the workspace
+    assert not marker.exists()
+
+
+def test_env_names_a_host_hooks_variables_and_only_a_host_hooks(place: Place) -> None:
+    from cerveau_tui.config import HookConfig
+
+    HookConfig(command="notify", where="host", env=["DBUS_SESSION_BUS_ADDRESS"])
+    with pytest.raises(ValueError, match="host"):
+        HookConfig(command="fmt", env=["GITHUB_TOKEN"])
