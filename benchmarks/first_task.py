@@ -153,6 +153,9 @@ def recount(folder: Path) -> int:
         seen.setdefault(Path(dump.stem.rsplit("-seed", 1)[0]), []).append(
             _figures(count_lost(turns), fixed)
         )
+    if not seen:
+        print(f"no dumps (<checkout>-seed<S>.json) in {folder}")
+        return 1
     repos = sorted(seen, key=lambda r: ("before" not in r.name, r.name))  # the code before first
     _table(repos, seen)
     return 0
