@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cerveau_tui.loop.guards.repetition import LINE_COVER
 from cerveau_tui.loop.reply import AFTER_REPETITION
 from cerveau_tui.protocol import parse_payload
 from cerveau_tui.protocol.describe import describe
@@ -79,3 +80,15 @@ def test_the_chat_says_a_cut_once(tmp_path: Path) -> None:
     lines = [describe(parse_payload(e["type"], e["payload"])) for e in events]
     said = [line[0] for line in lines if line is not None and "repeating" in line[0]]
     assert said == ["reply cut: repeating: a span of 16 characters x 30"]
+
+
+def test_dot_one_in_a_plan_s_check_is_cut_within_a_line_s_length(tmp_path: Path) -> None:
+    """The failure: ".1.1.1" in a commit_plan's check ran 670 characters over 2m18s; a plain
+    span on one line is certain at LINE_COVER (guards/repetition.py), not at 2,000."""
+    step = {"id": "1", "title": "run the tests", "files": ["calc.py"], "check": "1" + ".1" * 1000}
+    call = {"name": "commit_plan", "arguments": {"steps": [step]}}
+    _, events, requests = _run(tmp_path, {"tool_calls": [call]}, supports_tools=False)
+    (cut,) = [g for g in _of(events, "guard_tripped") if g["guard"] == "repetition"]
+    assert cut["reason"].startswith("repeating: a span of 2 characters x ")
+    assert 2 * int(cut["reason"].rsplit("x ", 1)[1]) <= LINE_COVER + 2
+    assert not _of(events, "plan_committed") and len(requests) == 2
