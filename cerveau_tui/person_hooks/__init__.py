@@ -38,11 +38,11 @@ def person_hooks(settings: Settings, runner: Runner, bus: Emitter) -> PersonHook
     if not any(getattr(settings.hooks, e) for e in EVENTS):
         return None
     confined = [h for e in EVENTS for h in getattr(settings.hooks, e) if h.where == "sandbox"]
-    if confined and not runner.enforced:
+    if confined and not runner.enforced and settings.sandbox != "full-access":
         bus.emit(
             NoticePayload(
-                text='no sandbox is enforced here: your hooks marked "sandbox" run with your '
-                "rights, as the model's commands do (cerveau doctor says why)",
+                text='no sandbox is enforced here: your hooks marked "sandbox" will not run '
+                '(cerveau doctor says why; where = "host" runs one with your rights)',
                 level="warning",
                 source="hooks",
             )

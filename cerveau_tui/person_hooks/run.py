@@ -28,6 +28,12 @@ from . import contract
 OUTPUT_CAP = 64 * 1024
 
 
+UNCONFINED = (
+    'not run: no sandbox is enforced here (cerveau doctor says why); where = "host" runs it '
+    "with your rights"
+)
+
+
 @dataclass(frozen=True)
 class Ran:
     name: str
@@ -47,6 +53,27 @@ class HookRunner:
     workspace: Path
     mode: str  # the session's sandbox mode: what a "sandbox" hook runs in
     bus: Emitter
+
+    def _said(self, name: str, event: str, tool: str, hook: HookConfig, why: str) -> Ran:
+        self._emit(name, event, tool, hook, None, 0, "error", why)
+        return Ran(name, "error", None, "", why)
+
+    def _emit(
+        self,
+        name: str,
+        event: str,
+        tool: str,
+        hook: HookConfig,
+        exit_code: int | None,
+        ms: int,
+        got: HookOutcome,
+        stderr: str,
+    ) -> None:
+        message = "" if got == "ok" else stderr.strip()
+        self.bus.emit(
+            HookRan(name=name, event=event, exit=exit_code, ms=ms, outcome=got,
+                    where=hook.where, tool=tool, message=message)
+        )  # fmt: skip
 
     def _host_env(self, hook: HookConfig) -> dict[str, str]:
         """A host hook's HOME is the person's, never the workspace the runner gives a full-access
@@ -80,6 +107,10 @@ class HookRunner:
                 **fields,
             }
         )
+        if hook.where == "sandbox" and not self.runner.enforced and self.mode != "full-access":
+            # Unconfined, a "sandbox" hook would run with the person's rights on what the model
+            # wrote, unasked (the model's own commands are asked about there): not run, said.
+            return self._said(name, event, tool, hook, UNCONFINED)
         separator = contract.new_separator()
         spec = CommandSpec(
             command=contract.wrapper(contract.argv_of(hook.command), separator),
@@ -112,18 +143,7 @@ class HookRunner:
             stderr = f"exit 2 blocks nothing here ({event}). {stderr}".strip()
         elif got == "timeout":
             stderr = f"killed after {hook.timeout_s:g} s (timeout_s) with its process group"
-        self.bus.emit(
-            HookRan(
-                name=name,
-                event=event,
-                exit=result.exit_code,
-                ms=ms,
-                outcome=got,
-                where=hook.where,
-                tool=tool,
-                message="" if got == "ok" else stderr.strip(),
-            )
-        )
+        self._emit(name, event, tool, hook, result.exit_code, ms, got, stderr)
         return Ran(
             name, got, result.exit_code, contract.clip(stdout, contract.CONTEXT_MAX_BYTES), stderr
         )

@@ -247,3 +247,22 @@ def test_env_names_a_host_hooks_variables_and_only_a_host_hooks(place: Place) ->
     HookConfig(command="notify", where="host", env=["DBUS_SESSION_BUS_ADDRESS"])
     with pytest.raises(ValueError, match="host"):
         HookConfig(command="fmt", env=["GITHUB_TOKEN"])
+
+
+def test_without_an_enforced_sandbox_a_sandbox_hook_does_not_run_unconfined(place: Place) -> None:
+    out = place.out
+    hook = ["sh", "-c", f"cat >/dev/null; touch {out}/sandbox-hook"]
+    control = ["sh", "-c", f"cat >/dev/null; touch {out}/host-hook"]
+    place.config(
+        'sandbox_backend = "none"\n'
+        f"[[hooks.post_tool]]\ncommand = {toml_list(hook)}\n"
+        f'[[hooks.post_tool]]\ncommand = {toml_list(control)}\nwhere = "host"\n'
+    )
+    run = place.run([call("write_file", path="a.txt", content="a"), answer()])
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert not (out / "sandbox-hook").exists() and (out / "host-hook").exists()
+    refused, ran = run.of("hook_ran")
+    assert (refused["outcome"], refused["where"]) == ("error", "sandbox")
+    assert refused["message"].startswith("not run: no sandbox is enforced here")
+    assert (ran["outcome"], ran["where"]) == ("ok", "host")
+    assert any('hooks marked "sandbox" will not run' in n["text"] for n in run.of("notice"))
