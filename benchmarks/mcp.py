@@ -22,6 +22,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -168,31 +170,36 @@ def latency_figures() -> None:
     print(f"a sandboxed `true` (one bash call): median {statistics.median(cmds):.1f} ms")
 
 
+@contextmanager
+def real_server(url: str | None, n_ctx: int) -> Iterator[str]:
+    """`url`, else the cached stack's llama-server started for the run and stopped after."""
+    if url is not None:
+        yield url
+        return
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.provision import locate
+    from cerveau_tui.stack.server import managed_for
+
+    paths = stack_paths()
+    found = locate(paths)
+    assert found.binary is not None and found.model is not None, "cerveau stack provision"
+    managed = managed_for(paths, found.binary, found.model, n_ctx=n_ctx)
+    managed.start(timeout_s=120.0)
+    try:
+        yield managed.url
+    finally:
+        managed.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--server", help="a running llama-server; else the cached stack")
     ap.add_argument("--n-ctx", type=int, default=8192, help="the started server's -c")
     args = ap.parse_args()
-    server = None
-    url = args.server
-    if url is None:
-        from cerveau_tui.stack.paths import stack_paths
-        from cerveau_tui.stack.provision import locate
-        from cerveau_tui.stack.server import managed_for
-
-        paths = stack_paths()
-        loc = locate(paths)
-        assert loc.binary is not None and loc.model is not None, "run `cerveau stack provision`"
-        server = managed_for(paths, loc.binary, loc.model, n_ctx=args.n_ctx)
-        server.start(timeout_s=120.0)
-        url = server.url
-    try:
+    with real_server(args.server, args.n_ctx) as url:
         prefix_figures(url)
         turn_figures(url)
         latency_figures()
-    finally:
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":

@@ -26,12 +26,13 @@ from urllib.parse import urlsplit
 
 from ..config import McpServerConfig
 from ..sandbox.base import EnforcingRunner, Runner
+from ..sandbox.served import Served
 from ..text_safety import visible
 from .client import McpClient, ToolInfo
 from .launch import LaunchRefused, stdio_plan
 from .result import render
 from .schema import check
-from .wire import HttpChannel, McpError, McpTimeout, StdioChannel
+from .wire import Channel, HttpChannel, McpError, McpTimeout, StdioChannel
 
 MAX_RESTARTS = 2
 
@@ -107,8 +108,10 @@ class McpHub:
     def _connect(self, server: Server) -> list[ToolInfo]:
         cfg = server.config
         began = time.monotonic()
+        served: Served | None = None
+        channel: Channel
         if cfg.url:
-            channel: Any = HttpChannel(cfg.url)
+            channel = HttpChannel(cfg.url)
         else:
             plan = stdio_plan(cfg, self.workspace, self.mode)
             runner = server.runner or self.runner_for(plan.read_allow)
@@ -131,7 +134,7 @@ class McpHub:
             client.initialize(cfg.start_timeout_s)
             tools = client.list_tools(cfg.start_timeout_s)
         except McpError as exc:
-            tail = getattr(getattr(channel, "pipes", None), "stderr_tail", lambda: "")()
+            tail = served.stderr_tail() if served is not None else ""
             said = f"; its last words: {tail.strip()[-300:]}" if tail.strip() else ""
             raise McpError(f"{exc}{said}") from exc
         server.started_ms = (time.monotonic() - began) * 1000

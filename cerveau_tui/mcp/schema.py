@@ -140,21 +140,25 @@ def _array(
     out: list[str],
     depth: int,
 ) -> None:
-    if isinstance(schema.get("minItems"), int) and len(value) < schema["minItems"]:
-        out.append(f"{at}: at least {schema['minItems']} items")
-    if isinstance(schema.get("maxItems"), int) and len(value) > schema["maxItems"]:
-        out.append(f"{at}: at most {schema['maxItems']} items")
+    _size(schema, len(value), ("minItems", "maxItems"), "items", at, out)
     items = schema.get("items")
     if isinstance(items, dict):
         for i, item in enumerate(value[:1000]):
             _check(items, item, f"{at}[{i}]", root, out, depth + 1)
 
 
+def _size(
+    schema: dict[str, Any], size: int, keys: tuple[str, str], unit: str, at: str, out: list[str]
+) -> None:
+    low, high = (schema.get(k) for k in keys)
+    if isinstance(low, int) and size < low:
+        out.append(f"{at}: at least {low} {unit}")
+    if isinstance(high, int) and size > high:
+        out.append(f"{at}: at most {high} {unit}")
+
+
 def _string(schema: dict[str, Any], value: str, at: str, out: list[str]) -> None:
-    if isinstance(schema.get("minLength"), int) and len(value) < schema["minLength"]:
-        out.append(f"{at}: at least {schema['minLength']} characters")
-    if isinstance(schema.get("maxLength"), int) and len(value) > schema["maxLength"]:
-        out.append(f"{at}: at most {schema['maxLength']} characters")
+    _size(schema, len(value), ("minLength", "maxLength"), "characters", at, out)
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         try:

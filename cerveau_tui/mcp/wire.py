@@ -21,6 +21,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from ..sandbox.served import Served
+
 #: One message from a server, at most (a tool's result included): past it the channel ends.
 MAX_MESSAGE = 4 * 1024 * 1024
 PROTOCOL_VERSION = "2025-06-18"
@@ -57,26 +59,10 @@ def _result(message: dict[str, Any], method: str) -> Any:
     return message.get("result")
 
 
-class Pipes(Protocol):
-    """A running process's pipes (sandbox/served.Served)."""
-
-    @property
-    def stdin(self) -> Any: ...
-
-    @property
-    def stdout(self) -> Any: ...
-
-    def alive(self) -> bool: ...
-
-    def stderr_tail(self) -> str: ...
-
-    def close(self) -> None: ...
-
-
 class StdioChannel:
     """Newline-delimited JSON-RPC on a server's stdin and stdout; a reader thread routes answers."""
 
-    def __init__(self, pipes: Pipes, max_message: int = MAX_MESSAGE) -> None:
+    def __init__(self, pipes: Served, max_message: int = MAX_MESSAGE) -> None:
         self.pipes = pipes
         self.max_message = max_message
         self._ids = itertools.count(1)

@@ -110,16 +110,10 @@ def spawn_served(
 ) -> host_process.Popen[bytes]:
     """The launcher with three pipes, in a new session (no terminal, its own group), registered
     with the reaper before anything else can happen to us."""
+    pipe = host_process.PIPE
     proc = host_process.spawn(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=host_process.PIPE,
-        stdout=host_process.PIPE,
-        stderr=host_process.PIPE,
-        start_new_session=True,
-        pass_fds=pass_fds,
-        bufsize=0,
-    )
+        argv, cwd=cwd, env=env, pass_fds=pass_fds, start_new_session=True, bufsize=0,
+        stdin=pipe, stdout=pipe, stderr=pipe,
+    )  # fmt: skip
     reaper.track(proc.pid)
     return proc

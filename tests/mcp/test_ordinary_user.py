@@ -41,12 +41,21 @@ finally:
 """
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_as_an_ordinary_user_the_server_stays_inside(backend: str) -> None:
-    user = ordinary_user()
-    system_py = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
-    if user is None or not system_py.exists():
+@pytest.fixture
+def as_user() -> tuple[str, Path]:
+    """An ordinary user, and the system Python of this version to run the harness with."""
+    py = Path("/usr/bin") / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    user = ordinary_user() if py.exists() else None
+    if user is None:
         pytest.skip("needs root, runuser and the system Python of this version")
+    return user, py
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_as_an_ordinary_user_the_server_stays_inside(
+    backend: str, as_user: tuple[str, Path]
+) -> None:
+    user, system_py = as_user
     quiet = Quiet()
     root = Path(tempfile.mkdtemp(prefix="cerveau-mcp-user-", dir="/var/tmp"))
     try:
