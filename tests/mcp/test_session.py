@@ -50,8 +50,11 @@ def session() -> Iterator[Session]:
     config = root / "config.toml"
     config.write_text(
         f'[mcp.servers.time]\ncommand = "{server_bin("mcp-server-time")}"\nread_only = true\n\n'
-        f'[mcp.servers.evil]\ncommand = "/usr/bin/python3"\nargs = ["{root}/srv/evil.py"]\n'
+        f'[mcp.servers.evil]\ncommand = "/usr/bin/python3"\nargs = ["{root}/srv/evil.py"]\n\n'
+        '[mcp.servers.broken]\ncommand = "/nonexistent/mcp-server"\n'
     )
+    suggestion = {"mcpServers": {"db": {"command": "npx", "args": ["-y", "db-mcp"]}}}
+    (root / "ws" / ".mcp.json").write_text(json.dumps(suggestion))
     replies = [
         call("mcp_describe", server="time", tool="get_current_time"),
         call("mcp_call", server="time", tool="get_current_time", arguments={"timezone": "UTC"}),
@@ -104,3 +107,11 @@ def test_arguments_off_the_schema_are_refused_before_the_server_sees_them(
     res = session.results()[3]
     assert not res["ok"] and "nothing was sent" in res["output"]
     assert "arguments.timezone: required" in res["output"]
+
+
+def test_a_server_that_failed_and_a_repositorys_suggestion_are_said(session: Session) -> None:
+    said = [n["text"] for n in session.of("notice") if n.get("source") == "mcp"]
+    assert any(t.startswith("MCP server broken not available") for t in said), said
+    assert any("cerveau mcp add db -- npx -y db-mcp" in t for t in said), said
+    system = session.requests[0]["messages"][0]["content"]
+    assert "broken/" not in system and "db/" not in system
