@@ -184,7 +184,9 @@ class Dispatcher:
         room = list(verdict.grant.extra_writable) if verdict.grant is not None else []
         named = [p for p in (d.writes if d else []) if p != root and p not in room]
         paths = self.events.shown([*room, *named])
-        summary = (d.command if d and d.command else ", ".join(paths)) or ex.name
+        # A command, else what an action names (an MCP call's server/tool), else the paths.
+        said = d.command or (d.action.summary if d.action else None) if d else None
+        summary = (said or ", ".join(paths)) or ex.name
         req = ApprovalRequest(
             call_id=ex.call_id,
             tool=ex.name,
