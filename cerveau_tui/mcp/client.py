@@ -3,6 +3,7 @@ what the catalogue keeps of a tool: its name, one description, its input schema,
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,8 +64,15 @@ class McpClient:
             cursor = nxt
         return out[:MAX_TOOLS]
 
-    def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> dict[str, Any]:
-        result = self.channel.request("tools/call", {"name": name, "arguments": arguments}, timeout)
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        result = self.channel.request("tools/call", params, timeout, cancel)
         if not isinstance(result, dict):
             raise McpError("tools/call: the server's answer is not an object")
         return result

@@ -32,7 +32,7 @@ from .client import McpClient, ToolInfo
 from .launch import LaunchRefused, stdio_plan
 from .result import render
 from .schema import check
-from .wire import Channel, HttpChannel, McpError, McpTimeout, StdioChannel
+from .wire import Channel, HttpChannel, McpCancelled, McpError, McpTimeout, StdioChannel
 
 MAX_RESTARTS = 2
 
@@ -178,7 +178,14 @@ class McpHub:
         _, t = self.tool(server, name)
         return check(t.input_schema, arguments)
 
-    def call(self, server: str, name: str, arguments: dict[str, Any], cap: int) -> Outcome:
+    def call(
+        self,
+        server: str,
+        name: str,
+        arguments: dict[str, Any],
+        cap: int,
+        cancel: threading.Event | None = None,
+    ) -> Outcome:
         s, t = self.tool(server, name)
         began = time.monotonic()
         with s.lock:
@@ -191,7 +198,9 @@ class McpHub:
                 client = s.client
         assert client is not None
         try:
-            result = client.call_tool(t.name, arguments, s.config.timeout_s)
+            result = client.call_tool(t.name, arguments, s.config.timeout_s, cancel)
+        except McpCancelled:
+            raise  # the person stopped the turn: the server is told and stays
         except McpTimeout as exc:
             with s.lock:
                 self._stop(s)

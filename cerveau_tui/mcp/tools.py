@@ -22,7 +22,7 @@ from ..text_safety import visible
 from ..tools.args import NonBlank
 from ..tools.base import Declared, RetryClass, Tool, ToolAction, ToolContext, ToolError, ToolResult
 from .hub import McpHub, UnknownTool
-from .wire import McpError, McpTimeout
+from .wire import McpCancelled, McpError, McpTimeout
 
 
 class McpDescribe(Tool):
@@ -96,7 +96,9 @@ class McpCall(Tool):
                 + f". mcp_describe {server} {tool} shows the schema"
             )
         try:
-            out = self.hub.call(server, tool, args.arguments, ctx.output_cap)
+            out = self.hub.call(server, tool, args.arguments, ctx.output_cap, ctx.cancel)
+        except McpCancelled as exc:
+            return ToolResult(ok=False, output=f"[stopped: {exc}]")
         except McpTimeout as exc:
             raise ToolError(str(exc), RetryClass.TRANSIENT) from exc
         except (McpError, OSError) as exc:

@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,6 +27,8 @@ from ..sandbox.served import Served
 #: One message from a server, at most (a tool's result included): past it the channel ends.
 MAX_MESSAGE = 4 * 1024 * 1024
 PROTOCOL_VERSION = "2025-06-18"
+#: How often a waiting call looks at the person's stop (an answer wakes it at once).
+CANCEL_POLL_S = 0.1
 
 
 class McpError(Exception):
@@ -36,8 +39,18 @@ class McpTimeout(McpError):
     pass
 
 
+class McpCancelled(McpError):
+    """The person stopped the turn while a call waited: the server is told, and left running."""
+
+
 class Channel(Protocol):
-    def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> Any: ...
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> Any: ...
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
 
@@ -141,7 +154,13 @@ class StdioChannel:
                 self._end(f"could not write to the server ({exc})")
                 raise McpError(self.failure or str(exc)) from exc
 
-    def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> Any:
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> Any:
         if self.failure is not None:
             raise McpError(self.failure)
         mid = next(self._ids)
@@ -153,9 +172,14 @@ class StdioChannel:
             if params is not None:
                 msg["params"] = params
             self._send(msg)
-            if not waiter.done.wait(timeout):
-                self.notify("notifications/cancelled", {"requestId": mid, "reason": "timeout"})
-                raise McpTimeout(f"{method}: no answer within {timeout:g} s")
+            deadline = time.monotonic() + timeout
+            while not waiter.done.wait(min(CANCEL_POLL_S, max(deadline - time.monotonic(), 0))):
+                if cancel is not None and cancel.is_set():
+                    self.notify("notifications/cancelled", {"requestId": mid, "reason": "stopped"})
+                    raise McpCancelled(f"{method}: stopped by the person")
+                if time.monotonic() >= deadline:
+                    self.notify("notifications/cancelled", {"requestId": mid, "reason": "timeout"})
+                    raise McpTimeout(f"{method}: no answer within {timeout:g} s")
         finally:
             with self._lock:
                 self._waiting.pop(mid, None)
@@ -219,7 +243,14 @@ class HttpChannel:
         except httpx.HTTPError as exc:
             raise McpError(f"{message.get('method')}: {type(exc).__name__}: {exc}") from exc
 
-    def request(self, method: str, params: dict[str, Any] | None, timeout: float) -> Any:
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> Any:
+        """`cancel` is not watched here: an HTTP call ends at its timeout."""
         mid = next(self._ids)
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": mid, "method": method}
         if params is not None:

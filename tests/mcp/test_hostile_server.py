@@ -129,3 +129,17 @@ def test_control_the_same_server_unsandboxed_gets_out(box: Box) -> None:
     finally:
         client.close()
     assert SECRET in text and (box.outside / "escaped.txt").exists()
+
+
+def test_the_persons_stop_ends_a_waiting_call_and_keeps_the_server(box: Box) -> None:
+    import threading
+
+    from cerveau_tui.mcp.wire import McpCancelled
+
+    hub = box.hub(evil=evil(box, timeout_s=600))
+    pid = server_process(hub, "evil", "evil-mcp")
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    with pytest.raises(McpCancelled):
+        hub.call("evil", "hang", {}, CAP, stop)  # ends at the stop, not at 600 s
+    assert not _gone(pid) and hub.servers["evil"].restarts == 0
