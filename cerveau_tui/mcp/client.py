@@ -3,6 +3,7 @@ what the catalogue keeps of a tool: its name, one description, its input schema,
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,8 @@ from .wire import PROTOCOL_VERSION, Channel, McpError
 MAX_PAGES = 20
 MAX_TOOLS = 200
 MAX_DESCRIPTION = 2000  # characters of a tool's description kept (describe shows it)
+#: A tool's name as the MCP spec recommends it (1-128 of these characters); any other is skipped.
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,8 @@ def _tool(raw: Any) -> ToolInfo | None:
     if not isinstance(raw, dict):
         return None
     name = raw.get("name")
-    if not isinstance(name, str) or not name or len(name) > 128:
-        return None
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        return None  # a name goes into the prefix as is: no newline, no control, no markup
     schema = raw.get("inputSchema")
     desc = raw.get("description")
     ann = raw.get("annotations")

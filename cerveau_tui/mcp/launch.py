@@ -54,7 +54,11 @@ def resolve(command: str, workspace: Path) -> Path:
     ws = Path(os.path.realpath(workspace))
     if "/" in command:
         p = Path(os.path.expanduser(command))
-        return p if p.is_absolute() else ws / p
+        if not p.is_absolute():
+            # The config applies in every workspace: `./server` would run whatever each
+            # repository put there.
+            raise LaunchRefused(f"{command!r} is a relative path; give its absolute path")
+        return p
     found = which(command)
     if found is not None and _under(Path(os.path.realpath(found)), ws):
         found = None  # a workspace folder on PATH: never the person's server

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..sandbox.process import cap_output
 from ..text_safety import visible
 from ..tools.args import NonBlank
 from ..tools.base import Declared, RetryClass, Tool, ToolAction, ToolContext, ToolError, ToolResult
@@ -38,11 +39,12 @@ class McpDescribe(Tool):
 
     def run(self, args: Args, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         try:
-            return ToolResult(
-                ok=True, output=self.hub.describe(args.server.strip(), args.tool.strip())
-            )
+            text = self.hub.describe(args.server.strip(), args.tool.strip())
         except UnknownTool as exc:
             raise ToolError(str(exc)) from exc
+        # A schema is the server's to write: a 3 MB one must not fill the window.
+        text, _ = cap_output(text, ctx.output_cap)
+        return ToolResult(ok=True, output=text)
 
 
 class McpCall(Tool):

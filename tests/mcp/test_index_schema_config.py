@@ -126,3 +126,18 @@ def test_a_linked_mcp_json_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "real.json").write_text(json.dumps({"mcpServers": {"db": {"command": "x"}}}))
     (tmp_path / ".mcp.json").symlink_to(tmp_path / "real.json")
     assert suggestions(tmp_path, set()) == []
+
+
+def test_a_tool_name_that_could_write_into_the_prefix_is_skipped() -> None:
+    from cerveau_tui.mcp.client import _tool
+
+    assert _tool({"name": "ok_name-1.v2", "inputSchema": {}}) is not None
+    for bad in ("two\nlines", "x: y", "\x1b[2J", "a" * 129, ""):
+        assert _tool({"name": bad}) is None, bad
+
+
+def test_a_relative_program_is_refused(tmp_path: Path) -> None:
+    from cerveau_tui.mcp.launch import LaunchRefused, resolve
+
+    with pytest.raises(LaunchRefused, match="relative path"):
+        resolve("./server", tmp_path)

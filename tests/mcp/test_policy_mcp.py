@@ -123,3 +123,14 @@ def test_arguments_that_break_the_schema_are_refused_before_sending(tmp_path: Pa
             McpCall.Args(server="git", tool="commit", arguments={}),
             ToolContext(workspace=tmp_path, state=ToolState()),
         )
+
+
+def test_a_huge_schema_is_cut_to_the_output_cap(tmp_path: Path) -> None:
+    from cerveau_tui.mcp.tools import McpDescribe
+
+    h = hub(tmp_path, git=McpServerConfig(command="/bin/true"))
+    huge = {"type": "object", "description": "d" * 500_000}
+    h.servers["git"].tools = [ToolInfo("commit", "", huge)]
+    ctx = ToolContext(workspace=tmp_path, state=ToolState(), output_cap=2_000)
+    out = McpDescribe(h).run(McpDescribe.Args(server="git", tool="commit"), ctx)
+    assert len(out.output) < 2_200
