@@ -126,7 +126,11 @@ async def cerveau_acp(
     """`cerveau acp FLAGS` as a child process, initialized, the SDK's client connected to it.
     `config_beside`: the person's config is kept out (a file beside this folder that is not
     there), as the CLI tests do."""
-    full = {k: v for k, v in os.environ.items() if k.startswith(("CERVEAU_", "PYTHON", "LANG"))}
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith(("CERVEAU_", "PYTHON", "LANG")) and not k.startswith("CERVEAU_TEST_")
+    }
     if config_beside is not None:
         full["CERVEAU_CONFIG"] = str(config_beside.parent / f"{config_beside.name}.no-config.toml")
     full.update(env or {})

@@ -244,7 +244,9 @@ def test_mcp_servers_a_client_names_are_never_started(ws: Path) -> None:
     with ScriptedServer({"responses": [{"content": "hello"}]}) as srv:
         asyncio.run(go(srv))
     assert not marker.exists()
-    assert "suggested MCP servers (planted): not started" in client.text()
+    said = client.text()
+    assert "suggested MCP servers (planted): not started" in said
+    assert "cerveau mcp add planted -- /bin/sh -c" in said  # how the person would make it theirs
 
 
 def test_a_session_is_listed_and_loaded_with_its_conversation(ws: Path) -> None:
