@@ -39,6 +39,7 @@ from ..protocol import (
 )
 from ..protocol.base import Event
 from ..session import Session
+from ..text_safety import visible
 from .approver import ClientApprover
 from .updates import Translator, Update, plan_update
 
@@ -315,7 +316,7 @@ class CerveauAgent:
         live = Live(session=session, approver=approver, translator=translator, held=early)
         approver.on_stop = session.engine.interrupt
         holder.append(live)  # on the loop, as `deliver` runs: nothing falls between the two
-        for text in _suggestions(mcp, extra_dirs):
+        for text in _suggestions(mcp, extra_dirs, set(settings.mcp.servers)):
             bus.emit(NoticePayload(text=text, level="warning", source="acp"))
         live.sender = asyncio.create_task(self._send(live))
         self.live[live.id] = live
@@ -354,20 +355,36 @@ class CerveauAgent:
                 live.queue.task_done()
 
 
-def _suggestions(mcp: list[Any], extra_dirs: list[str]) -> list[str]:
+def _suggestions(mcp: list[Any], extra_dirs: list[str], configured: set[str]) -> list[str]:
+    """What the client named beyond the cwd, said: MCP servers as suggestions (the mechanism and
+    the wording of a repository's `.mcp.json`, mcp/suggest.py: the `cerveau mcp add` line that
+    would make one the person's own), more folders as not opened."""
+    from ..mcp.suggest import add_command
+
     out = []
-    if mcp:
-        names = ", ".join(str(getattr(m, "name", "?")) for m in mcp)
+    fresh = [m for m in mcp if getattr(m, "name", "") not in configured]
+    mine = [m.name for m in mcp if getattr(m, "name", "") in configured]
+    if fresh:
+        shown = []
+        for m in fresh[:5]:
+            url = getattr(m, "url", None)
+            entry = {"url": url} if url else {"command": m.command, "args": list(m.args)}
+            shown.append(f"{m.name}: {add_command(m.name, entry)}")
         out.append(
-            f"the client suggested MCP servers ({names}): not started. cerveau starts no server a "
-            "client names; one the person wants goes in their own config"
+            f"the client suggested MCP servers ({', '.join(str(m.name) for m in fresh)}): not "
+            "started; a server runs only once you add it to your own config: " + "; ".join(shown)
+        )
+    if mine:
+        out.append(
+            f"MCP servers the client named are already yours ({', '.join(mine)}): your config's "
+            "entries are in force, not the client's"
         )
     if extra_dirs:
         out.append(
             "the client named more folders (" + ", ".join(extra_dirs) + "): not opened; the "
             "workspace is the session's cwd alone"
         )
-    return out
+    return [visible(t) for t in out]
 
 
 def prompt_text(blocks: list[Any], workspace: Path) -> str:
