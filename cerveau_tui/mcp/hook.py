@@ -77,11 +77,14 @@ def mcp_hooks(settings: Settings, runner: Runner, deny_read: list[Path]) -> list
     servers = settings.mcp.servers
     if not servers and not notes:
         return []
+    from ..sandbox.guarded import GuardedRunner
+
     hub = McpHub(
         servers,
         Path(os.path.realpath(settings.workspace)),
         runner_factory(settings, runner, deny_read),
         mode=settings.sandbox,
+        guard=runner.bracket if isinstance(runner, GuardedRunner) else None,
     ).start()
     return [McpHook(hub, settings.mcp.index_tokens, notes)]
 

@@ -41,6 +41,10 @@ MAX_RESTARTS = 2
 RunnerFor = Callable[[tuple[Path, ...]], Runner | None]
 
 
+#: Runs a call between the git check's snapshot and its check: (what it returned, a note).
+Guard = Callable[[Path, Callable[[], Any]], tuple[Any, str | None]]
+
+
 class UnknownTool(LookupError):
     pass
 
@@ -79,8 +83,11 @@ class McpHub:
         runner_for: RunnerFor,
         *,
         mode: str = "workspace-write",
+        guard: Guard | None = None,
     ) -> None:
+        """`guard`: the session's git check (GuardedRunner.bracket), run around each call."""
         self.workspace = workspace
+        self.guard = guard
         self.runner_for = runner_for
         self.mode = mode
         self.servers = {n: Server(n, c) for n, c in servers.items() if c.enabled}
@@ -197,8 +204,21 @@ class McpHub:
                 self._connect(s)  # the catalogue stays as it was at the start
                 client = s.client
         assert client is not None
+
+        def act() -> dict[str, Any] | McpError:
+            try:
+                return client.call_tool(t.name, arguments, s.config.timeout_s, cancel)
+            except McpError as exc:  # checked by the guard all the same, raised after
+                return exc
+
+        # The git check around the call, as around a command (sandbox/guarded.py): under
+        # Landlock the workspace's .git is writable to the server, and a hook it planted would
+        # run at the person's next `git` on the host.
+        got, note = self.guard(self.workspace, act) if self.guard is not None else (act(), None)
         try:
-            result = client.call_tool(t.name, arguments, s.config.timeout_s, cancel)
+            if isinstance(got, McpError):
+                raise got
+            result = got
         except McpCancelled:
             raise  # the person stopped the turn: the server is told and stays
         except McpTimeout as exc:
@@ -213,6 +233,8 @@ class McpHub:
                 self._stop(s)
             raise
         text, is_error, truncated = render(result, cap)
+        if note is not None:
+            text = f"{text}\n{note}"
         ms = (time.monotonic() - began) * 1000
         return Outcome(text, not is_error, truncated, ms)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ..workspace.git import fast as git_fast
 from ..workspace.git import guard as git_guard
@@ -29,6 +30,7 @@ from ..workspace.git.config_rules import GitConfigParser, ParseConfig
 from .base import CommandResult, CommandSpec, Runner
 
 OnFindings = Callable[[list[git_guard.Finding]], None]
+T = TypeVar("T")
 
 
 class GuardedRunner:
@@ -54,7 +56,15 @@ class GuardedRunner:
             guard_for(workspace).on_findings = on_findings
 
     def run(self, spec: CommandSpec) -> CommandResult:
-        workspace = spec.workspace
+        result, note = self.bracket(spec.workspace, lambda: self.inner.run(spec))
+        if note is not None:
+            _tell(result, note)
+        return result
+
+    def bracket(self, workspace: Path, act: Callable[[], T]) -> tuple[T, str | None]:
+        """`act` (a command, an MCP server's call: anything that may write in the workspace)
+        between the git check's snapshot and its check; what it left is undone. Returns what
+        `act` returned and the note the model must read, if any."""
         guard = guard_for(workspace)
         before: git_guard.GitState | None = None
         try:
@@ -64,7 +74,7 @@ class GuardedRunner:
             before = state
         except OSError as exc:
             failure = exc
-        result = self.inner.run(spec)
+        result = act()
         findings: list[git_guard.Finding] = []
         actions: list[str] = []
         if before is not None:
@@ -85,14 +95,13 @@ class GuardedRunner:
                 before, failure = None, exc
         if before is None:
             # Unavailable, never "clean": the person must know their next git is unchecked.
-            _tell(result, f"[harness] the git guard could not check this command ({failure}); "
-                  "git settings and hooks it may have left were NOT checked")  # fmt: skip
-            return result
+            return result, (f"[harness] the git guard could not check this command ({failure}); "
+                            "git settings and hooks it may have left were NOT checked")  # fmt: skip
         if findings:
-            _tell(result, harness_note(workspace, findings, actions))
             if self.on_findings is not None:
                 self.on_findings(findings)
-        return result
+            return result, harness_note(workspace, findings, actions)
+        return result, None
 
     def kill_background(self) -> None:
         self.inner.kill_background()

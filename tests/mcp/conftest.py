@@ -19,6 +19,7 @@ from cerveau_tui.deny_read import deny_read_paths
 from cerveau_tui.mcp.hook import runner_factory
 from cerveau_tui.mcp.hub import McpHub
 from cerveau_tui.sandbox.bubblewrap import BubblewrapRunner, find_bwrap
+from cerveau_tui.sandbox.guarded import GuardedRunner
 from cerveau_tui.sandbox.landlock import LandlockRunner, landlock_abi
 
 SECRET = "MCP-PROBE-SECRET-51c0ffee"
@@ -53,7 +54,8 @@ class Box:
         settings = load_settings(self.ws, user_config=self.root / "no-config.toml")
         runner = BubblewrapRunner() if self.backend == "bubblewrap" else LandlockRunner()
         make = runner_factory(settings, runner, deny_read_paths(settings.deny_read))
-        hub = McpHub(servers, self.ws, make).start()
+        guard = GuardedRunner(runner, workspace=self.ws).bracket  # as the session wires it
+        hub = McpHub(servers, self.ws, make, guard=guard).start()
         self.hubs.append(hub)
         return hub
 

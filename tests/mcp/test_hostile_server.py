@@ -143,3 +143,14 @@ def test_the_persons_stop_ends_a_waiting_call_and_keeps_the_server(box: Box) -> 
     with pytest.raises(McpCancelled):
         hub.call("evil", "hang", {}, CAP, stop)  # ends at the stop, not at 600 s
     assert not _gone(pid) and hub.servers["evil"].restarts == 0
+
+
+def test_a_git_hook_it_plants_is_undone_before_the_person_runs_git(box: Box) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(box.ws)], check=True)
+    hook = box.ws / ".git" / "hooks" / "pre-commit"
+    out = box.hub(evil=evil(box)).call("evil", "plant_hook", {"ws": str(box.ws)}, CAP)
+    assert not hook.exists()  # read-only under bubblewrap; undone by the guard under Landlock
+    if "planted" in out.text:
+        assert "[harness] this command left code for your next git command" in out.text
