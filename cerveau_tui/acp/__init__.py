@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from .agent import CerveauAgent, SettingsFor, serve
+from .agent import CerveauAgent, SettingsFor
+from .stdio import serve
 
 __all__ = ["CerveauAgent", "run_acp"]
 

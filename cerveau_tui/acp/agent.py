@@ -20,11 +20,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from acp import RequestError
 from acp import schema as S
-from acp.interfaces import Agent, Client
+from acp.interfaces import Client
 
 from .. import __version__
 from ..bus import Emitter
@@ -39,8 +39,8 @@ from ..protocol import (
 )
 from ..protocol.base import Event
 from ..session import Session
-from ..text_safety import visible
 from .approver import ClientApprover
+from .inputs import prompt_text, suggestions
 from .updates import Translator, Update, plan_update
 
 #: A session's settings for a workspace, refused as the CLI refuses it (ConfigError).
@@ -110,7 +110,6 @@ class CerveauAgent:
         self.pinned = Path(os.path.realpath(pinned)) if pinned is not None else None
         self.conn: Client | None = None
         self.live: dict[str, Live] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -316,7 +315,7 @@ class CerveauAgent:
         live = Live(session=session, approver=approver, translator=translator, held=early)
         approver.on_stop = session.engine.interrupt
         holder.append(live)  # on the loop, as `deliver` runs: nothing falls between the two
-        for text in _suggestions(mcp, extra_dirs, set(settings.mcp.servers)):
+        for text in suggestions(mcp, extra_dirs, set(settings.mcp.servers)):
             bus.emit(NoticePayload(text=text, level="warning", source="acp"))
         live.sender = asyncio.create_task(self._send(live))
         self.live[live.id] = live
@@ -353,108 +352,3 @@ class CerveauAgent:
                 pass
             finally:
                 live.queue.task_done()
-
-
-def _suggestions(mcp: list[Any], extra_dirs: list[str], configured: set[str]) -> list[str]:
-    """What the client named beyond the cwd, said: MCP servers as suggestions (the mechanism and
-    the wording of a repository's `.mcp.json`, mcp/suggest.py: the `cerveau mcp add` line that
-    would make one the person's own), more folders as not opened."""
-    from ..mcp.suggest import add_command
-
-    out = []
-    fresh = [m for m in mcp if getattr(m, "name", "") not in configured]
-    mine = [m.name for m in mcp if getattr(m, "name", "") in configured]
-    if fresh:
-        shown = []
-        for m in fresh[:5]:
-            url = getattr(m, "url", None)
-            entry = {"url": url} if url else {"command": m.command, "args": list(m.args)}
-            shown.append(f"{m.name}: {add_command(m.name, entry)}")
-        out.append(
-            f"the client suggested MCP servers ({', '.join(str(m.name) for m in fresh)}): not "
-            "started; a server runs only once you add it to your own config: " + "; ".join(shown)
-        )
-    if mine:
-        out.append(
-            f"MCP servers the client named are already yours ({', '.join(mine)}): your config's "
-            "entries are in force, not the client's"
-        )
-    if extra_dirs:
-        out.append(
-            "the client named more folders (" + ", ".join(extra_dirs) + "): not opened; the "
-            "workspace is the session's cwd alone"
-        )
-    return [visible(t) for t in out]
-
-
-def prompt_text(blocks: list[Any], workspace: Path) -> str:
-    """The person's prompt as one message: text as it is, a mentioned file as its path (our tools
-    read it, within the boundary), an embedded file's text inline with its name."""
-    parts: list[str] = []
-    for b in blocks:
-        if isinstance(b, S.TextContentBlock):
-            parts.append(b.text)
-        elif isinstance(b, S.ResourceContentBlock):
-            parts.append(f"@{_shown(b.uri, workspace)}")
-        elif isinstance(b, S.EmbeddedResourceContentBlock) and isinstance(
-            b.resource, S.TextResourceContents
-        ):
-            parts.append(f"@{_shown(b.resource.uri, workspace)}:\n{b.resource.text}")
-    return "\n".join(p for p in parts if p)
-
-
-def _shown(uri: str, workspace: Path) -> str:
-    path = uri.removeprefix("file://")
-    try:
-        return str(Path(path).relative_to(workspace))
-    except ValueError:
-        return path
-
-
-async def serve(agent: CerveauAgent) -> None:
-    """Run the agent on this process's stdin and stdout until the client hangs up. Our stdout is
-    the protocol's alone: fd 1 is pointed at stderr first, so nothing else printed (a library's
-    warning, a child that inherited it) can put a stray line into the JSON-RPC stream."""
-    import sys
-
-    from acp.agent.connection import AgentSideConnection
-
-    sys.stdout.flush()
-    proto = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, proto)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    # The SDK's Agent Protocol is the whole surface (fork, resume, config options...); its router
-    # answers "method not found" for what an agent leaves out, so ours is a partial Agent.
-    conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
-    agent.loop = loop
-    try:
-        await conn.listen()
-    finally:
-        await agent.close()
-        await conn.close()
-
-
-class _WriteProtocol(asyncio.BaseProtocol):
-    """A write pipe's protocol with the drain a StreamWriter awaits (the SDK's stdio does the
-    same for sys.stdout; ours writes to the duplicated descriptor)."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._waiter: asyncio.Future[None] | None = None
-
-    def pause_writing(self) -> None:
-        if self._waiter is None:
-            self._waiter = self._loop.create_future()
-
-    def resume_writing(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def _drain_helper(self) -> None:
-        if self._waiter is not None:
-            await self._waiter

@@ -32,6 +32,7 @@ from acp import schema as S
 
 from ..protocol import (
     AssistantMessage,
+    ErrorPayload,
     Payload,
     PlanReported,
     ReasoningPayload,
@@ -40,6 +41,7 @@ from ..protocol import (
     ToolCallPayload,
     ToolResultPayload,
     ToolStartedPayload,
+    TurnEnded,
     TurnStarted,
     UsagePayload,
 )
@@ -236,8 +238,6 @@ class Translator:
             case StackProgress():
                 return []  # the server starting: before any turn, not the person's conversation
         line = describe(p, self._said_error)
-        from ..protocol import ErrorPayload, TurnEnded
-
         if isinstance(p, ErrorPayload):
             self._said_error = p.message
         elif isinstance(p, TurnEnded):
