@@ -17,7 +17,7 @@ from ..config import Settings
 from ..hooks import Hook, TurnContext
 from ..sandbox.base import Runner
 from ..tools.base import Tool
-from .hub import McpHub
+from .hub import McpHub, RunnerFor
 from .index import index
 from .suggest import suggestions
 
@@ -57,7 +57,7 @@ class McpHook(Hook):
         self.hub.close()
 
 
-def runner_factory(settings: Settings, runner: Runner, deny_read: list[Path]):  # noqa: ANN201
+def runner_factory(settings: Settings, runner: Runner, deny_read: list[Path]) -> RunnerFor:
     """Each stdio server's own runner: the session's backend, its venv (if any) shown read-only
     beside the person's `sandbox_read`, the same deny list; None where nothing is enforced."""
     from ..sandbox.select import SandboxStatus, select_runner
