@@ -9,12 +9,20 @@ and the model saw a third of the window it had. The rules now:
   `history[:upto]` and stays byte-identical until the next compaction; between compactions only
   `history[upto:]` grows, at its end, so each request evaluates only what was appended.
 - Compaction is rare and happens once: when a request would pass `high_water` of the budget, the
-  window falls to `low_water` in one step. First PRUNE: old tool outputs (and long call arguments)
-  outside the newest rounds become short placeholders naming the tool and its target; the pruned
-  copies are appended to `frozen`, so the block the server cached before stays a prefix. Only if
-  that is not enough, a SUMMARY block replaces `frozen`: the person's request verbatim and the
-  summary (or the deterministic brief when the summary failed or is off), then the newest rounds
-  verbatim in the tail.
+  oldest whole rounds right after the system message go as ONE contiguous block, as many as bring
+  the window to `low_water`, and every message kept stays byte-identical (the same objects). What
+  stands for the dropped block (the model's handoff, or the deterministic brief) is APPENDED after
+  the kept messages, before any message the person or the harness added since the last request.
+- Why appended, and why nothing kept is rewritten: llama-server's `--cache-reuse N` finds the kept
+  messages in its cache after the common prefix and shifts them into place, but only a prompt that
+  is the cached one with deletions: its search stops at the first token that is in no cached
+  chunk, so a block inserted after the system message, or one pruned tool output among the kept
+  ones, makes it re-read everything after it. Measured before (issue 36: old tool outputs pruned
+  into placeholders at every compaction, the summary after the system message), a 100-round
+  session on an 8,192 window evaluated 1.65x what it appended, each compaction re-reading
+  2.4-3.5k tokens; benchmarks/context.py prints the figures after.
+- The block of the previous compaction (and what came before it) always goes with the next drop:
+  the new handoff stands for it, so the window holds one handoff, in order, never two.
 - A call and its results move together (`rounds`): a result without its call is a shape no server
   accepts.
 
@@ -28,22 +36,44 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .pack import message_tokens, rounds
 from .prune import calls_by_id, prune_message
 
 Message = dict[str, Any]
-Summariser = Callable[[list[Message]], "str | None"]
 
-#: Rounds whose results a prune keeps whole: the model's latest results are what it works from.
+#: Rounds of the dropped block whose results the summary call reads whole: the model's latest
+#: results are what it worked from; older ones go to it as placeholders (the call's input fits).
 PRUNE_KEEP_ROUNDS = 2
+#: Tokens a compaction reserves for what stands for the dropped block, when choosing the drop.
+BLOCK_ROOM = 200
 
 SummarySource = Literal["model", "brief", "none"]
+
+#: The message after a handoff that continued the conversation: the next reply is the model's.
+RESUME_NOTE = (
+    "[harness] The earlier part of this conversation was removed to fit the context window; "
+    "the handoff above stands for it. Files are on disk: read them again rather than trusting "
+    "memory. Continue the task."
+)
 
 
 class WindowStateError(ValueError):
     """A stored window state that cannot be restored (say which field)."""
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A summary written as the next message of the conversation the server has cached
+    (loop/summarise.py's continuation): the question as it was sent and the model's answer. Both
+    are kept in the window as they were, so the server finds them in its cache too."""
+
+    asked: Message
+    answer: str
+
+
+Summariser = Callable[[list[Message]], "str | Handoff | None"]
 
 
 @dataclass
@@ -55,6 +85,10 @@ class WindowState:
     compactions: int = 0
     # What the server counted beside the messages at the last reply (tools, template), if known.
     overhead: int | None = None
+    # frozen[block_start:block_end] is the last compaction's handoff or brief; the next drop
+    # takes everything before block_end.
+    block_start: int = 0
+    block_end: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: the persistence helper stores this at each compaction."""
@@ -64,21 +98,30 @@ class WindowState:
             "frozen": copy.deepcopy(self.frozen),
             "compactions": self.compactions,
             "overhead": self.overhead,
+            "block_start": self.block_start,
+            "block_end": self.block_end,
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> WindowState:
-        """The inverse of `to_dict`; a malformed record raises WindowStateError."""
+        """The inverse of `to_dict`; a malformed record raises WindowStateError. A record from
+        before block_end was stored had its block (and pruned copies) as all of `frozen`."""
         try:
             stored = _Stored.model_validate(dict(d))
         except ValidationError as exc:
             raise WindowStateError(f"stored window state is not valid: {exc}") from exc
+        end = len(stored.frozen) if stored.block_end is None else stored.block_end
         return cls(
             upto=stored.upto,
             frozen=[m.model_dump(exclude_none=True) for m in stored.frozen],
             compactions=stored.compactions,
             overhead=stored.overhead,
+            block_start=stored.block_start,
+            block_end=end,
         )
+
+    def reset(self) -> None:
+        self.upto, self.frozen, self.block_start, self.block_end = 0, [], 0, 0
 
 
 class _StoredFunction(BaseModel):
@@ -111,6 +154,15 @@ class _Stored(BaseModel):
     frozen: list[_StoredMessage] = Field(default_factory=list)
     compactions: int = Field(0, ge=0)
     overhead: int | None = Field(None, ge=0)
+    block_start: int = Field(0, ge=0)
+    block_end: int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _block_inside_frozen(self) -> _Stored:
+        end = len(self.frozen) if self.block_end is None else self.block_end
+        if not self.block_start <= end <= len(self.frozen):
+            raise ValueError("block_start/block_end do not lie within frozen")
+        return self
 
 
 @dataclass(frozen=True)
@@ -121,7 +173,7 @@ class Compaction:
     tokens_after: int
     dropped_rounds: int
     summary_source: SummarySource
-    pruned: int
+    pruned: int  # kept for the event's shape: a compaction rewrites nothing it keeps, so 0
     reason: str
 
 
@@ -184,7 +236,7 @@ class Window:
         if s.upto > len(history) or (
             s.upto < len(history) and history[s.upto].get("role") == "tool"
         ):
-            self.state.upto, self.state.frozen = 0, []
+            s.reset()
 
     # --- compaction ------------------------------------------------------------------------------
 
@@ -205,110 +257,81 @@ class Window:
         the server's count of a prompt it refused, or `full`, the person's compact, is given).
         Returns what was done, or None when nothing was needed or nothing could be cut."""
         self._check(history)
-        high = self.high_water * budget
         ours = self.tokens(system, history)
-        if measured is None and not full and ours <= high:
+        if measured is None and not full and ours <= self.high_water * budget:
             return None
         # The server's template adds tokens ours do not see: on its refusal, its count rules.
         scale = max(1.0, measured / max(ours, 1)) if measured else 1.0
         target = self.low_water * budget / scale
-        spans = self._tail_spans(history)
-        pruned_frozen, pruned, cut = self._prune(history, spans, target, system)
-        after = self._cost(system, pruned_frozen, history[cut:])
-        if pruned and after <= target and not full:
-            self._freeze(pruned_frozen, cut)
-            return Compaction(int(ours * scale), int(after * scale), 0, "none", pruned, reason)
-        return self._summarise(
-            system, history, spans, pruned_frozen, cut, request, target, ours, scale, reason,
-            pruned, keep_rounds, summary_room,
-        )  # fmt: skip
+        current = [*self.state.frozen, *history[self.state.upto :]]
+        spans = rounds(current)
+        cut = self._drop_until(system, current, spans, target, keep_rounds)
+        if not cut:
+            # Only the newest work or the last block would go: re-summarising it would be a
+            # summary call per round for nothing (the compaction that loops and burns quota).
+            return None
+        gone = current[:cut]
+        dropped = sum(
+            1
+            for a, _ in spans
+            if a < cut and not self.state.block_start <= a < self.state.block_end
+        )
+        kept = current[cut:]
+        # What the person or the harness added since the last request stays the newest message.
+        new = _trailing_user(history, self.state.upto, len(kept))
+        block, source = self._block(gone, dropped, request, summary_room)
+        frozen = [*kept[: len(kept) - new], *block]
+        self._freeze(frozen, len(history) - new, len(frozen) - len(block))
+        after = self._cost(system, frozen, history[len(history) - new :])
+        return Compaction(int(ours * scale), int(after * scale), dropped, source, 0, reason)
 
-    def _tail_spans(self, history: Sequence[Message]) -> list[tuple[int, int]]:
-        up = self.state.upto
-        return [(a + up, b + up) for a, b in rounds(list(history[up:]))]
+    def _drop_until(
+        self,
+        system: str,
+        current: list[Message],
+        spans: list[tuple[int, int]],
+        target: float,
+        keep_rounds: int | None,
+    ) -> int:
+        """Where the kept part starts (0: nothing can go). A round's start, past the last block
+        (the new one stands for it), with at least one round the model began in the part that
+        goes (a server's refusal can come below our own count of the target); the newest
+        `keep_rounds` rounds (one by default) stay when they came after the block, and what came
+        after the block stays when they did not. The first such point whose kept part and block
+        fit `target`, or the latest when a count of rounds is asked or none fits."""
+        s = self.state
+        newest = _cut_keeping(spans, current, keep_rounds or 1)
+        after_block = [a for a, _ in spans if a >= s.block_end] + [len(current)]
+        limit = newest if newest >= s.block_end else after_block[0]
+        began = [
+            a + 1 for a, _ in spans if _began(current[a]) and not s.block_start <= a < s.block_end
+        ]
+        allowed = [p for p in after_block if p <= limit and began and began[0] <= p]
+        if not allowed:
+            return 0
+        if keep_rounds is not None:
+            return allowed[-1]
+        base = self._cost(system, [], []) + BLOCK_ROOM
+        suffix = [0] * (len(current) + 1)
+        for i in range(len(current) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + message_tokens(current[i], self.count)
+        return next((p for p in allowed if base + suffix[p] <= target), allowed[-1])
+
+    def _block(
+        self, gone: list[Message], dropped: int, request: str, room: int | None
+    ) -> tuple[list[Message], SummarySource]:
+        """What stands for the dropped block: the handoff as the model continued the
+        conversation, or as one block message, or the brief when the summary failed or is off."""
+        said = self.summarise(self._within(_slim(gone), room)) if self.summarise else None
+        if isinstance(said, Handoff):
+            answer = {"role": "assistant", "content": said.answer}
+            return [said.asked, answer, {"role": "user", "content": RESUME_NOTE}], "model"
+        source: SummarySource = "model" if said else "brief"
+        return [summary_block(request, dropped, said, self.brief)], source
 
     def _cost(self, system: str, frozen: Sequence[Message], tail: Sequence[Message]) -> int:
         msgs = [self._system(system), *frozen, *tail]
         return sum(message_tokens(m, self.count) for m in msgs)
-
-    def _prune(
-        self,
-        history: Sequence[Message],
-        spans: list[tuple[int, int]],
-        target: float,
-        system: str,
-    ) -> tuple[list[Message], int, int]:
-        """(frozen extended by pruned copies of the older tail rounds, how many were pruned, the
-        new `upto`). Only the newest round stays in the verbatim tail; the results of the newest
-        PRUNE_KEEP_ROUNDS stay whole too (their calls' long arguments go: the model wrote those,
-        and they are on disk), unless that does not reach `target`. Each message left verbatim
-        after a pruned one is evaluated again by the server, so the tail kept is one round."""
-        up = self.state.upto
-        best: tuple[list[Message], int, int] = (list(self.state.frozen), 0, up)
-        cut = _cut_keeping(spans, history, 1)
-        if cut <= up:
-            return best
-        calls = calls_by_id(history[:cut])
-        for whole_from in (_cut_keeping(spans, history, PRUNE_KEEP_ROUNDS), cut):
-            copies, n = [], 0
-            for i, m in enumerate(history[up:cut], start=up):
-                p = prune_message(m, calls, results=i < whole_from)
-                if p is not m and message_tokens(p, self.count) < message_tokens(m, self.count):
-                    copies.append(p)
-                    n += 1
-                else:
-                    copies.append(m)
-            best = ([*self.state.frozen, *copies], n, cut)
-            if self._cost(system, best[0], history[cut:]) <= target:
-                break
-        return best
-
-    def _summarise(
-        self,
-        system: str,
-        history: Sequence[Message],
-        spans: list[tuple[int, int]],
-        pruned_frozen: list[Message],
-        pruned_cut: int,
-        request: str,
-        target: float,
-        ours: int,
-        scale: float,
-        reason: str,
-        pruned: int,
-        keep_rounds: int | None,
-        summary_room: int | None,
-    ) -> Compaction | None:
-        if not spans or (len(spans) < 2 and not self.state.frozen):
-            return None  # one round and nothing before it: nothing a summary could stand for
-        base = self._cost(system, [], []) + 200  # the system and room for the block itself
-        if keep_rounds is not None:
-            cut = _cut_keeping(spans, history, keep_rounds)
-        else:
-            cut, used, kept = len(history), base, 0
-            for a, b in reversed(spans):
-                c = sum(message_tokens(m, self.count) for m in history[a:b])
-                if kept and used + c > target:
-                    break
-                used += c
-                cut = a
-                kept += history[a].get("role") == "assistant"
-        if cut <= spans[0][0]:
-            if len(spans) < 2 or len(self.state.frozen) <= 1 and not keep_rounds:
-                # Everything left is the newest work: re-summarising the block alone would be a
-                # summary call per round for nothing (the compaction that loops and burns quota).
-                return None
-            cut = spans[1][0]
-        dropped = sum(1 for a, _ in spans if a < cut)
-        gone = _stood_for(self.state, pruned_frozen, pruned_cut, history, cut)
-        text = None
-        if self.summarise is not None:
-            text = self.summarise(self._within(gone, summary_room))
-        source: SummarySource = "model" if text else "brief"
-        block = summary_block(request, dropped, text, self.brief)
-        self._freeze([block], cut)
-        after = self._cost(system, [block], history[cut:])
-        return Compaction(int(ours * scale), int(after * scale), dropped, source, pruned, reason)
 
     def _within(self, msgs: list[Message], room: int | None) -> list[Message]:
         """The summary call's input cut to `room` tokens: the first message (the oldest context,
@@ -326,10 +349,35 @@ class Window:
             used += c
         return [msgs[0], *reversed(tail)]
 
-    def _freeze(self, frozen: list[Message], upto: int) -> None:
+    def _freeze(self, frozen: list[Message], upto: int, block_start: int) -> None:
         self.state.frozen = frozen
         self.state.upto = upto
+        self.state.block_start, self.state.block_end = block_start, len(frozen)
         self.state.compactions += 1
+
+
+def _slim(gone: list[Message]) -> list[Message]:
+    """The dropped block as the summary call reads it: copies with old results as placeholders
+    and long call arguments cleared (the written files are on disk), the newest
+    PRUNE_KEEP_ROUNDS rounds' results whole. The window itself is never pruned."""
+    spans = rounds(gone)
+    whole_from = _cut_keeping(spans, gone, PRUNE_KEEP_ROUNDS)
+    calls = calls_by_id(gone)
+    return [prune_message(m, calls, results=i < whole_from) for i, m in enumerate(gone)]
+
+
+def _began(msg: Message) -> bool:
+    return msg.get("role") == "assistant"
+
+
+def _trailing_user(history: Sequence[Message], upto: int, kept: int) -> int:
+    """How many messages at the history's end are the person's or the harness's (a new request,
+    a reminder) and not yet frozen: the block goes before them, so the model's next reply still
+    answers them rather than the block."""
+    n = 0
+    while n < min(kept, len(history) - upto) and history[-1 - n].get("role") == "user":
+        n += 1
+    return n
 
 
 def _cut_keeping(spans: list[tuple[int, int]], history: Sequence[Message], keep: int) -> int:
@@ -343,21 +391,6 @@ def _cut_keeping(spans: list[tuple[int, int]], history: Sequence[Message], keep:
         cut = a
         seen += history[a].get("role") == "assistant"
     return cut
-
-
-def _stood_for(
-    state: WindowState,
-    pruned_frozen: list[Message],
-    pruned_cut: int,
-    history: Sequence[Message],
-    cut: int,
-) -> list[Message]:
-    """What a summary block cut at `cut` stands for: the old block and the dropped rounds, in
-    their pruned copies where the prune made them (what the model saw last; they fit a summary
-    call). The copies are one per message of history[state.upto:pruned_cut]."""
-    if cut >= pruned_cut:
-        return [*pruned_frozen, *history[pruned_cut:cut]]
-    return pruned_frozen[: len(state.frozen) + (cut - state.upto)]
 
 
 def summary_block(

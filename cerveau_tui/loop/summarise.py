@@ -1,11 +1,13 @@
 """The summariser a compaction hands its dropped rounds to (the seed's `Summarise`): one bounded
 model call that writes a handoff.
 
-Injected into the window (context/window.py stays pure) by the composition root. It sends no
-tools, so it works the same in native and constrained mode: the rounds go in as one transcript,
-not as tool-call messages that a template without tool support would refuse. Degrades honestly:
-None when the call fails, is cut at its cap ("length": a handoff cut mid-sentence reads as
-complete), or the setting is off; the window then uses the deterministic brief and says so.
+Injected into the window (context/window.py stays pure) by the composition root. Two ways:
+`continuation` (the usual one) asks for the handoff as the next message of the conversation the
+server has cached, so it costs the question and the answer; `summariser` (where that cannot work:
+no room left, a server that refused the prompt) sends the dropped rounds as one transcript with
+no tools, so it works the same in native and constrained mode. Degrades honestly: None when the
+call fails, is cut at its cap ("length": a handoff cut mid-sentence reads as complete), or the
+setting is off; the window then uses the deterministic brief and says so.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..config import ContextConfig, Settings
+from ..context.window import Handoff
 from ..provider.types import Provider, ProviderError
 
 HANDOFF_SYSTEM = (
@@ -29,7 +32,7 @@ HANDOFF_PROMPT = (
 #: One message of the transcript at most this long: the summary call must fit the window.
 MESSAGE_CHARS = 2000
 
-Summariser = Callable[[list[dict[str, Any]]], "str | None"]
+Summariser = Callable[[list[dict[str, Any]]], "str | Handoff | None"]
 
 
 def summariser(
@@ -105,8 +108,24 @@ ANSWER_ONLY = {
     },
 }
 CONTINUE_PROMPT = f"{HANDOFF_SYSTEM} {HANDOFF_PROMPT} Give it as your answer; call no tool."
+#: How the continuation's question opens: the cache probe (testing/cache_probe.py) knows it by this.
+CONTINUE_HEAD = (
+    "[harness] The context window is full: the older part of this conversation is removed after "
+    "this message."
+)
 #: Below this many tokens of room a handoff is not worth asking for.
 MIN_SUMMARY_TOKENS = 128
+
+
+def continue_ask(task: str) -> dict[str, Any]:
+    """The question a continuation appends. It stays in the window after the compaction (the
+    handoff answers it), so it carries the person's request verbatim: the rounds that held it
+    may be the ones dropped."""
+    said = task.strip() or "(none)"
+    return {
+        "role": "user",
+        "content": f"{CONTINUE_HEAD}\nThe person's request, verbatim:\n{said}\n\n{CONTINUE_PROMPT}",
+    }
 
 
 def continuation(
@@ -116,34 +135,37 @@ def continuation(
     schemas: list[dict[str, Any]],
     room: int,
     cancel: threading.Event | None = None,
+    task: str = "",
 ) -> Summariser | None:
-    """In constrained mode, the summary as the next message of the conversation the server has
-    cached: the same messages and tools (so the same rendered prompt), one more user message
-    asking for the handoff, the reply held to the answer action. The server reads only what came
-    since its last reply; the transcript way made it read every dropped round again (measured
-    ~1.2k tokens a summary on a 4k window) and lost its cache. None where that does not hold:
-    native mode (the template renders tools, and a tool call could come back), summaries off, no
-    tools, or too little room left in the window for the handoff."""
+    """The summary as the next message of the conversation the server has cached: the same
+    messages and tools (so the same rendered prompt), one more user message asking for the
+    handoff. The server reads only that question; the transcript way sent the dropped rounds
+    under a new prompt, re-read them (~1.2k tokens a summary on a 4k window, measured) and, on a
+    one-slot server, evicted the conversation, so the request after the compaction re-read all it
+    kept. The question and the answer stay in the window (context/window.py's Handoff), where the
+    server finds them in its cache too. In constrained mode the reply is held to the answer
+    action; in native mode the tools are rendered in the prompt and stay offered (dropping them
+    would change the prefix), the question says to call none, and a reply that calls one is no
+    handoff. None where this cannot work: summaries off, no tools (nothing the transcript way
+    would cost the cache), or too little room left in the window for the handoff."""
     if not context.summarise or not schemas or room < MIN_SUMMARY_TOKENS:
         return None
     try:
         constrained = provider.resolved_mode() == "constrained"
-    except Exception:  # noqa: BLE001 - a flaky /props: the transcript way instead
+    except Exception:  # noqa: BLE001 - a flaky /props: the plain question, no format
         constrained = False
-    if not constrained:
-        return None
     cap = min(context.summary_max_tokens, room)
-    ask = [*request, {"role": "user", "content": CONTINUE_PROMPT}]
+    asked = continue_ask(task)
+    ask = [*request, asked]
+    extra = {"extra": {"response_format": ANSWER_ONLY}} if constrained else {}
 
-    def summarise(_dropped: list[dict[str, Any]]) -> str | None:
+    def summarise(_dropped: list[dict[str, Any]]) -> Handoff | None:
         try:
-            done = provider.complete(
-                ask, schemas, max_tokens=cap, cancel=cancel, extra={"response_format": ANSWER_ONLY}
-            )
+            done = provider.complete(ask, schemas, max_tokens=cap, cancel=cancel, **extra)
         except ProviderError:
             return None
         if done.finish_reason == "length" or done.tool_calls or not done.content.strip():
             return None
-        return done.content.strip()
+        return Handoff(asked=asked, answer=done.content.strip())
 
     return summarise

@@ -4,11 +4,11 @@ A small reverse proxy in front of the scripted server. Each chat request the har
 replayed to a REAL llama-server with `stream=false, max_tokens=1`, and its `timings.prompt_n`
 (tokens evaluated) and `timings.cache_n` (tokens reused from the KV cache) are recorded; then the
 request goes to the scripted server, whose answer the harness gets. `/props` and `/tokenize` go to
-the real server, so the harness sees the real window and tokenizer. A request with neither tools
-nor a response format (or, continuing in constrained mode, the answer-only format) is the
-harness's own summary call: the real server answers it in full (the
-script stays in step, and the summary's cost is measured like any other request). A refusal by
-the real server (a prompt over its window) is returned to the harness as is.
+the real server, so the harness sees the real window and tokenizer. The harness's own summary call
+(`is_summary`: the continuation's question last, or neither tools nor an action format) is
+answered by the real server in full (the script stays in step, and the summary's cost is measured
+like any other request). A refusal by the real server (a prompt over its window) is returned to
+the harness as is.
 
     with CacheProbe(real_url, scripted.url) as probe:
         ... point the harness at probe.url ...
@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from ..loop.summarise import ANSWER_ONLY
+from ..loop.summarise import ANSWER_ONLY, CONTINUE_HEAD
 from ..stack.keys import headers_for as server_headers
 from . import wire
 
@@ -69,12 +69,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._relay(self.server.real.post(self.path, content=raw))
             return
         body = json.loads(raw or b"{}")
-        # The summary: no tools and no action format, or (constrained mode, continuing the
-        # cached conversation) the answer-only format.
-        if body.get("tools") or body.get("response_format") not in (None, ANSWER_ONLY):
-            self._chat(body, raw)
-        else:
+        if is_summary(body):
             self._summary(body)
+        else:
+            self._chat(body, raw)
 
     def _measure(self, body: dict[str, Any], kind: str, max_tokens: int) -> httpx.Response:
         probe = {**body, "stream": False, "max_tokens": max_tokens, "n_predict": max_tokens}
@@ -130,6 +128,17 @@ class _Handler(BaseHTTPRequestHandler):
         chunks[-1]["timings"] = done.get("timings") or {}
         data = b"".join(wire.sse(c) for c in chunks) + wire.SSE_DONE
         self._send(200, data, "text/event-stream")
+
+
+def is_summary(body: dict[str, Any]) -> bool:
+    """The harness's own summary call: a continuation of the conversation (its question, with the
+    conversation's tools in native mode, the answer-only format in constrained mode), or a
+    transcript with no tools and no action format."""
+    messages = body.get("messages") or [{}]
+    last = messages[-1].get("content") if isinstance(messages[-1], dict) else None
+    if isinstance(last, str) and last.startswith(CONTINUE_HEAD):
+        return True
+    return not body.get("tools") and body.get("response_format") in (None, ANSWER_ONLY)
 
 
 class _Server(ThreadingHTTPServer):

@@ -7,8 +7,9 @@ from typing import Any
 
 from cerveau_tui.config import Settings
 from cerveau_tui.config_sections import ContextConfig
-from cerveau_tui.loop.summarise import summariser, transcript
-from cerveau_tui.provider.types import Completion, ErrorClass, ProviderError
+from cerveau_tui.context.window import Handoff
+from cerveau_tui.loop.summarise import CONTINUE_HEAD, continuation, summariser, transcript
+from cerveau_tui.provider.types import Completion, ErrorClass, ProviderError, ToolCall
 
 ROUNDS = [
     {"role": "user", "content": "add a parser"},
@@ -128,7 +129,8 @@ def test_the_persons_compact_after_an_interrupted_turn_still_gets_a_handoff(tmp_
     engine = engine_with(rounds_of(4), p, tmp_path)
     engine.interrupt()  # the turn before ended on Esc; the flag stays set until something clears it
     assert engine.compact() > 0
-    assert "Goal: a parser." in engine.loop_state.window.frozen[0]["content"]
+    w = engine.loop_state.window  # the block follows the kept rounds (issue 36)
+    assert "Goal: a parser." in w.frozen[w.block_start]["content"]
 
 
 def test_the_summary_calls_input_leaves_room_for_the_system_message_it_opens_with() -> None:
@@ -166,3 +168,54 @@ def test_the_summary_calls_input_leaves_room_for_the_system_message_it_opens_wit
     sent = sum(message_tokens(m, len) for m in given[0])
     sys_tokens = message_tokens({"role": "system", "content": system}, len)
     assert sys_tokens + sent + SUMMARY_FRAME + 1024 <= 4096
+
+
+class ModalProvider(FakeProvider):
+    def __init__(self, reply: Completion | Exception, mode: str) -> None:
+        super().__init__(reply)
+        self.mode = mode
+
+    def resolved_mode(self) -> str:
+        return self.mode
+
+    def complete(self, messages: Any, tools: Any, *, max_tokens: int, **kw: Any) -> Completion:
+        self.calls.append({"messages": messages, "tools": tools, "extra": kw.get("extra")})
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+TOOLS = [{"name": "read_file", "description": "read", "parameters": {"type": "object"}}]
+
+
+def test_in_native_mode_the_handoff_continues_the_conversation_with_its_tools():
+    """Issue 36: the transcript way re-read the dropped rounds under a new prompt and, on a
+    one-slot server, evicted the conversation the compaction was about to keep."""
+    p = ModalProvider(Completion(content="Goal: a parser.", finish_reason="stop"), "native")
+    cont = continuation(p, ContextConfig(), ROUNDS, TOOLS, 2000, task="add a parser")
+    assert cont is not None
+    out = cont(ROUNDS[:1])
+    (call,) = p.calls
+    assert call["messages"][:-1] == ROUNDS and call["tools"] == TOOLS and call["extra"] is None
+    asked = call["messages"][-1]
+    assert asked["content"].startswith(CONTINUE_HEAD) and "add a parser" in asked["content"]
+    assert out == Handoff(asked=asked, answer="Goal: a parser.")
+
+
+def test_in_constrained_mode_the_handoff_is_held_to_the_answer_action():
+    p = ModalProvider(Completion(content="Goal: a parser.", finish_reason="stop"), "constrained")
+    cont = continuation(p, ContextConfig(), ROUNDS, TOOLS, 2000, task="add a parser")
+    assert cont is not None and isinstance(cont([]), Handoff)
+    assert p.calls[0]["extra"]["response_format"]["json_schema"]["schema"]["required"] == ["answer"]
+
+
+def test_a_continuation_that_calls_a_tool_is_no_handoff():
+    call = ToolCall(id="c", name="read_file", arguments="{}")
+    p = ModalProvider(Completion(tool_calls=[call], finish_reason="tool_calls"), "native")
+    cont = continuation(p, ContextConfig(), ROUNDS, TOOLS, 2000, task="add a parser")
+    assert cont is not None and cont([]) is None
+
+
+def test_no_continuation_without_room_for_the_handoff():
+    p = ModalProvider(Completion(content="x"), "native")
+    assert continuation(p, ContextConfig(), ROUNDS, TOOLS, 100) is None

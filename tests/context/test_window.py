@@ -1,5 +1,6 @@
 """The window kept across model calls (context/window.py): compaction at the marks, a prefix that
-only grows between compactions, pruning placeholders, the summary and its degradation."""
+only grows between compactions, a compaction that drops one contiguous block after the system
+message and keeps every other message byte-identical, the summary and its degradation."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from typing import Any
 import pytest
 
 from cerveau_tui.context.prune import placeholder
-from cerveau_tui.context.window import Window, WindowState, WindowStateError
+from cerveau_tui.context.window import (
+    RESUME_NOTE,
+    Handoff,
+    Window,
+    WindowState,
+    WindowStateError,
+)
 
 SYSTEM = "You are a coding agent."
 TASK = "write twenty files f0..f19, each a paragraph"
@@ -127,18 +134,46 @@ def test_between_compactions_each_request_extends_the_previous_one_message_by_me
     assert compacted >= 2 and extended >= 10  # both cases were exercised
 
 
-def test_a_prune_keeps_the_previous_frozen_block_as_a_prefix():
+def wire(msgs: list[dict[str, Any]]) -> list[str]:
+    return [json.dumps(m, sort_keys=True) for m in msgs]
+
+
+def test_a_compaction_drops_one_block_after_the_system_message_and_keeps_the_rest_byte_identical():
+    """Issue 36: llama-server's --cache-reuse can shift the kept part into place only when the
+    new request is the cached one with deletions. The old compaction rewrote kept messages (old
+    tool outputs pruned into placeholders) and put its summary right after the system message;
+    each compaction then re-read 2.4-3.5k tokens on an 8k window."""
     history = [{"role": "user", "content": TASK}]
-    w = window()
-    prunes_after_a_block = 0
-    for i in range(40):
-        history += write_round(i)
-        before = copy.deepcopy(w.state.frozen)
+    w = window(summarise=lambda msgs: "handoff: wrote some files")
+    compacted = 0
+    for i in range(60):
+        history += write_round(i, 300 + 37 * (i % 5))
+        before = wire(w.messages(SYSTEM, history))
         done = fit(w, history, 3000)
-        if done is not None and done.summary_source == "none" and before:
-            assert w.state.frozen[: len(before)] == before
-            prunes_after_a_block += 1
-    assert prunes_after_a_block >= 1
+        if done is None:
+            continue
+        compacted += 1
+        after = wire(w.messages(SYSTEM, history))
+        assert after[0] == before[0]  # the system message
+        # What survives is the end of the request before, whole and in order, right after the
+        # system message: one block went; then only what stands for it (at most 3 messages).
+        kept = max(k for k in range(len(after)) if after[1 : 1 + k] == before[len(before) - k :])
+        assert kept >= 2 and len(after) - 1 - kept <= 3
+        assert len(before) - 1 - kept >= 2  # at least one whole round went
+        s = w.state
+        assert after[1 + kept :] == wire(s.frozen[s.block_start : s.block_end])
+        assert done.pruned == 0
+    assert compacted >= 3
+
+
+def test_the_kept_messages_are_the_stored_objects_themselves():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(12):
+        history += write_round(i, 800)
+    w = window(summarise=lambda msgs: "handoff")
+    assert fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1) is not None
+    kept = w.state.frozen[: w.state.block_start]
+    assert kept and all(any(m is h for h in history) for m in kept)
 
 
 def test_the_system_message_is_the_same_in_every_request():
@@ -163,53 +198,74 @@ def test_the_stored_history_is_never_rewritten():
     assert history == before
 
 
-def test_the_tail_never_starts_with_a_result_without_its_call():
+def test_no_request_holds_a_result_without_its_call():
     history = [{"role": "user", "content": TASK}]
     w = window(summarise=lambda msgs: "handoff")
     for i in range(25):
         history += write_round(i)
         fit(w, history, 2000)
-        tail = history[w.state.upto :]
-        assert tail and tail[0]["role"] != "tool"
+        sent = w.messages(SYSTEM, history)
+        called = {tc["id"] for m in sent for tc in m.get("tool_calls") or []}
+        assert sent[1]["role"] != "tool"
+        assert all(m["tool_call_id"] in called for m in sent if m["role"] == "tool")
 
 
-# --- pruning -------------------------------------------------------------------------------------
+# --- what the summary call reads -----------------------------------------------------------------
 
 
-def test_an_old_result_becomes_a_placeholder_naming_its_tool_and_path():
+def summarised(history: list[dict[str, Any]], **kw: Any) -> tuple[Window, list[dict[str, Any]]]:
+    seen: list[list[dict[str, Any]]] = []
+
+    def fake(msgs: list[dict[str, Any]]) -> str:
+        seen.append(msgs)
+        return "handoff"
+
+    w = window(summarise=fake)
+    assert fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1, **kw) is not None
+    return w, seen[0]
+
+
+def test_the_summary_call_reads_an_old_result_as_a_placeholder_naming_its_tool_and_path():
     history = [{"role": "user", "content": TASK}, *read_round(0, "notes.txt", 3000)]
-    for i in range(3):
+    for i in range(6):
         history += write_round(i, 50)
-    w = window()
-    done = fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
-    assert done is not None and done.summary_source == "none" and done.pruned >= 1
-    text = json.dumps(w.messages(SYSTEM, history))
+    w, given = summarised(history, full=True, keep_rounds=1)
     expected = (
         "[old result of read_file notes.txt cleared to save room; call it again if you need it]"
     )
-    assert placeholder("read_file", "notes.txt") == expected and expected in text
-    assert "line\\nline" not in text
+    assert placeholder("read_file", "notes.txt") == expected
+    assert expected in json.dumps(given) and "line\\nline" not in json.dumps(given)
     assert history[2]["content"].startswith("line\n")  # the stored history keeps the output
 
 
-def test_an_old_call_keeps_its_path_and_loses_its_long_content():
+def test_the_summary_call_reads_an_old_call_with_its_path_and_without_its_long_content():
     history = [{"role": "user", "content": TASK}]
-    for i in range(6):
+    for i in range(8):
         history += write_round(i, 800)
-    w = window()
-    fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
-    first_call = w.messages(SYSTEM, history)[2]
-    args = json.loads(first_call["tool_calls"][0]["function"]["arguments"])
+    _, given = summarised(history)
+    args = json.loads(given[1]["tool_calls"][0]["function"]["arguments"])
     assert args["path"] == "f0.txt" and "800 characters cleared" in args["content"]
 
 
-def test_the_newest_rounds_are_not_pruned():
+def test_the_window_itself_is_never_pruned():
+    """A placeholder among the kept messages is a rewrite the server's cache cannot shift past."""
+    history = [{"role": "user", "content": TASK}]
+    for i in range(8):
+        history += write_round(i, 800)
+    w, _ = summarised(history)
+    sent = json.dumps(w.messages(SYSTEM, history))
+    assert "cleared to save room" not in sent and "[cut to save room]" not in sent
+
+
+def test_the_newest_rounds_stay_verbatim_before_the_block():
     history = [{"role": "user", "content": TASK}]
     for i in range(6):
         history += write_round(i, 800)
     w = window()
     fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
-    assert w.messages(SYSTEM, history)[-2:] == history[-2:]
+    s = w.state
+    assert s.frozen[s.block_start - 2 : s.block_start] == history[-2:]
+    assert w.messages(SYSTEM, history)[-1] is s.frozen[-1]  # the block is the newest message
 
 
 # --- the summary ---------------------------------------------------------------------------------
@@ -234,8 +290,9 @@ def test_the_summary_block_carries_the_request_verbatim_and_the_handoff():
 
 
 def block_of(w: Window) -> str:
-    assert len(w.state.frozen) == 1
-    return w.state.frozen[0]["content"]
+    s = w.state
+    assert s.block_end - s.block_start == 1 and s.block_end == len(s.frozen)
+    return s.frozen[s.block_start]["content"]
 
 
 def test_a_failed_summary_falls_back_to_the_brief_and_says_so():
@@ -280,7 +337,7 @@ def test_the_persons_compact_keeps_the_newest_rounds_verbatim():
     w = window(summarise=None)
     done = w.fit(SYSTEM, history, budget=100_000, request=TASK, full=True, keep_rounds=2)
     assert done is not None and done.dropped_rounds == 4 and done.reason == "high_water"
-    assert w.messages(SYSTEM, history)[-3:] == history[-3:]
+    assert w.messages(SYSTEM, history)[1:4] == history[-3:]  # then the block
 
 
 def test_a_single_round_cannot_be_compacted():
@@ -343,21 +400,18 @@ def test_a_constrained_action_kept_beside_its_calls_is_counted_once():
     assert message_tokens(constrained, chars) - message_tokens(native, chars) < 40
 
 
-def test_a_prune_keeps_the_recent_results_whole_and_slims_their_calls():
+def test_the_summary_call_reads_the_newest_dropped_results_whole_and_slims_their_calls():
     history = [{"role": "user", "content": TASK}]
     for i in range(5):
         history += read_round(i, f"r{i}.txt", 300)
     recent = write_round(9, 800)
-    recent[1]["content"] = "checked: " + "ok " * 200  # a long result the model works from
+    recent[1]["content"] = "checked: " + "ok " * 200  # a long result the model worked from
     history += [*recent, *write_round(10, 50)]
-    w = window()
-    fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1)
-    sent = w.messages(SYSTEM, history)
-    assert sent[-2:] == history[-2:]  # the newest round: verbatim
-    call, result = sent[-4], sent[-3]  # the round before it
+    _, given = summarised(history, full=True, keep_rounds=1)
+    call, result = given[-2], given[-1]  # the newest dropped round
     assert result["content"] == recent[1]["content"]  # its result whole
     assert "800 characters cleared" in call["tool_calls"][0]["function"]["arguments"]
-    assert "cleared to save room" in sent[3]["content"]  # an older result: a placeholder
+    assert "cleared to save room" in given[2]["content"]  # an older result: a placeholder
 
 
 def test_the_running_count_equals_a_full_recount_as_history_grows_and_compacts() -> None:
@@ -389,3 +443,57 @@ def test_a_stored_call_of_the_wrong_shape_is_refused_not_carried_into_the_count(
     }
     with pytest.raises(WindowStateError):
         WindowState.from_dict(planted)
+
+
+# --- where the block goes ------------------------------------------------------------------------
+
+
+def test_a_handoff_that_continued_the_conversation_stays_as_it_was_asked_and_answered():
+    asked = {"role": "user", "content": "[harness] write the handoff"}
+    w = window(summarise=lambda msgs: Handoff(asked=asked, answer="Done so far: f0-f3."))
+    done, history = grow_until_summary(w)
+    s = w.state
+    assert done.summary_source == "model"
+    block = s.frozen[s.block_start : s.block_end]
+    assert block[0] is asked
+    assert block[1] == {"role": "assistant", "content": "Done so far: f0-f3."}
+    assert block[2] == {"role": "user", "content": RESUME_NOTE}
+    assert w.messages(SYSTEM, history)[-3:] == block  # the newest messages of the request
+
+
+def test_a_new_request_from_the_person_stays_after_the_block():
+    history = [{"role": "user", "content": TASK}]
+    for i in range(8):
+        history += write_round(i)
+    history += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "now f20"}]
+    w = window(summarise=lambda msgs: "handoff")
+    assert fit(w, history, int(w.tokens(SYSTEM, history) / 0.85) - 1) is not None
+    sent = w.messages(SYSTEM, history)
+    assert sent[-1] is history[-1] and "handoff" in sent[-2]["content"]
+    assert history[w.state.upto :] == [history[-1]]  # it is the tail: the next rounds follow it
+
+
+def test_the_next_compaction_takes_the_previous_block_so_one_handoff_is_in_the_window():
+    n = 0
+
+    def numbered(msgs: list[dict[str, Any]]) -> str:
+        nonlocal n
+        n += 1
+        return f"handoff number {n}"
+
+    history = [{"role": "user", "content": TASK}]
+    w = window(summarise=numbered)
+    for i in range(60):
+        history += write_round(i)
+        fit(w, history, 3000)
+    assert n >= 3
+    sent = json.dumps(w.messages(SYSTEM, history))
+    assert sent.count("handoff number") == 1 and f"handoff number {n}" in sent
+
+
+def test_a_state_stored_before_the_block_was_recorded_takes_all_of_frozen_as_its_block():
+    old = {"version": 1, "upto": 3, "frozen": [{"role": "user", "content": "[harness] brief"}]}
+    s = WindowState.from_dict(old)
+    assert (s.block_start, s.block_end) == (0, 1)
+    with pytest.raises(WindowStateError, match="block"):
+        WindowState.from_dict({**old, "block_start": 0, "block_end": 5})

@@ -132,12 +132,14 @@ def test_compact_keeps_the_last_rounds_behind_a_resume_brief(tmp_path):
         s.close()
         srv.stop()
     # Issue 12: the person's compact compacts the WINDOW; the stored history keeps everything.
+    # Issue 36: the kept rounds come first, byte-identical, and the brief after them.
     window = s.engine.loop_state.window
-    brief = window.frozen[0]["content"]
+    brief = window.frozen[window.block_start]["content"]
     assert dropped == 4 and "write four files" in brief and "f0.txt" in brief
     assert s.engine.history[0] == {"role": "user", "content": "write four files"}
-    tail = s.engine.history[window.upto :]
-    assert tail[0]["role"] == "assistant" and tail[-1]["content"] == "done"
+    kept = window.frozen[: window.block_start]
+    assert kept == s.engine.history[-len(kept) :]
+    assert kept[0]["role"] == "assistant" and kept[-1]["content"] == "done"
     assert rec.of("compacted")[-1].payload["reason"] == "person"
 
 
@@ -165,6 +167,7 @@ def test_the_resume_brief_carries_the_plan_and_what_failed(tmp_path):
     finally:
         s.close()
         srv.stop()
-    brief = s.engine.loop_state.window.frozen[0]["content"]
+    window = s.engine.loop_state.window
+    brief = window.frozen[window.block_start]["content"]
     assert "Build the parser" in brief
     assert "read_file" in brief and "missing.py" in brief and "What already failed" in brief

@@ -12,6 +12,7 @@ from cerveau_tui.config import load_settings
 from cerveau_tui.loop.approver import ApproveAll
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.session import build_session
+from cerveau_tui.testing.cache_probe import is_summary
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 TASK = "Write the notes f00.txt to f29.txt, one paragraph each, then say done."
@@ -43,7 +44,7 @@ def run(tmp_path: Any, script: list[dict[str, Any]], n_ctx: int) -> tuple[Any, R
 
 
 def chat_requests(srv: ScriptedServer) -> list[list[dict[str, Any]]]:
-    return [b["messages"] for b in srv.requests if b.get("tools")]
+    return [b["messages"] for b in srv.requests if b.get("tools") and not is_summary(b)]
 
 
 def test_a_turn_that_overflows_a_small_window_several_times_finishes(tmp_path):
@@ -102,7 +103,7 @@ def test_with_summaries_on_every_request_of_the_session_has_the_same_system_mess
         s = build_session(settings, approver=ApproveAll(), provider=LlamaProvider(srv.url))
         s.engine.run(TASK)
         s.close()
-    summaries = [b for b in srv.requests if not b.get("tools")]
+    summaries = [b for b in srv.requests if is_summary(b)]
     assert summaries, "the window never asked for a summary"
     assert len({json.dumps(b["messages"][0]) for b in srv.requests}) == 1
 
