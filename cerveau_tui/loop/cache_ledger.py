@@ -121,6 +121,7 @@ class CacheLedger:
     last: Figures | None = None
     last_messages: list[dict[str, Any]] = field(default_factory=list)
     compacted: bool = False  # a compaction since the last request (context/window.py)
+    window: int | None = None  # what the server really keeps, once it cut a prompt (silent_cut.py)
 
     def record(self, messages: Sequence[dict[str, Any]], figures: Figures) -> Miss | None:
         prev, before, compacted = self.last, self.last_messages, self.compacted

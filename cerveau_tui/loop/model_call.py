@@ -29,6 +29,7 @@ from ..tools.registry import Registry
 from .cache_ledger import Figures, figures_of
 from .events import ProgressEvents
 from .guards.repetition import RepetitionCut, RepetitionWatch
+from .silent_cut import silent_cut
 from .state import EngineState
 from .summarise import continuation
 from .thinking import SOURCE as THINKING
@@ -67,7 +68,10 @@ class ModelCall:
         self.bus = bus
         self.state = state
         self.system = system
-        self.n_ctx = n_ctx
+        # Once a server was caught cutting prompts, the window it really keeps (silent_cut.py).
+        kept = state.cache.window
+        self.n_ctx = min(n_ctx, kept) if kept else n_ctx
+        self.max_tokens = 0  # the last call's reply cap
         self.count_tokens = count_tokens
         self.brief = brief
         self.context = context or ContextConfig()
@@ -218,6 +222,7 @@ class ModelCall:
         The tools SENT are always the session's whole registry, byte for byte: they are part of
         the prompt's prefix (loop/narrow.py). What this call may use goes to the provider as
         `narrow`, which only constrained mode's grammar reads; the dispatcher refuses the rest."""
+        self.max_tokens = max_tokens
         schemas = self.registry.schemas()
         runs = self.registry.runnable_schemas()  # a delegated child's: fewer than it sends
         usable = self.registry.only(*only_tools).schemas() if only_tools else runs
@@ -310,6 +315,24 @@ class ModelCall:
                 )
             raise
 
+    def _check_cut(self, read: int) -> None:
+        """The server read far fewer prompt tokens than were sent: it cut the prompt and said
+        nothing (silent_cut.py). Said once per cut, and the window becomes what it keeps."""
+        props = self.provider.props() if read < self.sent else None
+        ollama = props is not None and props.server == "ollama"
+        cut = silent_cut(
+            self.sent,
+            read,
+            n_ctx=self.n_ctx,
+            reply_cap=self.max_tokens,
+            setting=props.n_ctx if props is not None and ollama else None,
+            said=props.ctx_setting if props is not None else "",
+        )
+        if cut is None:
+            return
+        self.n_ctx = self.state.cache.window = cut.window
+        self.bus.emit(P.NoticePayload(text=cut.text(), level="warning", source="server_cut"))
+
     def fit_result(self, text: str, max_tokens: int) -> str:
         """A tool result cut to the room left in the window, this round's earlier results
         counted: one result never overflows the window."""
@@ -343,6 +366,7 @@ class ModelCall:
         # What the next prompt holds at least: this one and the reply (the room for results).
         self.used = ctx_tokens + (c.usage.completion_tokens or (t.predicted_n if t else 0))
         if ctx_tokens and self.sent:
+            self._check_cut(ctx_tokens)
             self.state.window.overhead = max(0, ctx_tokens - self.sent)
         self.figures = f = figures_of(c)
         miss = self.state.cache.record(self.sent_messages, f) if f is not None else None

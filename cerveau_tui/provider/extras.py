@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from .ollama import ollama_props
 from .props import models_n_ctx, props_from, token_ids
 from .reading import EXTRAS_BODY_CAP, PLAIN, Deadline, DeadlinePassed, read_body
 from .sse import ReplyTooLarge
@@ -20,9 +21,13 @@ from .types import ServerProps
 
 
 class ServerExtras:
-    def __init__(self, client: httpx.Client, deadline: Callable[[], Deadline]) -> None:
-        """`deadline` starts one call's deadline on the provider's clock."""
+    def __init__(
+        self, client: httpx.Client, deadline: Callable[[], Deadline], model: str = ""
+    ) -> None:
+        """`deadline` starts one call's deadline on the provider's clock; `model`: the name
+        chat requests send (Ollama is asked about that one)."""
         self._client = client
+        self._model = model
         self._deadline = deadline
         self._props: ServerProps | None = None
         self._tokenize_missing = False
@@ -40,8 +45,10 @@ class ServerExtras:
             self._props = props_from(raw)
             return self._props
         if status == 404:
-            # No /props (vLLM, llama-swap, a router): the window from /v1/models, once.
-            self._props = self._models_props()
+            # No /props (vLLM, llama-swap, a router): the window from /v1/models, once; Ollama
+            # says the window it keeps only through its own API (ollama.py).
+            ollama = ollama_props(self._ask, self._model)
+            self._props = ollama if ollama is not None else self._models_props()
             return self._props
         return ServerProps()
 

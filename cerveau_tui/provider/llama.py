@@ -78,6 +78,7 @@ class LlamaProvider:
         session_header: str = "",
         session_key: Callable[[], str] | None = None,
         quiet_every_s: float = 1.0,
+        n_ctx: int = 4096,
     ) -> None:
         """`timeout_s` bounds waiting for any one read and, with retries, the backoff;
         `deadline_s` (default: `timeout_s`) is the no-progress window: a call ends once the
@@ -86,12 +87,14 @@ class LlamaProvider:
         ReplyLimits). `session_header`: a header naming the conversation on every chat request,
         with a value derived from `session_key()`, so a router (llama-swap, vLLM's production
         stack, LiteLLM) keeps it on the replica that holds its cache; "" sends none.
-        `quiet_every_s`: how often a silent stream is looked at for the person (QuietWatch)."""
+        `quiet_every_s`: how often a silent stream is looked at for the person (QuietWatch).
+        `n_ctx`: the window to ask of Ollama when it states none (`options.num_ctx`)."""
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.base_url = base_url.rstrip("/")
         self._public_url = public_url(self.base_url)  # what errors say
         self.model = model
+        self.n_ctx = n_ctx
         self.action_mode = action_mode
         self.temperature = temperature
         self.timeout_s = timeout_s
@@ -116,7 +119,7 @@ class LlamaProvider:
             # A connection per request: Hangup learns each call's socket as it connects.
             limits=httpx.Limits(max_keepalive_connections=0),
         )
-        self._extras = ServerExtras(self._client, self._deadline)
+        self._extras = ServerExtras(self._client, self._deadline, model)
         # "Stop thinking" through the server where it can (reasoning_control.py).
         self._control = ReasoningControl(self._extras._ask, self.props)
         self._live = LiveCompletion()
@@ -237,6 +240,11 @@ class LlamaProvider:
         }
         if self.model:
             body["model"] = self.model
+        known = self._extras.known_props()
+        if known is not None and known.server == "ollama":
+            # The window the session assumes, stated per request: Ollama's default would cut a
+            # longer prompt silently (ollama.py; loop/silent_cut.py catches a route ignoring it).
+            body["options"] = {"num_ctx": known.n_ctx or self.n_ctx}
         if tools and mode == "constrained":
             rewritten = constrained.rewrite_history(messages, tools)
             body["messages"] = self._system.constrained(messages, rewritten, tools)

@@ -185,6 +185,8 @@ class ServerProps:
     chat_template: str | None = None
     total_slots: int | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    server: str = ""  # "ollama" when known to be one (provider/ollama.py); "" otherwise
+    ctx_setting: str = ""  # how the server names the window it keeps, for a notice
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,7 @@ def reach_model(
             timeout_s=settings.request_timeout_s,
             session_header=settings.session_header,
             session_key=lambda: bus.session_id,  # read per request: a resume sets it later
+            n_ctx=settings.n_ctx,  # asked of Ollama when it states no window (provider/ollama.py)
         )
     else:
         url = provider.base_url

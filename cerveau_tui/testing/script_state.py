@@ -72,6 +72,8 @@ class ScriptState:
         self._cursor = 0
         self._cached: list[int] = []
         self.slots: Any = None  # testing/slots.py's ScriptedSlots: the slot endpoints answer
+        self.keeps: int | None = None  # the prompt tokens kept, cut from the left (ScriptedServer)
+        self.ollama: dict[str, Any] | None = None  # answers Ollama's routes (ollama_stub.py)
         self.drops_reasoning = False  # /apply-template drops reasoning before the last user turn
         self._ids = 0
         self._lock = threading.Lock()

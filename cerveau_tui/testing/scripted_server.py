@@ -20,7 +20,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import wire
+from . import ollama_stub, wire
 from .script import Hostile, Prefill, Reply, reply_for
 from .script_state import APPROX_BYTES_PER_TOKEN, ScriptState, approx_tokens, render_prompt
 from .scripted_control import CONTROL_PATH, ScriptedControl
@@ -78,7 +78,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         st = self.server.state
         st.hits[self.path] += 1
-        if self.path == "/health" and st.extras:
+        if st.ollama is not None and (said := ollama_stub.answer("GET", self.path, {}, st.ollama)):
+            self._json(*said)
+        elif self.path == "/health" and st.extras:
             self._json(200, {"status": "ok"})
         elif self.path == "/props" and st.extras:
             self._json(200, {**wire.props_body(st.n_ctx, st.supports_tools), **st.props})
@@ -95,6 +97,11 @@ class _Handler(BaseHTTPRequestHandler):
         st.hits[self.path] += 1
         body = self._body()
         if body is None:
+            return
+        if st.ollama is not None and (
+            said := ollama_stub.answer("POST", self.path, body, st.ollama)
+        ):
+            self._json(*said)
             return
         if self.path == "/apply-template" and st.extras:
             self._json(200, apply_template(body, drops_reasoning=st.drops_reasoning))
@@ -121,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body: dict[str, Any]) -> None:
         st = self.server.state
         prompt = approx_tokens(render_prompt(body))
+        if st.keeps is not None:
+            prompt = prompt[-st.keeps :]  # cut from the left, said nowhere but in the usage
         if len(prompt) > st.n_ctx:
             # Checked before the script moves on: the "model" never saw this request.
             msg = f"request ({len(prompt)} tokens) exceeds the available context size ({st.n_ctx} tokens), try increasing it"
@@ -336,12 +345,16 @@ class ScriptedServer:
         props: dict[str, Any] | None = None,
         models: dict[str, Any] | None = None,
         control: ScriptedControl | None = None,
+        keeps: int | None = None,
+        ollama: dict[str, Any] | None = None,
     ) -> None:
         """`props`: top-level fields merged over /props (e.g. a `chat_template` naming
         `enable_thinking`, or `chat_template_caps`), for what a caller reads of the server.
         `models`: fields merged into the model `/v1/models` lists (vLLM's `max_model_len`, a
         router's `meta`); `headers` then holds each chat request's headers, lower-cased.
-        `control`: offer and honour llama-server's reasoning control (scripted_control.py)."""
+        `control`: offer and honour llama-server's reasoning control (scripted_control.py).
+        `keeps`: read only the last N tokens of a longer prompt and answer 200 (Ollama's
+        num_ctx, a proxy trimming). `ollama`: answer Ollama's routes (ollama_stub.py)."""
         self.state = ScriptState(
             script,
             n_ctx=n_ctx,
@@ -352,6 +365,8 @@ class ScriptedServer:
         )
         self.state.props = dict(props or {})
         self.state.models = dict(models or {})
+        self.state.keeps = keeps
+        self.state.ollama = ollama
         self.control = control
         self._addr = (host, port)
         self._server: _Server | None = None
