@@ -59,6 +59,12 @@ def collect(settings: Settings) -> dict[str, Any]:
         from .context.tokens import TokenCounter
 
         server["tokenizer"] = TokenCounter(provider, props.model_path).source
+        if server["reachable"]:
+            from .stack.capabilities import cache_reuse
+            from .stack.keys import headers_for
+
+            url = settings.server_url.rstrip("/")
+            server["cache_reuse"] = cache_reuse(url, headers_for(url))
         if settings.max_tokens is None and props.n_ctx:
             from .context.budget import reply_cap
 
@@ -70,6 +76,7 @@ def collect(settings: Settings) -> dict[str, Any]:
 
         server.update(doctor_info(settings))
         server["embedded"] = embedded_state(server)
+        server["cache_reuse"] = "yes"  # stack/server.py starts it with --cache-reuse
         server["reachable"] = server["embedded"] == "running"
     info["server"] = server
     info["template"] = template_info(settings.server_url or server.get("server_url"))
@@ -245,6 +252,8 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     ):
         if s.get(key) is not None:
             say(f"  {key}: {s[key]}")
+    if s.get("cache_reuse"):
+        say(f"  cache reuse: {cache_reuse_line(s['cache_reuse'], embedded=not s.get('url'))}")
     enforced = "enforced" if sb.get("enforced") else "NOT enforced"
     say(f"sandbox:   {sb.get('backend')} ({enforced})")
     for note in sb.get("notes", []) + sb.get("gaps", []):
@@ -292,3 +301,20 @@ def doctor(settings: Settings, *, as_json: bool) -> int:
     if code:
         print(f"cerveau doctor: nothing answers at {s['url']}", file=sys.stderr)
     return code
+
+
+def cache_reuse_line(state: str, *, embedded: bool) -> str:
+    """After a compaction the kept part of the conversation is the cached one with a block before
+    it dropped (issue 36): a server that does not shift it reads all of it again."""
+    from .stack.capabilities import CACHE_REUSE_TOKENS
+
+    if embedded:
+        return f"yes (the app's own server runs with --cache-reuse {CACHE_REUSE_TOKENS})"
+    if state == "yes":
+        return "yes (measured: a kept part was shifted into place after a dropped block)"
+    if state == "no":
+        return (
+            "no: after each compaction this server reads the kept conversation again (measured); "
+            f"a llama-server takes `--cache-reuse {CACHE_REUSE_TOKENS}`"
+        )
+    return "unknown (the server sent no cache figures)"

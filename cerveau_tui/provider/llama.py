@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 import httpx
 
+from ..stack.capabilities import CACHE_REUSE_TOKENS
 from ..stack.keys import headers_for as server_headers
 from . import constrained
 from .errors import backoff_delay, classify_error, describe, public_url
@@ -237,6 +238,10 @@ class LlamaProvider:
             "n_predict": max_tokens,
             "temperature": self.temperature,
             "cache_prompt": True,
+            # After a compaction the kept part is shifted into place, not read again (issue 36;
+            # context/window.py); a llama-server recent enough takes it per request, whatever
+            # its --cache-reuse. Other servers ignore the field.
+            "n_cache_reuse": CACHE_REUSE_TOKENS,
         }
         if self.model:
             body["model"] = self.model

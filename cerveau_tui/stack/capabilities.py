@@ -17,6 +17,16 @@ from typing import Any
 
 import httpx
 
+#: `--cache-reuse N` on every server we start (server.py) and `n_cache_reuse` in every request
+#: (provider/llama.py; a `--server` recent enough takes it there). After a compaction the request
+#: is the cached one with its oldest rounds deleted (context/window.py), and llama-server shifts
+#: the kept part's KV into place instead of re-reading it, for any run of at least N tokens that
+#: matches. The kept part is one run of hundreds to thousands of tokens (at least the newest
+#: round), a handoff's question and answer one of a few hundred; 128 reuses both, and a shorter
+#: N would let a tool call's header matched somewhere in the dropped part (~10-40 tokens) be
+#: shifted into a context it was not computed in. Measured: benchmarks/context.py (issue 36).
+CACHE_REUSE_TOKENS = 128
+
 #: The filename a check saves slot 0 under; removed again at once.
 PROBE_SLOT_FILE = "cerveau-capability-probe.bin"
 
@@ -172,3 +182,40 @@ def _control(c: httpx.Client, url: str, h: dict[str, str], caps: Capabilities) -
         caps.have.append("reasoning control")
     else:
         caps.missing.append("reasoning control (stopping a model's thinking is done client-side)")
+
+
+def _numbered(word: str, n: int) -> str:
+    return " ".join(f"{word} {i}." for i in range(n))
+
+
+def cache_reuse(url: str, headers: dict[str, str], client: httpx.Client | None = None) -> str:
+    """Whether the server shifts a kept part into place after a block before it was dropped, as
+    it must after a compaction: "yes", "no", or "unknown" (it sent no cache figures, or refused).
+    Measured, since llama-server's /props does not say: two short requests, the second the
+    first without its first message and with one more at its end (~300 tokens read in all)."""
+    sys_msg = {"role": "system", "content": "cerveau doctor: a cache reuse probe."}
+    dropped = {"role": "user", "content": _numbered("dropped", 30)}
+    kept = {"role": "user", "content": _numbered("kept", 2 * CACHE_REUSE_TOKENS // 3)}
+    new = {"role": "user", "content": "new"}
+    own = client is None
+    c = client or httpx.Client(trust_env=False, timeout=120.0)
+    try:
+        figures = []
+        for messages in ([sys_msg, dropped, kept], [sys_msg, kept, new]):
+            body = {
+                "messages": messages, "max_tokens": 1, "n_predict": 1, "temperature": 0,
+                "cache_prompt": True, "n_cache_reuse": CACHE_REUSE_TOKENS,
+            }  # fmt: skip
+            r = c.post(url + "/v1/chat/completions", json=body, headers=headers)
+            t = r.json().get("timings") if r.status_code == 200 else None
+            if not isinstance(t, dict) or not isinstance(t.get("cache_n"), int):
+                return "unknown"
+            figures.append(t["cache_n"])
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return "unknown"
+    finally:
+        if own:
+            c.close()
+    # The kept message alone is over CACHE_REUSE_TOKENS tokens; the common prefix is the system
+    # message (~15 tokens): reused beyond it only when the kept part was shifted.
+    return "yes" if figures[1] >= CACHE_REUSE_TOKENS else "no"

@@ -20,7 +20,7 @@ import httpx
 from cerveau_tui import host_process
 from cerveau_tui.redact import redact_url
 from cerveau_tui.stack import keys, wheel
-from cerveau_tui.stack.capabilities import Capabilities, check
+from cerveau_tui.stack.capabilities import CACHE_REUSE_TOKENS, Capabilities, check
 from cerveau_tui.stack.paths import StackPaths, stack_paths
 from cerveau_tui.stack.provision import SIGILL_CODES, Progress, StackError, no_progress, provision
 from cerveau_tui.stack.reach import RETRY_DELAYS as RETRY_DELAYS
@@ -95,6 +95,7 @@ class ManagedServer:
         run_dir: Path | None = None,
         extra_args: Sequence[str] = (),
         slot_dir: Path | None = None,
+        cache_reuse: int = CACHE_REUSE_TOKENS,
         detached: bool = False,
         api_key: bool = True,
         check_capabilities: bool = True,
@@ -109,6 +110,7 @@ class ManagedServer:
         self.log_path = log_path or Path(f"/tmp/llama-server-{self.port}.log")
         self.run_dir, self.extra_args, self.detached = run_dir, tuple(extra_args), detached
         self.slot_dir = slot_dir  # --slot-save-path: where a session's slot is saved and restored
+        self.cache_reuse = cache_reuse  # --cache-reuse: 0 leaves it off (a benchmark's control)
         self.port_file = port_file  # where the port is kept for the next start to prefer
         self._clock, self._sleep = clock, sleep
         self.proc: host_process.Popen[bytes] | None = None
@@ -133,9 +135,10 @@ class ManagedServer:
         slots = ["--slot-save-path", str(self.slot_dir)] if self.slot_dir is not None else []
         # The key on stdin, read as a file by llama-server and by the wheel's runner alike.
         key = ["--api-key-file", "/dev/stdin"] if self._use_key else []
+        reuse = ["--cache-reuse", str(self.cache_reuse)] if self.cache_reuse > 0 else []
         return [
             *self.launcher(), "-m", str(self.model), "--host", self.host, "--port", str(self.port),
-            "-c", str(self.n_ctx), "--jinja", "-np", "1", *slots, *key, *self.extra_args,
+            "-c", str(self.n_ctx), "--jinja", "-np", "1", *slots, *reuse, *key, *self.extra_args,
         ]  # fmt: skip
 
     def launcher(self) -> list[str]:

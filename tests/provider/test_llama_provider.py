@@ -10,6 +10,7 @@ import pytest
 
 from cerveau_tui.provider.llama import LlamaProvider
 from cerveau_tui.provider.types import Delta, ErrorClass, ProviderError
+from cerveau_tui.stack.capabilities import CACHE_REUSE_TOKENS
 from cerveau_tui.testing.scripted_server import ScriptedServer
 
 READ = {
@@ -93,6 +94,8 @@ def test_every_request_is_capped_streamed_and_cache_friendly() -> None:
     assert body["max_tokens"] == 77 and body["n_predict"] == 77
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["cache_prompt"] is True
+    # Issue 36: a kept part after a compaction is shifted into place on a --server too.
+    assert body["n_cache_reuse"] == CACHE_REUSE_TOKENS
     assert [t["function"]["name"] for t in body["tools"]] == ["read_file", "write_file"]
 
 

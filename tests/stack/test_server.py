@@ -275,3 +275,52 @@ def test_a_last_port_someone_else_holds_is_passed_over(tmp_path: Path) -> None:
         taken = held.getsockname()[1]
         paths.last_port_file.write_text(str(taken))
         assert managed_for(paths, Path("/b/llama-server"), Path("/m.gguf"), 4096).port != taken
+
+
+def test_the_apps_server_shifts_cached_chunks_after_a_compaction(tmp_path: Path) -> None:
+    """Issue 36: a compaction drops one block after the system message and keeps the rest
+    byte-identical; without --cache-reuse llama-server re-reads all of the kept part."""
+    from cerveau_tui.stack.paths import stack_paths
+    from cerveau_tui.stack.server import CACHE_REUSE_TOKENS, managed_for
+
+    argv = managed_for(
+        stack_paths(tmp_path / "c"), Path("/b/llama-server"), Path("/m"), 4096
+    ).argv()
+    assert argv[argv.index("--cache-reuse") + 1] == str(CACHE_REUSE_TOKENS)
+    off = ManagedServer(Path("/b/llama-server"), Path("/m.gguf"), port=5555, cache_reuse=0)
+    assert "--cache-reuse" not in off.argv()
+
+
+def test_the_wheels_runner_passes_cache_reuse_to_the_server(tmp_path: Path) -> None:
+    pytest.importorskip("xllamacpp")
+    from cerveau_tui.stack import wheel
+    from cerveau_tui.stack.server import CACHE_REUSE_TOKENS
+    from cerveau_tui.stack.wheel_server import params, parse
+
+    server = ManagedServer(tmp_path / "xllamacpp.abi3.so", Path("/m.gguf"), port=5555)
+    argv = server.argv()
+    args = parse(argv[argv.index(wheel.RUNNER_MODULE) + 1 :])
+    assert params(args, []).n_cache_reuse == CACHE_REUSE_TOKENS
+
+
+def test_a_server_that_reads_a_kept_part_again_is_measured_as_no_cache_reuse() -> None:
+    """The scripted server reuses only a common prefix, as a llama-server without cache reuse
+    does: doctor says so, with the flag that fixes it."""
+    from cerveau_tui.doctor import cache_reuse_line
+    from cerveau_tui.stack.capabilities import cache_reuse
+    from cerveau_tui.testing.scripted_server import ScriptedServer
+
+    with ScriptedServer({"responses": [{"content": "a"}, {"content": "b"}]}) as srv:
+        state = cache_reuse(srv.url, {})
+    assert state == "no"
+    assert "--cache-reuse" in cache_reuse_line(state, embedded=False)
+
+
+def test_a_server_without_cache_figures_is_unknown_not_yes() -> None:
+    from cerveau_tui.stack.capabilities import cache_reuse
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"choices": [{"message": {"content": "x"}}]})
+
+    client = httpx.Client(transport=httpx.MockTransport(reply))
+    assert cache_reuse("http://server", {}, client) == "unknown"
