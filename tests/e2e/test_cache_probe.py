@@ -60,21 +60,28 @@ def write(i: int) -> dict[str, Any]:
     return {"tool_calls": [{"name": "write_file", "arguments": args}]}
 
 
-def test_between_compactions_the_real_server_evaluates_only_the_appended_tokens(real_4k, tmp_path):
-    script = {"responses": [*(write(i) for i in range(ROUNDS)), {"content": "done"}]}
+SCRIPT = {"responses": [*(write(i) for i in range(ROUNDS)), {"content": "done"}]}
+ASK = "Write the notes f00.txt to f13.txt, then say done."
+
+
+def settings_for(tmp_path: Any) -> Any:
     env = {
         "CERVEAU_CONTEXT__SUMMARISE": "false",  # the brief: no slow 135M summary in a test
         "CERVEAU_LIMITS__MAX_ITERATIONS": str(ROUNDS + 5),
         "CERVEAU_TEMPERATURE": "0",
     }
-    settings = load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+    return load_settings(tmp_path, environ=env, user_config=tmp_path / "none.toml")
+
+
+def test_between_compactions_the_real_server_evaluates_only_the_appended_tokens(real_4k, tmp_path):
+    settings = settings_for(tmp_path)
     bus = Emitter()
     rec = Recorder(bus)
-    with ScriptedServer(script, n_ctx=1 << 20) as srv, CacheProbe(real_4k, srv.url) as probe:
+    with ScriptedServer(SCRIPT, n_ctx=1 << 20) as srv, CacheProbe(real_4k, srv.url) as probe:
         s = build_session(
             settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(probe.url)
         )
-        out = s.engine.run("Write the notes f00.txt to f13.txt, then say done.")
+        out = s.engine.run(ASK)
         s.close()
     assert out.reason == "completed", out.message
     chats = [r for r in probe.records if r.kind == "chat"]
@@ -90,3 +97,50 @@ def test_between_compactions_the_real_server_evaluates_only_the_appended_tokens(
     # Only a compaction may break the cache, and each breaks it once.
     assert broken <= compactions, [(r.prompt_n, r.cache_n) for r in chats]
     assert reused >= len(chats) - 1 - compactions
+
+
+def test_after_a_compaction_the_real_server_reads_only_what_is_new(real_4k, tmp_path):
+    """Issue 36: the compaction drops one block after the system message and keeps the rest
+    byte-identical, and the app's server runs with --cache-reuse: the request after it reads what
+    the history gained and the block that stands for the dropped rounds, not the kept part again
+    (before: 2.4-3.5k tokens re-read at each compaction on an 8k window)."""
+    from cerveau_tui.context.pack import message_tokens
+    from cerveau_tui.protocol import EventType
+
+    settings = settings_for(tmp_path)
+    bus = Emitter()
+    with ScriptedServer(SCRIPT, n_ctx=1 << 20) as srv, CacheProbe(real_4k, srv.url) as probe:
+        s = build_session(
+            settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(probe.url)
+        )
+        count, history = s.engine.count_tokens, s.engine.history
+        sent: list[int] = []  # len(history) at each reply
+        after: list[tuple[int, int, int]] = []  # (chat index, history length, block tokens)
+
+        def seen(ev: Any) -> None:
+            if ev.type == EventType.USAGE and ev.payload.get("prompt_tokens"):
+                sent.append(len(history))
+            elif ev.type == EventType.COMPACTED:
+                w = s.engine.loop_state.window
+                block = sum(message_tokens(m, count) for m in w.frozen[w.block_start :])
+                chats = sum(1 for r in probe.records if r.kind == "chat")
+                after.append((chats, len(history), block))
+
+        bus.subscribe(seen)
+        out = s.engine.run(ASK)
+        messages = list(history)
+        s.close()
+    assert out.reason == "completed", out.message
+    chats = [r for r in probe.records if r.kind == "chat"]
+    assert after, "the turn never filled the window: it proves nothing"
+    for i, length, block in after:
+        appended = sum(message_tokens(m, count) for m in messages[sent[i - 1] : length])
+        reread = chats[i].prompt_n - appended - block
+        assert reread <= MARGIN * 4, (i, chats[i], appended, block)
+
+
+def test_doctor_measures_that_the_real_server_shifts_a_kept_part(real_4k):
+    from cerveau_tui.stack.capabilities import cache_reuse
+    from cerveau_tui.stack.keys import headers_for
+
+    assert cache_reuse(real_4k, headers_for(real_4k)) == "yes"
