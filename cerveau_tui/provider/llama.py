@@ -96,6 +96,9 @@ class LlamaProvider:
         self._public_url = public_url(self.base_url)  # what errors say
         self.model = model
         self.n_ctx = n_ctx
+        #: The server slot every request names (`id_slot`), set when the session claimed one of
+        #: several (session/slot_claim.py); None: the server chooses.
+        self.id_slot: int | None = None
         self.action_mode = action_mode
         self.temperature = temperature
         self.timeout_s = timeout_s
@@ -245,6 +248,8 @@ class LlamaProvider:
         }
         if self.model:
             body["model"] = self.model
+        if self.id_slot is not None:
+            body["id_slot"] = self.id_slot
         known = self._extras.known_props()
         if known is not None and known.server == "ollama":
             # The window the session assumes, stated per request: Ollama's default would cut a

@@ -14,7 +14,9 @@ the exact prompt it last sent), and a bus subscriber (a turn's end is when to sa
 - A side conversation on the one slot (a delegated child: `aside`) is bracketed: the slot is
   saved before it and restored after, checked by the parent's next `cache_n` the same way.
   Measured (issue 36): without it each explore cost the parent a re-read of its conversation.
-- A server without the slot endpoints (or with several slots, or no save folder) is left alone,
+- A server with several slots (`--parallel N`): the session claims one (slot_claim.py), every
+  request names it (`id_slot`) and the save and restore act on it.
+- A server without the slot endpoints (or no save folder, or every slot claimed) is left alone,
   silently: nothing is saved, nothing said.
 """
 
@@ -30,8 +32,10 @@ from ..bus import Emitter
 from ..config import Settings
 from ..loop.cache_ledger import figures_of
 from ..protocol import Event, NoticePayload, TurnEnded
+from ..provider.llama import LlamaProvider
 from ..provider.types import Completion, Provider, ReasoningEnd, ServerProps
 from ..stack.paths import stack_paths
+from .slot_claim import SlotClaim, claim_slot
 from .slots import (
     SlotClient,
     SlotRecord,
@@ -55,11 +59,16 @@ class SlotKeeper:
         store: SlotStore,
         model_key: str,
         workspace: str,
+        claim: SlotClaim | None = None,
     ) -> None:
+        """`claim`: the slot this session holds on a multi-slot server (slot_claim.py), which its
+        requests name; without one, the server's only slot."""
         self.inner, self.bus, self.client, self.store = inner, bus, client, store
+        self.claim = claim
         self.base_url = inner.base_url
         self.model_key, self.workspace = model_key, workspace
-        self.slot = client.slot()  # None: the server has no (single) slot to keep
+        # None: the server has no slot to keep (or several, none claimed)
+        self.slot = claim.slot if claim is not None else client.slot()
         self._lock = threading.Lock()  # one slot action or request at a time, in order
         self._saver: threading.Thread | None = None
         # The last chat request's prefix, hashed as it was sent (a message changed later in
@@ -252,6 +261,8 @@ class SlotKeeper:
         self.save()
         self.client.close()
         self.inner.close()
+        if self.claim is not None:
+            self.claim.release()
 
     def _say(self, text: str, level: str = "info") -> None:
         self.bus.emit(NoticePayload.event_type, {"text": text, "level": level, "source": "slots"})
@@ -261,7 +272,8 @@ def keep_slots(
     provider: Provider, bus: Emitter, settings: Settings, props: ServerProps | None
 ) -> Provider:
     """The session's provider, behind a SlotKeeper when its server answers the slot endpoints
-    (one slot); as it was otherwise. Collects old saves first (slots.py's rules)."""
+    (one slot, or one of several claimed and pinned); as it was otherwise. Collects old saves
+    first (slots.py's rules)."""
     base = provider.base_url
     if not base.startswith(("http://", "https://")):
         return provider
@@ -273,6 +285,12 @@ def keep_slots(
         pass
     client = SlotClient(base)
     key = model_key(props.model_path if props else None, props.build_info if props else None)
+    ids = client.slot_ids() or []
+    claim = None
+    if len(ids) > 1 and isinstance(provider, LlamaProvider):
+        claim = claim_slot(paths.slots_dir / "claims", client.base, ids)
+        if claim is not None:
+            provider.id_slot = claim.slot  # every request of the session names it
     keeper = SlotKeeper(
         provider,
         bus=bus,
@@ -280,6 +298,7 @@ def keep_slots(
         store=store,
         model_key=key,
         workspace=str(settings.workspace),
+        claim=claim,
     )
     if keeper.slot is None:
         client.close()

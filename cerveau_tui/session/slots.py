@@ -146,7 +146,7 @@ class SlotRefused(Exception):
 
 class SlotClient:
     """llama-server's slot endpoints. `slot()` is None for a server without them, or with more
-    than one slot (which one holds this conversation is the server's choice, not ours)."""
+    than one slot (a session claims one of `slot_ids()` then: slot_claim.py)."""
 
     def __init__(self, base_url: str) -> None:
         base = base_url.rstrip("/")
@@ -159,15 +159,22 @@ class SlotClient:
         )
 
     def slot(self) -> int | None:
+        ids = self.slot_ids()
+        return ids[0] if ids is not None and len(ids) == 1 else None
+
+    def slot_ids(self) -> list[int] | None:
+        """The server's slot ids (`GET /slots`); None for a server without the endpoint."""
         try:
             r = self._client.get(self.base + "/slots", timeout=5.0)
             slots = r.json() if r.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
-        if not isinstance(slots, list) or len(slots) != 1 or not isinstance(slots[0], dict):
+        if not isinstance(slots, list) or not slots:
             return None
-        sid = slots[0].get("id", 0)
-        return sid if isinstance(sid, int) and not isinstance(sid, bool) else None
+        ids = [s.get("id", 0) if isinstance(s, dict) else None for s in slots]
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+            return None
+        return [int(i) for i in ids if i is not None]
 
     def act(self, slot: int, action: str, filename: str) -> dict[str, Any]:
         try:

@@ -70,7 +70,7 @@ class ScriptState:
         self.hung_up = 0  # clients that hung up while a `silent_s` entry said nothing yet
         self.stopping = threading.Event()  # ends the endless hostile streams when the server stops
         self._cursor = 0
-        self._cached: list[int] = []
+        self._cached: dict[int, list[int]] = {}  # slot id -> its cached prompt
         self.slots: Any = None  # testing/slots.py's ScriptedSlots: the slot endpoints answer
         self.keeps: int | None = None  # the prompt tokens kept, cut from the left (ScriptedServer)
         self.ollama: dict[str, Any] | None = None  # answers Ollama's routes (ollama_stub.py)
@@ -97,29 +97,30 @@ class ScriptState:
             return self.entries[self._cursor - 1]
 
     def forget_cache(self) -> None:
-        """What a restarted llama-server has: an empty slot."""
+        """What a restarted llama-server has: empty slots."""
         with self._lock:
-            self._cached = []
+            self._cached = {}
 
-    def cached(self) -> list[int]:
+    def cached(self, slot: int = 0) -> list[int]:
         with self._lock:
-            return list(self._cached)
+            return list(self._cached.get(slot, []))
 
-    def load_cache(self, tokens: list[int]) -> None:
+    def load_cache(self, tokens: list[int], slot: int = 0) -> None:
         with self._lock:
-            self._cached = list(tokens)
+            self._cached[slot] = list(tokens)
 
-    def prompt_cache(self, tokens: list[int]) -> tuple[int, int]:
-        """(cache_n, prompt_n) against the previous prompt: the longest common prefix is reused,
-        and at least one token is always evaluated, as llama-server does."""
+    def prompt_cache(self, tokens: list[int], slot: int = 0) -> tuple[int, int]:
+        """(cache_n, prompt_n) against the previous prompt in `slot` (a request's `id_slot`;
+        slot 0 when it names none): the longest common prefix is reused, and at least one token
+        is always evaluated, as llama-server does."""
         with self._lock:
             common = 0
-            for a, b in zip(tokens, self._cached, strict=False):
+            for a, b in zip(tokens, self._cached.get(slot, []), strict=False):
                 if a != b:
                     break
                 common += 1
             common = min(common, max(0, len(tokens) - 1))
-            self._cached = tokens
+            self._cached[slot] = tokens
             return common, len(tokens) - common
 
     def new_id(self) -> str:

@@ -160,7 +160,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         cap = body.get("n_predict", body.get("max_tokens"))
-        cache_n, prompt_n = st.prompt_cache(prompt)
+        pinned = body.get("id_slot")
+        slot = pinned if isinstance(pinned, int) and not isinstance(pinned, bool) else 0
+        cache_n, prompt_n = st.prompt_cache(prompt, max(0, slot))
         cid, created = st.new_id(), int(time.time())
         calls = [(f"call_{cid[-6:]}_{i}", n, a) for i, (n, a) in enumerate(reply.calls)]
         generated = reply.reasoning + reply.content + "".join(n + a for _, n, a in calls)
