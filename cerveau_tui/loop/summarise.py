@@ -157,11 +157,11 @@ def continuation(
     cap = min(context.summary_max_tokens, room)
     asked = continue_ask(task)
     ask = [*request, asked]
-    extra = {"extra": {"response_format": ANSWER_ONLY}} if constrained else {}
+    extra: dict[str, Any] | None = {"response_format": ANSWER_ONLY} if constrained else None
 
     def summarise(_dropped: list[dict[str, Any]]) -> Handoff | None:
         try:
-            done = provider.complete(ask, schemas, max_tokens=cap, cancel=cancel, **extra)
+            done = provider.complete(ask, schemas, max_tokens=cap, cancel=cancel, extra=extra)
         except ProviderError:
             return None
         if done.finish_reason == "length" or done.tool_calls or not done.content.strip():
