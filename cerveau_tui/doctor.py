@@ -25,7 +25,7 @@ def collect(settings: Settings) -> dict[str, Any]:
             "approval": settings.approval,
             "max_tokens": settings.max_tokens,
             "action_mode": settings.action_mode,
-            # Issue 36: on by default where the figures said they pay (benchmarks/defaults_cost.py).
+            # Off by default: no benefit measured for their tokens (benchmarks/defaults_cost.py).
             "turn_close": settings.turn_close,
             "explore": settings.delegate,
         },
