@@ -37,9 +37,11 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from acp import text_block  # noqa: E402
 
+from cerveau_tui.acp.updates import Translator  # noqa: E402
 from cerveau_tui.bus import Emitter, Recorder  # noqa: E402
 from cerveau_tui.config import load_settings  # noqa: E402
 from cerveau_tui.loop.approver import ApproveAll, BusApprover  # noqa: E402
+from cerveau_tui.protocol import Event, payload_of  # noqa: E402
 from cerveau_tui.provider.llama import LlamaProvider  # noqa: E402
 from cerveau_tui.session import build_session  # noqa: E402
 from cerveau_tui.testing.acp_client import RecordingClient, cerveau_acp, pick, silent  # noqa: E402
@@ -53,6 +55,11 @@ TOKEN = "30.0529"  # a sleep no other process sleeps for
 
 def bash(command: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def _answer(u: Any) -> bool:
+    """The model's own text, not a harness line (updates.said_line)."""
+    return u.session_update == "agent_message_chunk" and not u.content.text.startswith("\n\n*")
 
 
 def med(xs: list[float]) -> str:
@@ -74,7 +81,7 @@ async def acp_first_updates(url: str, ws: Path, rounds: int) -> tuple[list[float
             await conn.prompt(session_id=sid, prompt=[text_block("hi")])
             mine = client.updates[seen:]
             first_any.append(mine[0][0] - sent)
-            texts = [t for t, _, u in mine if u.session_update == "agent_message_chunk"]
+            texts = [t for t, _, u in mine if _answer(u)]
             if texts:
                 first_text.append(texts[0] - sent)
     return first_any, first_text
@@ -110,26 +117,32 @@ def _session(url: str, ws: Path, approval: str = "never") -> tuple[Any, Recorder
     return s, rec, bus
 
 
-def tui_first_updates(url: str, ws: Path, rounds: int) -> tuple[list[float], list[float]]:
-    s, rec, bus = _session(url, ws)
-    first_any, first_text = [], []
+def tui_first_updates(
+    url: str, ws: Path, rounds: int
+) -> tuple[list[float], list[float], list[float]]:
+    """The first bus event, the first event ACP would carry (its Translator says something of
+    it: the same fact as ACP's first update, so the difference is the wire), the first token."""
+    s, _, bus = _session(url, ws)
+    first_any, first_carried, first_text = [], [], []
     try:
         s.engine.run("warm up")
         for _ in range(rounds):
-            stamps: list[tuple[float, str]] = []
-            unsubscribe = bus.subscribe(
-                lambda ev, at=stamps: at.append((time.monotonic(), ev.type))
-            )
+            stamps: list[tuple[float, Event]] = []
+            unsubscribe = bus.subscribe(lambda ev, at=stamps: at.append((time.monotonic(), ev)))
             sent = time.monotonic()
             s.engine.run("hi")
             unsubscribe()
             first_any.append(stamps[0][0] - sent)
-            texts = [t for t, kind in stamps if kind == "token"]
+            said = Translator(ws)
+            carried = [t for t, ev in stamps if said(payload_of(ev))]
+            if carried:
+                first_carried.append(carried[0] - sent)
+            texts = [t for t, ev in stamps if ev.type == "token"]
             if texts:
                 first_text.append(texts[0] - sent)
     finally:
         s.close()
-    return first_any, first_text
+    return first_any, first_carried, first_text
 
 
 def tui_cancel(url: str, ws: Path, started: Callable[[Recorder], bool], approval: str) -> float:
@@ -160,10 +173,13 @@ def fresh() -> Path:
 
 def first_update(url: str, rounds: int, label: str) -> None:
     acp_any, acp_text = asyncio.run(acp_first_updates(url, fresh(), rounds))
-    tui_any, tui_text = tui_first_updates(url, fresh(), rounds)
+    tui_any, tui_carried, tui_text = tui_first_updates(url, fresh(), rounds)
     print(f"{label}: prompt -> first update, median of {rounds}")
-    print(f"  ACP  first session/update {med(acp_any)}   first answer chunk {med(acp_text)}")
-    print(f"  TUI  first bus event      {med(tui_any)}   first token        {med(tui_text)}")
+    print(f"  ACP  first session/update {med(acp_any)}   first model text {med(acp_text)}")
+    print(
+        f"  TUI  first bus event      {med(tui_any)}   first token      {med(tui_text)}"
+        f"   first event ACP carries {med(tui_carried)}"
+    )
 
 
 def cancels() -> None:
@@ -242,10 +258,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--real", metavar="URL", default=None)
+    ap.add_argument("--no-scripted", action="store_true", help="only the --real figures")
     args = ap.parse_args()
-    with ScriptedServer({"responses": [{"content": "hello there"}] * (2 * args.rounds + 4)}) as srv:
-        first_update(srv.url, args.rounds, "scripted server")
-    cancels()
+    if not args.no_scripted:
+        script = {"responses": [{"content": "hello there"}] * (2 * args.rounds + 4)}
+        with ScriptedServer(script) as srv:
+            first_update(srv.url, args.rounds, "scripted server")
+        cancels()
     if args.real:
         real(args.real, max(1, args.rounds // 5))
 
