@@ -53,7 +53,10 @@ def _run(tmp_path: Path, **srv: Any) -> tuple[list[dict[str, Any]], list[dict[st
     ws = tmp_path / "ws"
     ws.mkdir()
     settings = load_settings(
-        ws, flags={"done": {"gate": "off"}, "max_tokens": 512}, environ={}, user_config=tmp_path / "none.toml"
+        ws,
+        flags={"done": {"gate": "off"}, "max_tokens": 512},
+        environ={},
+        user_config=tmp_path / "none.toml",
     )
     bus = Emitter()
     events: list[dict[str, Any]] = []
