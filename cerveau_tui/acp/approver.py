@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from acp import schema as S
 
 from ..bus import Emitter
-from ..loop.approver import ApprovalDecision, ApprovalRequest, Decision
-from ..protocol import ApprovalRequested, NoticePayload
+from ..loop.approver import ApprovalDecision, ApprovalRequest, Decision, requested
+from ..protocol import NoticePayload
 from ..text_safety import visible
 from .updates import diff_contents, fenced, kind_of
 
@@ -136,21 +136,7 @@ class ClientApprover:
         slot: concurrent.futures.Future[ApprovalDecision] = concurrent.futures.Future()
         with self._lock:
             self._pending[req.request_id] = slot
-        # On the bus as the TUI's request is: the log holds the question beside its answer.
-        self.bus.emit(
-            ApprovalRequested(
-                request_id=req.request_id,
-                call_id=req.call_id,
-                tool=req.tool,
-                summary=req.summary,
-                reason=req.reason,
-                paths=req.paths,
-                diff=req.diff,
-                scope=req.scope,
-                choices=[list(c) for c in req.choices],
-                timeout_s=self.timeout_s,
-            )
-        )
+        self.bus.emit(requested(req, self.timeout_s))  # as the TUI's: the log holds it
         asked = self.ask(tool_call_of(req, self.workspace), [c.option for c in choices])
         asked.add_done_callback(lambda f: _settle(slot, _decision(f, choices)))
         try:

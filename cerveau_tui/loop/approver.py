@@ -126,21 +126,7 @@ class BusApprover:
         slot = _Slot(asked_at=self._clock())
         with self._cond:
             self._pending[req.request_id] = slot
-        self.bus.emit(
-            ApprovalRequested(
-                request_id=req.request_id,
-                call_id=req.call_id,
-                tool=req.tool,
-                summary=req.summary,
-                reason=req.reason,
-                paths=req.paths,
-                diff=req.diff,
-                scope=req.scope,
-                choices=[list(c) for c in req.choices],
-                timeout_s=self.timeout_s,
-                outside_turn=req.outside_turn,
-            ),
-        )
+        self.bus.emit(requested(req, self.timeout_s))
         with self._cond:
             while not slot.decisions:
                 left = self._deadline(slot) - self._clock()
@@ -193,6 +179,24 @@ class BusApprover:
     def pending(self) -> list[str]:
         with self._cond:
             return list(self._pending)
+
+
+def requested(req: ApprovalRequest, timeout_s: float) -> ApprovalRequested:
+    """The request as its event: every approver that asks someone puts it on the bus (the log
+    holds the question beside its answer), whoever shows it (the TUI's dialog, an ACP client)."""
+    return ApprovalRequested(
+        request_id=req.request_id,
+        call_id=req.call_id,
+        tool=req.tool,
+        summary=req.summary,
+        reason=req.reason,
+        paths=req.paths,
+        diff=req.diff,
+        scope=req.scope,
+        choices=[list(c) for c in req.choices],
+        timeout_s=timeout_s,
+        outside_turn=req.outside_turn,
+    )
 
 
 def resolved_event(
