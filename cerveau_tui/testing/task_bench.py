@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import host_process
 from ..loop.guards.lost_rounds import CAUSES, count_lost
 from .first_task import REPO, make_venv, run_first_task
 
@@ -85,15 +85,10 @@ def check(task: Task, ws: Path, events_file: Path, scratch: Path) -> tuple[bool,
     copy = scratch / "check-copy"
     shutil.copytree(ws, copy, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
     try:
-        proc = subprocess.run(
-            ["sh", str(task.folder / "check.sh"), str(copy), str(events_file)],
-            cwd=copy,
-            capture_output=True,
-            text=True,
-            timeout=CHECK_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
+        # A plain environment (the system PATH, nothing of ours): the check is the person's.
+        argv = ["sh", task.folder / "check.sh", copy, events_file]
+        proc = host_process.run(argv, timeout=CHECK_TIMEOUT_S, cwd=copy, text=True)
+    except host_process.TimeoutExpired:
         return False, f"check timed out after {CHECK_TIMEOUT_S:.0f} s"
     return proc.returncode == 0, (proc.stdout + proc.stderr).strip()[-400:]
 
