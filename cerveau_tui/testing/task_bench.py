@@ -86,7 +86,7 @@ def check(task: Task, ws: Path, events_file: Path, scratch: Path) -> tuple[bool,
     shutil.copytree(ws, copy, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
     try:
         # A plain environment (the system PATH, nothing of ours): the check is the person's.
-        argv = ["sh", task.folder / "check.sh", copy, events_file]
+        argv: list[str | Path] = ["sh", task.folder / "check.sh", copy, events_file]
         proc = host_process.run(argv, timeout=CHECK_TIMEOUT_S, cwd=copy, text=True)
     except host_process.TimeoutExpired:
         return False, f"check timed out after {CHECK_TIMEOUT_S:.0f} s"
