@@ -16,7 +16,9 @@ The rules (pure, `tests/foundation/test_cache_ledger.py`):
   reply, as the server counted them). The first request of a process has no previous one: it
   appended all of it, never a miss (a resume's restore is judged by the slot keeper).
 - A miss: evaluated above MISS_FLOOR and above MISS_RATIO times what was appended plus the floor.
-- The cause, in this order: a compaction before this request; the first message that differs from
+- The cause, in this order: a compaction before this request; a prompt that grew by messages yet
+  was read as no longer than the last one (the server cut it: loop/silent_cut.py says how much);
+  the first message that differs from
   the previous request's (the system prompt: the instructions; a reminder; else the history);
   when every earlier message is the same, the harness cannot see it: the chat template re-rendered
   an earlier turn, or the server lost its cache (restarted, or another client used the slot).
@@ -37,6 +39,10 @@ MISS_FLOOR = 256
 MISS_RATIO = 2.0
 
 CAUSE_COMPACTION = "compaction"
+CAUSE_CUT = (
+    "the server cut the prompt: messages were appended, yet it read no more tokens than last time "
+    "(its window is smaller than the harness's)"
+)
 CAUSE_INSTRUCTIONS = "a changed system prompt (an instruction file)"
 CAUSE_REMINDER = "a reminder"
 CAUSE_HISTORY = "an earlier message changed"
@@ -131,7 +137,12 @@ class CacheLedger:
         appended = max(0, figures.prompt - prev.context)
         if not is_miss(figures.evaluated, appended):
             return None
-        cause = miss_cause(before, messages, compacted=compacted)
+        grew = len(messages) > len(before) and figures.prompt <= prev.prompt
+        cause = (
+            CAUSE_CUT
+            if grew and not compacted
+            else miss_cause(before, messages, compacted=compacted)
+        )
         return Miss(figures.evaluated, appended, figures.cached, cause)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cerveau_tui.loop.cache_ledger import (
     CAUSE_COMPACTION,
+    CAUSE_CUT,
     CAUSE_HISTORY,
     CAUSE_INSTRUCTIONS,
     CAUSE_REMINDER,
@@ -96,3 +97,11 @@ def test_a_compaction_since_the_last_request_is_the_cause_once() -> None:
     miss = ledger.record([SYS, U1], Figures(1500, 10))
     assert miss is not None and miss.cause == CAUSE_COMPACTION
     assert ledger.compacted is False
+
+
+def test_a_longer_conversation_read_as_no_longer_prompt_is_a_cut() -> None:
+    """A server keeping only its window's worth (Ollama's num_ctx) reads the same count again."""
+    ledger = CacheLedger()
+    ledger.record([SYS, U1], Figures(1500, 0))
+    miss = ledger.record([SYS, U1, A1, U1], Figures(900, 600))
+    assert miss is not None and miss.cause == CAUSE_CUT
