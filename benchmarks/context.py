@@ -4,9 +4,15 @@
     .venv/bin/python benchmarks/context.py --server URL    # a running llama-server (its own -c)
     .venv/bin/python benchmarks/context.py --no-summary    # the brief instead of model summaries
     .venv/bin/python benchmarks/context.py --summary-tokens 256   # a smaller summary cap
-    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192 --no-summary --cache-reuse 256
-    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192 --no-summary --compare-cache-reuse 256
+    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192   # issue 36's long session
+    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192 --cache-reuse 0   # reuse off
+    .venv/bin/python benchmarks/context.py --rounds 100 --n-ctx 8192 --compare-cache-reuse 128
                       # the same long turn on a server without and with `--cache-reuse N` (issue 23)
+
+The started server runs with the app's own `--cache-reuse` (stack/server.py, CACHE_REUSE_TOKENS)
+unless `--cache-reuse N` says otherwise (0: off). Per compaction it prints what the next request
+evaluated: appended + the summary (what stands for the dropped rounds) + what the server read
+again; and the total against the physical limit (issue 36: <= 1.3x).
 
 (1) A 31-round scripted turn (one ~1.1 KB write_file per round, as measured in
     reference/context.md) through the cache probe (cerveau_tui/testing/cache_probe.py): per request
@@ -71,15 +77,22 @@ def long_turn(real_url: str, rounds: int, summarise: bool, summary_tokens: int) 
             settings, bus=bus, approver=ApproveAll(), provider=LlamaProvider(probe.url)
         )
         lengths: list[int] = []  # len(history) at each reply: the messages that request held
-        bus.subscribe(
-            lambda ev: (
-                lengths.append(len(s.engine.history))
-                if ev.type == EventType.USAGE and ev.payload.get("prompt_tokens")
-                else None
-            )
-        )
-        out = s.engine.run(TASK)
+        # At each compaction: how many chat requests came before it, and the tokens of what
+        # stands for the dropped rounds (the handoff's question and answer, or the brief).
+        marks: list[tuple[int, int]] = []
         count = s.engine.count_tokens
+
+        def seen(ev: Any) -> None:
+            if ev.type == EventType.USAGE and ev.payload.get("prompt_tokens"):
+                lengths.append(len(s.engine.history))
+            elif ev.type == EventType.COMPACTED:
+                w = s.engine.loop_state.window
+                block = w.frozen[w.block_start : w.block_end]
+                chats = sum(1 for x in probe.records if x.kind == "chat")
+                marks.append((chats, sum(message_tokens(m, count) for m in block)))
+
+        bus.subscribe(seen)
+        out = s.engine.run(TASK)
         history = list(s.engine.history)
         n_ctx = s.engine.n_ctx
         source = s.parts.model.token_source
@@ -93,6 +106,7 @@ def long_turn(real_url: str, rounds: int, summarise: bool, summary_tokens: int) 
         "records": probe.records,
         "appended": appended,
         "compactions": [e.payload for e in rec.of(EventType.COMPACTED)],
+        "marks": marks,
         "n_ctx": n_ctx,
         "tokenizer": source,
     }
@@ -105,6 +119,27 @@ def totals(r: dict[str, Any]) -> tuple[int, int]:
     if appended and chats:
         appended[0] = chats[0].prompt_n + chats[0].cache_n
     return sum(x.prompt_n for x in chats), sum(appended)
+
+
+def limit_of(r: dict[str, Any]) -> tuple[int, int]:
+    """(every token the real server evaluated, summary calls included; the physical limit: each
+    request evaluating only what the history gained since the one before, plus at each
+    compaction what stands for the dropped rounds, the summary)."""
+    evaluated = sum(x.prompt_n for x in r["records"] if x.status == 200)
+    return evaluated, totals(r)[1] + sum(block for _, block in r["marks"])
+
+
+def rereads(r: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    """Per compaction, the first chat request after it: (evaluated, appended, summary tokens,
+    re-read = evaluated - appended - summary: what the server read again of what it had)."""
+    chats = [x for x in r["records"] if x.kind == "chat" and x.status == 200]
+    appended = list(r["appended"])
+    out = []
+    for before, block in r["marks"]:
+        if before < len(chats):
+            x, a = chats[before], appended[before] if before < len(appended) else 0
+            out.append((x.prompt_n, a, block, max(0, x.prompt_n - a - block)))
+    return out
 
 
 def report_turn(r: dict[str, Any]) -> None:
@@ -147,6 +182,16 @@ def report_turn(r: dict[str, Any]) -> None:
             f"{c['tokens_after']:,} tokens, {c['tokens_after'] / r['n_ctx']:.0%} of n_ctx, "
             f"{c['dropped_rounds']} rounds dropped, {c['pruned']} pruned"
         )
+    for i, (ev, a, block, again) in enumerate(rereads(r), start=1):
+        print(
+            f"    compaction {i}: the next request evaluated {ev:,} = appended {a:,} + summary "
+            f"{block:,} + re-read {again:,}"
+        )
+    evaluated, limit = limit_of(r)
+    print(
+        f"    evaluated {evaluated:,} (summary calls included) for a physical limit of {limit:,} "
+        f"(appended + each compaction's summary): {evaluated / max(1, limit):.2f}x the limit"
+    )
     # The real server's own view of the request right after each compaction.
     after = _after_compaction(chats, r["compactions"])
     if after:
@@ -220,7 +265,9 @@ def main() -> None:
         "--summary-tokens", type=int, default=1024, help="the summary's cap (generation is slow)"
     )
     ap.add_argument("--n-ctx", type=int, default=4096, help="the started server's -c")
-    ap.add_argument("--cache-reuse", type=int, default=0, help="start it with --cache-reuse N")
+    ap.add_argument(
+        "--cache-reuse", type=int, default=None, help="start it with --cache-reuse N (0: off)"
+    )
     ap.add_argument(
         "--compare-cache-reuse",
         type=int,
@@ -243,8 +290,8 @@ def main() -> None:
     if url is None:
         assert loc.binary is not None and loc.model is not None, "run `cerveau stack provision`"
         server = managed_for(paths, loc.binary, loc.model, n_ctx=args.n_ctx)
-        if args.cache_reuse:
-            server.extra_args = ("--cache-reuse", str(args.cache_reuse))
+        if args.cache_reuse is not None:
+            server.cache_reuse = args.cache_reuse
         server.start(timeout_s=120.0)
         url = server.url
     try:
@@ -267,8 +314,7 @@ def compare_cache_reuse(args: argparse.Namespace) -> None:
     figures = []
     for reuse in (0, args.compare_cache_reuse):
         server = managed_for(paths, loc.binary, loc.model, n_ctx=args.n_ctx)
-        if reuse:
-            server.extra_args = ("--cache-reuse", str(reuse))
+        server.cache_reuse = reuse
         server.start(timeout_s=120.0)
         try:
             t = time.perf_counter()
