@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-#: What a discussion turn may use: look, and commit a plan.
-DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan", "load_skill")
+#: What a discussion turn may use: look (an MCP tool's schema too: it runs nothing), and commit a plan.
+DISCUSS_TOOLS = ("read_file", "list_files", "search", "commit_plan", "load_skill", "mcp_describe")
 
 
 def round_refusal(

@@ -26,3 +26,8 @@ def test_a_withheld_tool_is_refused_and_the_rest_run() -> None:
     said = round_refusal("write_file", discuss=False, withheld={"write_file"})
     assert said is not None and "cut off at the token cap again" in said
     assert round_refusal("read_file", discuss=False, withheld={"write_file"}) is None
+
+
+def test_discussion_mode_lets_the_model_read_an_mcp_tools_schema_but_not_call_it() -> None:
+    assert round_refusal("mcp_describe", discuss=True) is None
+    assert "discussion mode" in (round_refusal("mcp_call", discuss=True) or "")
