@@ -19,13 +19,18 @@ bounded, added as a reminder after the history (never a prefix change).
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..policy.glob import glob_match
+from ..policy.paths import Boundary
 from ..protocol.person_hooks import HookOutcome
+from ..tools.base import PathError, resolve_path
 
 #: The environment variable the wrapper pipes to the hook's stdin.
 EVENT_VAR = "CERVEAU_HOOK_EVENT"
@@ -127,12 +132,44 @@ def _capped(value: Any, cap: int) -> Any:
     return value
 
 
+def call_paths(workspace: Path, arguments: dict[str, Any]) -> tuple[str, ...]:
+    """The call's `path` as the tool will act on it, in the names a path glob is matched against
+    (workspace-relative inside, absolute outside: policy/paths.Boundary): resolved by the file
+    tools' own resolver (tools/base.resolve_path: `..` folded, links followed), plus the name as
+    asked with `.`/`..`/`//` folded (a link's own name counts too, as the policy counts it).
+
+    Found by probing: matched on the text of the argument, a hook blocking `write_file(src/**)`
+    let through `x/../src/h`, the workspace's absolute path to `src/d`, and `lnk/f` through a
+    link `lnk -> src`: each written into src/ on the host. One resolver for the tool and the
+    matcher is what makes the two agree. () for a call that names no path."""
+    raw = arguments.get("path")
+    if not isinstance(raw, str) or not raw.strip():
+        return ()
+    try:
+        resolved = resolve_path(workspace, raw)
+    except PathError:
+        return ()
+    boundary = Boundary(workspace)
+    given = raw.strip()
+    lexical = Path(os.path.normpath(given if os.path.isabs(given) else boundary.workspace / given))
+    names = [boundary.match_name(resolved), boundary.match_name(lexical)]
+    under = os.path.abspath(workspace)  # the workspace as named, when it is itself a link
+    if lexical.is_relative_to(under) and under != str(boundary.workspace):
+        names.append(lexical.relative_to(under).as_posix())
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
 @dataclass(frozen=True)
 class Matcher:
     """`match`: alternatives separated by `|`, each a tool-name glob, optionally with a path
-    glob in parentheses: `bash`, `write_file|edit_file`, `*(src/**)`, `write_file(*.py)`. The
-    path is the call's `path` argument; a call naming none does not match a path alternative.
-    "" matches every call. The product's one glob dialect (policy/glob.py)."""
+    glob in parentheses: `bash`, `write_file|edit_file`, `*(src/**)`, `write_file(*.py)`. "" matches
+    every call. The product's one glob dialect (policy/glob.py).
+
+    A path glob is matched against the call's `path` as the tool will resolve it (`call_paths`),
+    never the model's spelling of it, so `./src/x`, `a/../src/x`, the absolute path and a link
+    into src/ are all src/x. What it cannot promise: a command (`bash`) names no path the harness
+    can know before it runs, so a path alternative never matches it: a person who must keep the
+    model out of src/ blocks `bash` by name (or reads `tool.arguments.command` in the hook)."""
 
     alternatives: tuple[tuple[str, str | None], ...]
 
@@ -149,15 +186,15 @@ class Matcher:
                 alts.append((part, None))
         return cls(tuple(alts))
 
-    def __call__(self, tool: str, arguments: dict[str, Any]) -> bool:
+    def __call__(self, tool: str, paths: Sequence[str]) -> bool:
+        """`paths`: call_paths of the call (every name it goes by)."""
         if not self.alternatives:
             return True
-        path = arguments.get("path")
         for name, pattern in self.alternatives:
             if not glob_match(name, tool):
                 continue
             if pattern is None:
                 return True
-            if isinstance(path, str) and path and glob_match(pattern, path):
+            if any(glob_match(pattern, p) for p in paths):
                 return True
         return False

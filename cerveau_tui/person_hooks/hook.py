@@ -61,14 +61,15 @@ class PersonHooks(Hook):
         fields: dict[str, Any],
         *,
         tool: str = "",
-        args: dict[str, Any] | None = None,
+        paths: tuple[str, ...] = (),
         cancel: threading.Event | None = None,
     ) -> list[Ran]:
         """Every hook of `event` that matches, in the order written; the first block ends it.
-        `cancel`: what kills a running hook; by default the turn's stop (Esc Esc)."""
+        `paths`: the call's path as the tool resolves it (contract.call_paths). `cancel`: what
+        kills a running hook; by default the turn's stop (Esc Esc)."""
         ran: list[Ran] = []
         for hook in getattr(self.config, event):
-            if tool and not contract.Matcher.parse(hook.match)(tool, args or {}):
+            if tool and not contract.Matcher.parse(hook.match)(tool, paths):
                 continue
             r = self.runner.run(hook, event, fields, cancel=cancel or self._cancel, tool=tool)
             ran.append(r)
@@ -88,6 +89,9 @@ class PersonHooks(Hook):
             len(self._context) > 1 and sum(len(t.encode()) for t in self._context) > QUEUE_MAX_BYTES
         ):
             self._context.pop(0)
+
+    def _paths(self, arguments: dict[str, Any]) -> tuple[str, ...]:
+        return contract.call_paths(self.runner.workspace, arguments)
 
     def _start_once(self, ctx: TurnContext) -> None:
         if self._started:
@@ -110,8 +114,9 @@ class PersonHooks(Hook):
     def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
         if not self.config.pre_tool:
             return None
-        fields = {"tool": {"name": name, "arguments": arguments}}
-        for r in self._run("pre_tool", fields, tool=name, args=arguments):
+        paths = self._paths(arguments)
+        fields = {"tool": {"name": name, "arguments": arguments, "paths": list(paths)}}
+        for r in self._run("pre_tool", fields, tool=name, paths=paths):
             if r.outcome == "blocked":
                 return f"refused by the person's hook {r.name}: {r.reason}"
             if r.outcome == "stopped":  # the person's interrupt, mid-hook: nothing more runs
@@ -121,8 +126,9 @@ class PersonHooks(Hook):
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         if not self.config.post_tool or record.status in (CallStatus.DENIED, CallStatus.GUARDED):
             return None  # after a call that ran (done or failed), not one that was refused
+        paths = self._paths(record.arguments)
         fields = {
-            "tool": {"name": record.name, "arguments": record.arguments},
+            "tool": {"name": record.name, "arguments": record.arguments, "paths": list(paths)},
             "result": {
                 "ok": record.ok,
                 "status": str(record.status),
@@ -131,7 +137,7 @@ class PersonHooks(Hook):
                 "wrote": record.wrote,
             },
         }
-        for r in self._run("post_tool", fields, tool=record.name, args=record.arguments):
+        for r in self._run("post_tool", fields, tool=record.name, paths=paths):
             if r.outcome == "blocked":
                 self._add_context(f"[hook {r.name}, post_tool on {record.name}]\n{r.reason}")
         return None  # what the model reads of the result is the tool's; the hook's is context
@@ -193,18 +199,18 @@ class PersonHooks(Hook):
         }
         t = threading.Thread(
             target=self._notify,
-            args=(fields, p.tool, {"path": p.paths[0]} if p.paths else {}),
+            args=(fields, p.tool, tuple(n for a in p.paths for n in self._paths({"path": a}))),
             name="hook-approval",
             daemon=True,
         )
         self._notifiers = [n for n in self._notifiers if n.is_alive()] + [t]
         t.start()
 
-    def _notify(self, fields: dict[str, Any], tool: str, args: dict[str, Any]) -> None:
+    def _notify(self, fields: dict[str, Any], tool: str, paths: tuple[str, ...]) -> None:
         try:
             # Not the turn's stop: the person answering (or interrupting) is what the notifier
             # was for. The session's close is its end (`close`).
-            self._run("approval_waiting", fields, tool=tool, args=args, cancel=self._closing)
+            self._run("approval_waiting", fields, tool=tool, paths=paths, cancel=self._closing)
         except Exception as exc:  # a notifier's failure is said, never raised into a thread
             self.bus.emit(NoticePayload(text=f"approval_waiting hook: {exc}", level="error"))
 

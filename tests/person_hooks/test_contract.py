@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -12,6 +13,7 @@ from cerveau_tui.person_hooks.contract import (
     EVENT_MAX_BYTES,
     Matcher,
     argv_of,
+    call_paths,
     event_json,
     outcome,
     split_output,
@@ -57,9 +59,9 @@ def test_match_is_refused_on_an_event_without_a_tool() -> None:
         ("*(src/**)", "bash", None, False),  # a path alternative needs a path
     ],
 )
-def test_match(match: str, tool: str, path: str | None, expected: bool) -> None:
+def test_match(match: str, tool: str, path: str | None, expected: bool, tmp_path: Path) -> None:
     args = {"path": path} if path is not None else {}
-    assert Matcher.parse(match)(tool, args) is expected
+    assert Matcher.parse(match)(tool, call_paths(tmp_path, args)) is expected
 
 
 @pytest.mark.parametrize(
@@ -108,7 +110,7 @@ def test_the_readme_example_is_a_valid_hooks_config() -> None:
     assert block is not None
     hooks = HooksConfig.model_validate(tomllib.loads(block.group(1))["hooks"])
     assert [len(hooks.post_tool), len(hooks.pre_tool), len(hooks.approval_waiting)] == [1, 1, 1]
-    assert Matcher.parse(hooks.post_tool[0].match)("edit_file", {"path": "a/b.py"})
+    assert Matcher.parse(hooks.post_tool[0].match)("edit_file", ("a/b.py",))
 
 
 def test_the_chat_says_nothing_of_a_hook_that_went_on_and_one_line_when_it_blocked() -> None:
