@@ -170,12 +170,10 @@ class CerveauAgent:
     ) -> S.ListSessionsResponse:
         from ..session.listing import list_sessions
 
-        where = Path(os.path.realpath(cwd)) if cwd else self.pinned or Path.cwd()
-        try:
-            self.settings_for(where)  # refused as session/new refuses it; and its state folder
-            found = await asyncio.to_thread(list_sessions, where)
-        except ConfigError as exc:
-            raise RequestError.invalid_params({"details": str(exc)}) from None
+        # Refused as session/new refuses it: relative, another folder than --workspace (its
+        # titles are its person's first words), a folder the CLI refuses.
+        where, _ = self._workspace(cwd or str(self.pinned or Path.cwd()))
+        found = await asyncio.to_thread(list_sessions, where)
         return S.ListSessionsResponse(
             sessions=[
                 S.SessionInfo(

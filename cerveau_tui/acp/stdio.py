@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
+from collections.abc import Callable
 from typing import cast
 
 from acp.agent.connection import AgentSideConnection
@@ -21,10 +23,17 @@ async def serve(agent: CerveauAgent) -> None:
     proto = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    reader = asyncio.StreamReader(limit=2 * MAX_LINE)
     transport, protocol = await loop.connect_write_pipe(_WriteProtocol, proto)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    def too_long() -> None:
+        said = f"a message over {MAX_LINE} bytes was dropped unread (cerveau acp's line limit)"
+        print(f"cerveau acp: {said}", file=sys.stderr)
+        error = {"code": -32600, "message": "Invalid Request", "data": {"details": said}}
+        writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode() + b"\n")
+
+    await loop.connect_read_pipe(lambda: _CappedLines(reader, too_long), sys.stdin)
     # The SDK's Agent Protocol is the whole surface (fork, resume, config options...); its router
     # answers "method not found" for what an agent leaves out, so ours is a partial Agent.
     conn = AgentSideConnection(cast(Agent, agent), writer, reader, listening=False)
@@ -33,6 +42,44 @@ async def serve(agent: CerveauAgent) -> None:
     finally:
         await agent.close()
         await conn.close()
+
+
+#: The longest line read from the client. The SDK's reader has no bound of its own (it joins a
+#: line's chunks past the StreamReader's limit), so a client's 100 MB line was held, parsed and
+#: echoed whole (780 MB resident, measured). A prompt's embedded files are the longest thing a
+#: client sends; 8 MiB is far past what the model's window takes.
+MAX_LINE = 8 * 1024 * 1024
+
+
+class _CappedLines(asyncio.StreamReaderProtocol):
+    """Stdin as the SDK reads it, with no line past MAX_LINE: what a longer line sent so far is
+    cut by a newline (the SDK skips it as JSON it cannot parse), the rest dropped up to its end,
+    and `too_long` says so once per line."""
+
+    def __init__(self, reader: asyncio.StreamReader, too_long: Callable[[], None]) -> None:
+        super().__init__(reader)
+        self._too_long = too_long
+        self._run = 0  # bytes of the current line passed on
+        self._dropping = False
+
+    def data_received(self, data: bytes) -> None:
+        out = bytearray()
+        start = 0
+        while start < len(data):
+            nl = data.find(b"\n", start)
+            end = len(data) if nl < 0 else nl + 1
+            if self._dropping:
+                self._dropping = nl < 0
+            elif self._run + end - start > MAX_LINE:
+                out += b"\n"
+                self._run, self._dropping = 0, nl < 0
+                self._too_long()
+            else:
+                out += data[start:end]
+                self._run = 0 if nl >= 0 else self._run + end - start
+            start = end
+        if out:
+            super().data_received(bytes(out))
 
 
 class _WriteProtocol(asyncio.BaseProtocol):

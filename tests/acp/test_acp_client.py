@@ -301,3 +301,67 @@ def test_a_pinned_workspace_refuses_another_cwd(ws: Path) -> None:
 
     asyncio.run(go())
     assert not (other / ".cerveau").exists()
+
+
+@pytest.mark.parametrize("cwd", ["other", "relative"])
+def test_session_list_is_refused_beyond_the_pinned_workspace(ws: Path, cwd: str) -> None:
+    """session/list of another folder than --workspace gave its sessions' titles (the person's
+    first words there); a relative cwd was read against the agent's own cwd."""
+    other = ws.parent / "other"
+    other.mkdir()
+    secret = "the other folder's first words"
+
+    async def go(srv: ScriptedServer) -> None:
+        async with cerveau_acp(RecordingClient(), "--server", srv.url, config_beside=ws) as conn:
+            sid = (await conn.new_session(cwd=str(other), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block(secret)])
+        async with cerveau_acp(RecordingClient(), "--workspace", str(ws), "--server", srv.url,
+                               config_beside=ws) as conn:  # fmt: skip
+            with pytest.raises(RequestError) as refused:
+                await conn.list_sessions(cwd=str(other) if cwd == "other" else "other")
+            assert secret not in str(refused.value.data)
+            assert (await conn.list_sessions()).sessions == []  # its own: none yet
+
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        asyncio.run(go(srv))
+    assert list((other / ".cerveau" / "sessions").iterdir())  # from the host: it is there
+
+
+def test_an_overlong_line_is_dropped_with_an_error_and_the_agent_answers_on(ws: Path) -> None:
+    """The SDK's reader joins a line's chunks with no bound: a client's 100 MB line was held
+    and parsed whole (780 MB resident). Now it is dropped past 8 MiB, said, and the next request
+    is answered; the agent's memory is read from /proc."""
+    import json
+    import subprocess
+    import sys
+
+    from cerveau_tui.acp.stdio import MAX_LINE
+
+    env = {k: v for k, v in os.environ.items() if k.startswith(("CERVEAU_", "PYTHON", "LANG"))}
+    env["CERVEAU_CONFIG"] = str(ws.parent / "no-config.toml")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cerveau_tui", "acp", "--workspace", str(ws), "--server",
+         "http://127.0.0.1:9"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        head = b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd":"'
+        proc.stdin.write(head + b"a" * (8 * MAX_LINE) + b'"}}\n')
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}\n')
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())
+        rss_kb = int(
+            next(
+                line.split()[1]
+                for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                if line.startswith("VmRSS:")
+            )
+        )
+        second = json.loads(proc.stdout.readline())
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert first["id"] is None and "dropped unread" in first["error"]["data"]["details"]
+    assert second == {"jsonrpc": "2.0", "id": 2, "result": {"sessions": []}}
+    assert rss_kb * 1024 < 4 * MAX_LINE + 200 * 1024 * 1024, rss_kb  # never the line's 64 MiB x n
