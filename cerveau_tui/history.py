@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, overload
 
+from .text_safety import inert_markers
+
 Role = Literal["user", "assistant", "tool"]
 Wire = dict[str, Any]
 
@@ -79,14 +81,21 @@ class Message:
 
     def _derive(self) -> Wire:
         # Key order is part of the bytes the server caches: as the loop always wrote them.
+        # What a tool returned or a user message carries (a file, a server's result, a hook's
+        # context) is sent with its chat-template markers broken: llama-server parses special
+        # tokens in the rendered prompt, so a raw `<|im_end|>` there ends the message for real
+        # (text_safety.inert_markers). `content` keeps what was said.
         if self.role == "tool":
-            return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
+            content = inert_markers(self.content)
+            return {"role": "tool", "tool_call_id": self.call_id, "content": content}
         if self.calls:
             return {
                 "role": "assistant",
                 "content": self.content,
                 "tool_calls": [c.wire() for c in self.calls],
             }
+        if self.role == "user":
+            return {"role": "user", "content": inert_markers(self.content)}
         return {"role": self.role, "content": self.content}
 
     @property

@@ -57,3 +57,28 @@ def visible_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(visible_data(v) for v in value)
     return value
+
+
+#: Inserted after the `<` of a chat-template marker so the server's tokenizer reads it as text.
+WORD_JOINER = "\u2060"
+#: The openings of the turn markers chat templates are written with: ChatML and its family
+#: (`<|im_start|>`, `<|im_end|>`, `<|endoftext|>`: SmolLM2, Qwen, Phi; Llama 3's
+#: `<|start_header_id|>`, `<|eot_id|>`), DeepSeek's full-width bar (`<｜...｜>`), Gemma's
+#: `<start_of_turn>`/`<end_of_turn>`.
+_MARKER_OPENINGS = ("<|", "<\uff5c", "<start_of_turn", "<end_of_turn")
+
+
+def inert_markers(text: str) -> str:
+    """`text` with every chat-template turn marker broken by a word joiner after its `<`.
+
+    llama-server renders the messages through the model's template and tokenizes the result with
+    special tokens parsed, so `<|im_end|>` in a message's content becomes the real end-of-turn
+    token (measured on SmolLM2-135M: a tool result gained 1 prompt token for it, not the 7 of its
+    text). A tool's output, a file, an MCP server's result could close its own message and open a
+    forged `system` or `user` turn. Broken, the same characters are read as text."""
+    if "<" not in text:
+        return text
+    for opening in _MARKER_OPENINGS:
+        if opening in text:
+            text = text.replace(opening, f"<{WORD_JOINER}{opening[1:]}")
+    return text

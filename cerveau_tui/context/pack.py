@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..text_safety import inert_markers
+
 BASE_SYSTEM = (
     "You are a coding agent. You work inside the user's workspace through tools; paths are "
     "relative to the workspace root. Inspect before you change, make the change with a tool, "
@@ -56,7 +58,9 @@ def _message_tokens(msg: dict[str, Any], count: Callable[[str], int]) -> int:
 
 
 def system_prompt(sections: list[str]) -> str:
-    return "\n\n".join([BASE_SYSTEM, *[s for s in sections if s]])
+    """The sections come from files and servers (AGENTS.md, skills, MCP tools' descriptions):
+    their chat-template markers are broken, as a message's are (text_safety.inert_markers)."""
+    return "\n\n".join([BASE_SYSTEM, *[inert_markers(s) for s in sections if s]])
 
 
 def rounds(history: list[dict[str, Any]]) -> list[tuple[int, int]]:
