@@ -13,6 +13,7 @@ pattern could hang the harness; this one compiles patterns with RE2 (linear time
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import re2
@@ -20,6 +21,18 @@ import re2
 #: Nesting followed at most (a schema whose $ref points at itself would recurse forever).
 MAX_DEPTH = 32
 MAX_PROBLEMS = 8
+#: Schema nodes one check visits at most. Depth alone bounds nothing: found by probing, a
+#: server's `{"anyOf": [{"$ref": "#"}, x4]}` is 4^16 visits within MAX_DEPTH, and held the
+#: harness's dispatch thread at 100% CPU on the first mcp_call (two options: 0.6 s). Past the
+#: budget the call is refused, nothing sent (a schema that big checks nothing a person can read).
+MAX_STEPS = 100_000
+
+
+@dataclass
+class _Walk:
+    root: dict[str, Any]
+    steps: int = MAX_STEPS
+
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -52,7 +65,10 @@ def _kind(value: Any) -> str:
 
 def check(schema: dict[str, Any], value: Any) -> list[str]:
     problems: list[str] = []
-    _check(schema, value, "arguments", schema, problems, 0)
+    walk = _Walk(schema)
+    _check(schema, value, "arguments", walk, problems, 0)
+    if walk.steps < 0:
+        return [f"the tool's schema takes more than {MAX_STEPS} steps to check; not checked"]
     return problems[:MAX_PROBLEMS]
 
 
@@ -64,15 +80,16 @@ def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any] | None:
     return root if ref == "#" else None
 
 
-def _check(
-    schema: Any, value: Any, at: str, root: dict[str, Any], out: list[str], depth: int
-) -> None:
+def _check(schema: Any, value: Any, at: str, walk: _Walk, out: list[str], depth: int) -> None:
+    walk.steps -= 1
     if not isinstance(schema, dict) or depth > MAX_DEPTH or len(out) >= MAX_PROBLEMS:
         return
+    if walk.steps < 0:
+        return
     if "$ref" in schema:
-        target = _resolve(str(schema["$ref"]), root)
+        target = _resolve(str(schema["$ref"]), walk.root)
         if target is not None:
-            _check(target, value, at, root, out, depth + 1)
+            _check(target, value, at, walk, out, depth + 1)
     kinds = schema.get("type")
     if kinds is not None:
         wanted = [kinds] if isinstance(kinds, str) else [k for k in kinds if isinstance(k, str)]
@@ -87,24 +104,24 @@ def _check(
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            fits = sum(1 for o in options if not _problems(o, value, at, root, depth))
+            fits = sum(1 for o in options if not _problems(o, value, at, walk, depth))
             if fits == 0 or (key == "oneOf" and fits > 1):
                 out.append(f"{at}: matches {fits} of the {len(options)} allowed shapes ({key})")
     for sub in schema.get("allOf") or []:
-        _check(sub, value, at, root, out, depth + 1)
+        _check(sub, value, at, walk, out, depth + 1)
     if isinstance(value, dict):
-        _object(schema, value, at, root, out, depth)
+        _object(schema, value, at, walk, out, depth)
     elif isinstance(value, list):
-        _array(schema, value, at, root, out, depth)
+        _array(schema, value, at, walk, out, depth)
     elif isinstance(value, str):
         _string(schema, value, at, out)
     elif _is(value, "number"):
         _number(schema, value, at, out)
 
 
-def _problems(schema: Any, value: Any, at: str, root: dict[str, Any], depth: int) -> list[str]:
+def _problems(schema: Any, value: Any, at: str, walk: _Walk, depth: int) -> list[str]:
     found: list[str] = []
-    _check(schema, value, at, root, found, depth + 1)
+    _check(schema, value, at, walk, found, depth + 1)
     return found
 
 
@@ -112,7 +129,7 @@ def _object(
     schema: dict[str, Any],
     value: dict[str, Any],
     at: str,
-    root: dict[str, Any],
+    walk: _Walk,
     out: list[str],
     depth: int,
 ) -> None:
@@ -124,19 +141,19 @@ def _object(
     extra = schema.get("additionalProperties", True)
     for key, item in value.items():
         if key in props:
-            _check(props[key], item, f"{at}.{key}", root, out, depth + 1)
+            _check(props[key], item, f"{at}.{key}", walk, out, depth + 1)
         elif extra is False:
             known = ", ".join(sorted(props)) or "none"
             out.append(f"{at}.{key}: not a parameter of this tool (its parameters: {known})")
         elif isinstance(extra, dict):
-            _check(extra, item, f"{at}.{key}", root, out, depth + 1)
+            _check(extra, item, f"{at}.{key}", walk, out, depth + 1)
 
 
 def _array(
     schema: dict[str, Any],
     value: list[Any],
     at: str,
-    root: dict[str, Any],
+    walk: _Walk,
     out: list[str],
     depth: int,
 ) -> None:
@@ -144,7 +161,7 @@ def _array(
     items = schema.get("items")
     if isinstance(items, dict):
         for i, item in enumerate(value[:1000]):
-            _check(items, item, f"{at}[{i}]", root, out, depth + 1)
+            _check(items, item, f"{at}[{i}]", walk, out, depth + 1)
 
 
 def _size(

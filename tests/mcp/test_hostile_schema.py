@@ -1,0 +1,92 @@
+"""A server's inputSchema is the server's bytes: checking arguments against it must cost the
+harness bounded work, and a schema too big to check sends nothing (the server's marker file,
+written on any tools/call, is checked on the host)."""
+
+from __future__ import annotations
+
+import json
+import stat
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from cerveau_tui.config import McpServerConfig
+from cerveau_tui.mcp.schema import MAX_STEPS, check
+from cerveau_tui.mcp.tools import McpCall
+from cerveau_tui.tools.base import ToolError
+
+from .conftest import Box
+
+#: A schema of four options that each refer back to the whole: 4^16 visits within the depth
+#: bound. Before the step budget it held the harness's thread at full CPU on the first call.
+BOMB = {"anyOf": [{"$ref": "#"}] * 4}
+#: The bound of a broken run (a hang), not a measurement.
+PATIENCE_S = 120.0
+
+SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    mid, method = msg.get("id"), msg.get("method")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "bomb", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "t", "description": "d", "inputSchema": SCHEMA}]}
+    else:
+        open(sys.argv[1], "w").write("called")
+        result = {"content": [{"type": "text", "text": "called"}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+def _bounded(fn: Any) -> Any:
+    got: list[Any] = []
+    t = threading.Thread(target=lambda: got.append(fn()), daemon=True)
+    t.start()
+    t.join(PATIENCE_S)
+    assert got, "the schema check did not return"
+    return got[0]
+
+
+def test_a_self_referring_schema_is_refused_within_the_step_budget() -> None:
+    assert _bounded(lambda: check(BOMB, 1)) == [
+        f"the tool's schema takes more than {MAX_STEPS} steps to check; not checked"
+    ]
+
+
+def test_an_ordinary_schema_with_a_long_array_is_still_checked() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"xs": {"type": "array", "items": {"type": "integer"}}},
+    }
+    assert check(schema, {"xs": list(range(999))}) == []
+    assert check(schema, {"xs": [*range(999), "x"]}) == [
+        "arguments.xs[999]: expected integer, got string"
+    ]
+
+
+def test_a_servers_schema_bomb_costs_bounded_work_and_sends_nothing(box: Box) -> None:
+    marker = box.ws / "called.txt"
+    srv = box.root / "srv" / "bomb-mcp"
+    srv.write_text(f"#!/usr/bin/python3\nSCHEMA = {json.dumps(BOMB)}\n{SERVER}")
+    srv.chmod(srv.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    hub = box.hub(bomb=McpServerConfig(command=str(srv), args=[str(marker)]))
+    assert [t.name for _, t in hub.catalogue()] == ["t"]
+    tool = McpCall(hub)
+    args = tool.Args(server="bomb", tool="t", arguments={"x": 1})
+    ctx = SimpleNamespace(output_cap=16_000, cancel=None, workspace=box.ws)
+
+    def call() -> str:
+        with pytest.raises(ToolError) as refused:
+            tool.run(args, ctx)  # type: ignore[arg-type]
+        return str(refused.value)
+
+    said = _bounded(call)
+    assert "nothing was sent" in said and "steps to check" in said
+    assert not marker.exists()  # the server was never called
