@@ -46,12 +46,23 @@ for line in sys.stdin:
 
 
 def _bounded(fn: Any) -> Any:
-    got: list[Any] = []
-    t = threading.Thread(target=lambda: got.append(fn()), daemon=True)
+    """fn() on a thread, given PATIENCE_S: what it returned, or what it raised."""
+    got: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            got.append((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - raised again on the test's thread
+            got.append((False, exc))
+
+    t = threading.Thread(target=run, daemon=True)
     t.start()
     t.join(PATIENCE_S)
-    assert got, "the schema check did not return"
-    return got[0]
+    assert got, f"did not return within {PATIENCE_S:g} s"
+    returned, value = got[0]
+    if not returned:
+        raise value
+    return value
 
 
 def test_a_self_referring_schema_is_refused_within_the_step_budget() -> None:
@@ -90,3 +101,35 @@ def test_a_servers_schema_bomb_costs_bounded_work_and_sends_nothing(box: Box) ->
     said = _bounded(call)
     assert "nothing was sent" in said and "steps to check" in said
     assert not marker.exists()  # the server was never called
+
+
+#: Before each answer, one line of JSON nested deeper than Python's parser recurses.
+NESTED = r"""
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    mid, method = msg.get("id"), msg.get("method")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "deep", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}]}
+    else:
+        sys.stdout.write("[" * 100000 + "]" * 100000 + "\n")
+        result = {"content": [{"type": "text", "text": "answered"}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+def test_a_line_nested_too_deep_is_skipped_and_the_answer_after_it_read(box: Box) -> None:
+    """Before: RecursionError ended the reader thread; the call waited out its timeout."""
+    srv = box.root / "srv" / "deep-mcp"
+    srv.write_text(f"#!/usr/bin/python3\n{NESTED}")
+    srv.chmod(srv.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    hub = box.hub(deep=McpServerConfig(command=str(srv), timeout_s=PATIENCE_S))
+    out = _bounded(lambda: hub.call("deep", "t", {}, 16_000))
+    assert (out.ok, out.text) == (True, "answered")
+    assert _bounded(lambda: hub.call("deep", "t", {}, 16_000)).text == "answered"  # still alive
