@@ -71,21 +71,28 @@ def host_env(env: Mapping[str, str] | None = None, inherit: Iterable[str] = ()) 
     return out
 
 
-def person_path() -> str:
+def person_path(workspace: str | os.PathLike[str] | None = None) -> str:
     """Our PATH without the entries that name our working directory: relative ones (`.`, ``,
     `bin`) and, when we were started in a folder that may be a workspace, the ones at or beneath
     it (`PATH=$PWD/bin:$PATH`, a direnv habit). For a child that must find the person's own tools
     (a build's compiler); a helper of ours gets SYSTEM_PATH. A home folder is never a workspace
-    (view.py refuses it), so from there (or above it) `~/.local/bin` stays."""
-    here = os.path.realpath(os.getcwd())
+    (view.py refuses it), so from there (or above it) `~/.local/bin` stays. `workspace`: a
+    session's, dropped too wherever we were started (`cerveau run --workspace X` from elsewhere)."""
     home = os.path.realpath(os.path.expanduser("~"))
-    guard = here != home and not home.startswith(here.rstrip("/") + "/")
+    guarded = [
+        here
+        for here in {
+            os.path.realpath(os.getcwd()),
+            *([os.path.realpath(workspace)] if workspace else []),
+        }
+        if here != home and not home.startswith(here.rstrip("/") + "/")
+    ]
 
     def ours(p: str) -> bool:
         if not os.path.isabs(p):
             return True
         real = os.path.realpath(p)
-        return guard and (real == here or real.startswith(here + "/"))
+        return any(real == here or real.startswith(here.rstrip("/") + "/") for here in guarded)
 
     kept = [p for p in os.environ.get("PATH", SYSTEM_PATH).split(os.pathsep) if not ours(p)]
     return os.pathsep.join(kept) or SYSTEM_PATH

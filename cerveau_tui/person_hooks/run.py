@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import host_process
 from ..bus import Emitter
 from ..config import HookConfig
 from ..protocol.person_hooks import HookOutcome, HookRan
@@ -78,12 +79,17 @@ class HookRunner:
     def _host_env(self, hook: HookConfig) -> dict[str, str]:
         """A host hook's HOME is the person's, never the workspace the runner gives a full-access
         command: found by probing, `git status` in a host hook read the model's `.gitconfig`
-        from a workspace HOME and ran its `core.fsmonitor` with the person's rights. Plus the
-        variables of the person's environment this hook names (`env`)."""
+        from a workspace HOME and ran its `core.fsmonitor` with the person's rights. Its PATH is
+        the person's without a relative entry or one in the workspace (host_process.person_path):
+        found by probing, with `bin` or `<workspace>/bin` on the harness's PATH (a direnv habit),
+        a hook of ["/usr/bin/true"] ran the model's `bin/mktemp` (the wrapper's own plumbing)
+        on the host, cwd being the workspace. Plus the variables of the person's environment
+        this hook names (`env`)."""
         if hook.where != "host":
             return {}
         passed = {k: os.environ[k] for k in hook.env if k in os.environ}
-        return {**passed, "HOME": pwd.getpwuid(os.getuid()).pw_dir}
+        home = pwd.getpwuid(os.getuid()).pw_dir
+        return {**passed, "HOME": home, "PATH": host_process.person_path(self.workspace)}
 
     def run(
         self,
