@@ -110,6 +110,12 @@ class CerveauAgent:
         self.pinned = Path(os.path.realpath(pinned)) if pinned is not None else None
         self.conn: Client | None = None
         self.live: dict[str, Live] = {}
+        # The llama-servers this agent started, by what they load: one for every session, not
+        # one per session/new (an editor opens a session per thread; each stays open until the
+        # client hangs up, and each server held its model and window).
+        self.servers: dict[tuple[str, str, int], str] = {}
+        self.managed: list[Any] = []
+        self._starting = asyncio.Lock()
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -238,6 +244,9 @@ class CerveauAgent:
                 live.sender.cancel()
             await asyncio.to_thread(live.session.close)
         self.live.clear()
+        for server in self.managed:
+            await asyncio.to_thread(server.stop)
+        self.managed.clear()
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -263,6 +272,24 @@ class CerveauAgent:
             return ws, self.settings_for(ws)
         except ConfigError as exc:  # the CLI's own refusals: /, a home, /tmp, a shared folder
             raise RequestError.invalid_params({"details": str(exc)}) from None
+
+    async def _shared_server(self, settings: Settings) -> None:
+        """The session's model server: the configured one, else the one this agent started for
+        the same model and window (started here at the first session that needs it, and stopped
+        when the client hangs up)."""
+        if settings.server_url:
+            return
+        from ..stack.server import ensure_server, probe
+
+        key = (str(settings.cache_dir), str(settings.model_path), settings.n_ctx)
+        async with self._starting:
+            known = self.servers.get(key)
+            if known is None or not await asyncio.to_thread(probe, known):
+                url, managed = await asyncio.to_thread(ensure_server, settings)
+                if managed is not None:
+                    self.managed.append(managed)
+                self.servers[key] = known = url
+        settings.server_url = known
 
     async def _open(
         self, cwd: str, resume: str | None, mcp: list[Any], extra_dirs: list[str]
@@ -303,6 +330,7 @@ class CerveauAgent:
             timeout_s=settings.approval_timeout_s,
         )
         try:
+            await self._shared_server(settings)
             session = await asyncio.to_thread(
                 build_session, settings, bus=bus, approver=approver, resume=resume
             )

@@ -73,3 +73,69 @@ def test_a_turn_a_dialog_a_cancel_and_a_load_on_the_real_model(
     assert stopped == "cancelled"
     # The second process replayed the session: the person's first prompt as theirs.
     assert second.text("user_message_chunk").startswith(TASK)
+
+
+def _agent_pid() -> int:
+    """The `cerveau acp` child of this test process."""
+    import os
+
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            argv = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and argv[-2:] == [b"acp", b""]:
+            return int(p)
+    raise AssertionError("no cerveau acp child")
+
+
+def _servers_under(pid: int) -> list[int]:
+    """The model servers among `pid`'s descendants, read from /proc."""
+    import os
+
+    children: dict[int, list[int]] = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            ppid = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(p))
+    found, todo = [], [pid]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            todo.append(kid)
+            try:
+                argv = Path(f"/proc/{kid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"cerveau_tui.stack.wheel_server" in argv or argv[0].endswith(b"llama-server"):
+                found.append(kid)
+    return found
+
+
+def test_sessions_of_one_client_share_the_server_the_agent_started(
+    real_stack: str, tmp_path: Path
+) -> None:
+    """Without --server each session/new started its own llama-server (373 MB resident each,
+    measured), kept until the client hung up: an editor opens a session per thread. One now,
+    counted from /proc; a turn in a session that did not start it is answered (its key known)."""
+    del real_stack  # provisioned and tested: the agent starts its own from the same cache
+    dirs = [tmp_path / f"ws{i}" for i in range(3)]
+    for d in dirs:
+        d.mkdir()
+    client = RecordingClient()
+    counts: list[int] = []
+
+    async def go() -> str:
+        async with cerveau_acp(client, env=ENV, config_beside=dirs[0]) as conn:
+            sids = []
+            for d in dirs:
+                sids.append((await conn.new_session(cwd=str(d), mcp_servers=[])).session_id)
+                counts.append(len(_servers_under(_agent_pid())))
+            answer = await conn.prompt(session_id=sids[-1], prompt=[text_block("Say hi.")])
+            return answer.stop_reason
+
+    stop = asyncio.run(go())
+    assert counts == [1, 1, 1]
+    assert stop in ("end_turn", "max_turn_requests")
