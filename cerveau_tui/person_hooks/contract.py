@@ -156,7 +156,28 @@ def call_paths(workspace: Path, arguments: dict[str, Any]) -> tuple[str, ...]:
     under = os.path.abspath(workspace)  # the workspace as named, when it is itself a link
     if lexical.is_relative_to(under) and under != str(boundary.workspace):
         names.append(lexical.relative_to(under).as_posix())
+    if os.path.isdir(resolved):  # a folder a tool walks: said by its trailing `/`, `./` the root
+        names = [f"{n}/" if n else "./" for n in names]
     return tuple(dict.fromkeys(n for n in names if n))
+
+
+def _may_hold(pattern: str, folder: str) -> bool:
+    """Whether a folder (`src/`, `./` the root) may hold a path the glob matches: any folder for
+    a pattern without a `/` (it matches a name anywhere), else the folders on the way to, or
+    beneath, its literal head (`secrets/**` from `./` or `secrets/`, not from `docs/`)."""
+    pat = pattern.strip()
+    while pat.startswith("./"):
+        pat = pat[2:]
+    if "/" not in pat.rstrip("/"):
+        return True
+    head: list[str] = []
+    for seg in pat.strip("/").split("/"):
+        if any(c in seg for c in "*?[\\"):
+            break
+        head.append(seg)
+    segs = [p for p in folder.split("/") if p and p != "."]
+    n = min(len(head), len(segs))
+    return head[:n] == segs[:n]
 
 
 @dataclass(frozen=True)
@@ -167,9 +188,12 @@ class Matcher:
 
     A path glob is matched against the call's `path` as the tool will resolve it (`call_paths`),
     never the model's spelling of it, so `./src/x`, `a/../src/x`, the absolute path and a link
-    into src/ are all src/x. What it cannot promise: a command (`bash`) names no path the harness
-    can know before it runs, so a path alternative never matches it: a person who must keep the
-    model out of src/ blocks `bash` by name (or reads `tool.arguments.command` in the hook)."""
+    into src/ are all src/x. A call on a folder (list_files, search, explore walk it) matches when
+    the folder may hold a path the glob matches: `*(secrets/**)` holds for a search of the whole
+    workspace, whose results would show secrets/' contents. What it cannot promise: a command
+    (`bash`) names no path the harness can know before it runs, so a path alternative never
+    matches it: a person who must keep the model out of src/ blocks `bash` by name (or reads
+    `tool.arguments.command` in the hook)."""
 
     alternatives: tuple[tuple[str, str | None], ...]
 
@@ -195,6 +219,7 @@ class Matcher:
                 continue
             if pattern is None:
                 return True
-            if any(glob_match(pattern, p) for p in paths):
+            if any(glob_match(pattern, p) or (p.endswith("/") and _may_hold(pattern, p))
+                   for p in paths):  # fmt: skip
                 return True
         return False

@@ -18,6 +18,7 @@ so turn_end runs once the done gate has accepted the answer, not before it.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,20 @@ from .run import HookRunner, Ran
 #: The context queued for the model, at most (the oldest goes first): a chatty hook on every
 #: call must not fill the window with reminders.
 QUEUE_MAX_BYTES = 16 * 1024
+
+
+@functools.cache
+def _path_defaults() -> dict[str, str]:
+    """The built-in tools' `path` defaults, from their own argument models."""
+    from ..tools.explore import Explore
+    from ..tools.registry import default_tools
+
+    out = {}
+    for t in [*default_tools(), Explore]:
+        field = t.Args.model_fields.get("path")
+        if field is not None and isinstance(field.default, str):
+            out[t.name] = field.default
+    return out
 
 
 class PersonHooks(Hook):
@@ -90,7 +105,11 @@ class PersonHooks(Hook):
         ):
             self._context.pop(0)
 
-    def _paths(self, arguments: dict[str, Any]) -> tuple[str, ...]:
+    def _paths(self, arguments: dict[str, Any], tool: str = "") -> tuple[str, ...]:
+        """A call that leaves `path` out walks the tool's default (`list_files`, `search`: the
+        root): matched as that, or `*(secrets/**)` would miss a search of everything."""
+        if "path" not in arguments and tool in _path_defaults():
+            arguments = {**arguments, "path": _path_defaults()[tool]}
         return contract.call_paths(self.runner.workspace, arguments)
 
     def _start_once(self, ctx: TurnContext) -> None:
@@ -114,7 +133,7 @@ class PersonHooks(Hook):
     def before_tool(self, ctx: TurnContext, name: str, arguments: dict[str, Any]) -> str | None:
         if not self.config.pre_tool:
             return None
-        paths = self._paths(arguments)
+        paths = self._paths(arguments, name)
         fields = {"tool": {"name": name, "arguments": arguments, "paths": list(paths)}}
         for r in self._run("pre_tool", fields, tool=name, paths=paths):
             if r.outcome == "blocked":
@@ -126,7 +145,7 @@ class PersonHooks(Hook):
     def on_tool_result(self, ctx: TurnContext, record: CallRecord) -> str | None:
         if not self.config.post_tool or record.status in (CallStatus.DENIED, CallStatus.GUARDED):
             return None  # after a call that ran (done or failed), not one that was refused
-        paths = self._paths(record.arguments)
+        paths = self._paths(record.arguments, record.name)
         fields = {
             "tool": {"name": record.name, "arguments": record.arguments, "paths": list(paths)},
             "result": {

@@ -49,3 +49,27 @@ def test_the_event_names_the_path_as_the_tool_resolves_it(place: Place) -> None:
     assert event["tool"]["arguments"]["path"] == "lnk/../lnk/x.py"  # what the model sent
     assert "src/x.py" in event["tool"]["paths"]  # where the write lands
     assert (place.ws / "src" / "x.py").read_text() == "x\n"
+
+
+def test_a_path_glob_holds_for_a_tool_that_walks_a_folder_holding_it(place: Place) -> None:
+    secret = "HOOK-PROBE-SECRET-7f3a"
+    (place.ws / "secrets").mkdir()
+    (place.ws / "secrets" / "key.txt").write_text(f"token = {secret}\n")
+    (place.ws / "docs").mkdir()
+    (place.ws / "docs" / "a.md").write_text("hello\n")
+    place.config(
+        f'[[hooks.pre_tool]]\ncommand = {toml_list(BLOCK)}\nmatch = "*(secrets/**)"\nwhere = "host"\n'
+    )
+    script = [
+        call("search", pattern="token"),  # no path: the tool walks the root
+        call("search", pattern="token", path="."),
+        call("list_files", path="secrets"),
+        call("read_file", path="./docs/../secrets/key.txt"),
+        call("list_files", path="docs"),  # the control: a folder that cannot hold secrets/
+    ]
+    run = place.run([*script, answer()])
+    outcomes = [e["outcome"] for e in run.of("hook_ran")]
+    assert outcomes == ["blocked"] * 4, run.proc.stderr[-2000:]
+    results = [m["content"] for m in run.requests[-1]["messages"] if m["role"] == "tool"]
+    assert secret not in run.sent() and not any("key.txt" in r for r in results)
+    assert "a.md" in results[-1]  # docs/ was listed: the hook ran for none of it
