@@ -39,6 +39,7 @@ from ..protocol import (
 )
 from ..protocol.base import Event
 from ..session import Session
+from ..text_safety import visible
 from .approver import ClientApprover
 from .inputs import prompt_text, suggestions
 from .updates import Translator, Update, plan_update
@@ -185,7 +186,7 @@ class CerveauAgent:
                 S.SessionInfo(
                     session_id=s.id,
                     cwd=str(where),
-                    title=s.first_task or None,
+                    title=visible(s.first_task) or None,  # an embedded file's text, maybe
                     updated_at=s.last_active,
                 )
                 for s in found

@@ -25,7 +25,7 @@ from acp import schema as S
 from ..bus import Emitter
 from ..loop.approver import ApprovalDecision, ApprovalRequest, Decision, requested
 from ..protocol import NoticePayload
-from ..text_safety import visible
+from ..text_safety import visible, visible_data
 from .updates import diff_contents, fenced, kind_of
 
 #: Asks the client (on the connection's loop) and returns the answer as a future the engine's
@@ -113,7 +113,7 @@ def tool_call_of(req: ApprovalRequest, workspace: str) -> S.ToolCallUpdate:
         kind=kind_of(req.tool),
         status="pending",
         content=content,
-        raw_input={"paths": req.paths, "scope": req.scope},
+        raw_input=visible_data({"paths": req.paths, "scope": req.scope}),
     )
 
 

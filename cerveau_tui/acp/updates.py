@@ -18,7 +18,8 @@ terminal and file system are never named. Mapping, by event:
   turn's end when it did not complete) -> a message chunk on its own line: a warning a person
   must see is not hidden among thoughts.
 
-Text from the model or a command is passed through `visible`: a terminal client (toad) draws it.
+Text from the model or a command is passed through `visible` (a tool call's raw_input too, every
+string in it): a terminal client (toad) draws it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from ..protocol import (
 )
 from ..protocol.base import CallStatus
 from ..protocol.describe import describe, result_status, summarize_arguments
-from ..text_safety import visible
+from ..text_safety import visible, visible_data
 
 Update = (
     S.AgentMessageChunk
@@ -256,7 +257,7 @@ class Translator:
             kind=kind_of(p.name),
             status="pending",
             locations=_locations([*p.writes, *p.reads], self.workspace),
-            raw_input=p.arguments,
+            raw_input=visible_data(p.arguments),  # the model's bytes, drawn by the client
         )
 
     def _result(self, p: ToolResultPayload) -> S.ToolCallProgress:
@@ -274,13 +275,15 @@ class Translator:
             p.call_id,
             status="completed" if status == CallStatus.DONE else "failed",
             content=content or None,
-            raw_output={
-                "ok": p.ok,
-                "status": status.value,
-                "exit_code": p.exit_code,
-                "wrote": p.wrote,
-                "granted_by": p.granted_by,
-            },
+            raw_output=visible_data(
+                {
+                    "ok": p.ok,
+                    "status": status.value,
+                    "exit_code": p.exit_code,
+                    "wrote": p.wrote,  # names a command chose
+                    "granted_by": p.granted_by,
+                }
+            ),
             locations=_locations(p.wrote, self.workspace) if p.wrote else None,
         )
 

@@ -365,3 +365,39 @@ def test_an_overlong_line_is_dropped_with_an_error_and_the_agent_answers_on(ws: 
     assert first["id"] is None and "dropped unread" in first["error"]["data"]["details"]
     assert second == {"jsonrpc": "2.0", "id": 2, "result": {"sessions": []}}
     assert rss_kb * 1024 < 4 * MAX_LINE + 200 * 1024 * 1024, rss_kb  # never the line's 64 MiB x n
+
+
+def test_what_the_model_wrote_reaches_the_client_with_its_controls_shown(ws: Path) -> None:
+    """The tool call's raw_input (every byte of the model's arguments) went out as sent: an
+    OSC 52 (the terminal's clipboard) and a bidi override reached a client that draws it."""
+    hostile = "echo hi \x1b]52;c;cm0gLXJmIH4K\x07 \u202e > \"$(printf 'n\\033[2Jm')\""
+    client = RecordingClient(answer=pick("allow_once"))
+    script = [bash(hostile), call("write_file", path="a\x1b[2Jb\u202e.txt", content="x"),
+              {"content": "ok"}]  # fmt: skip
+    drive(ws, script, client, "--approval", "untrusted")
+    sent = [u.raw_input for u in client.of("tool_call")]
+    sent += [a.tool_call.raw_input for a in client.asked]
+    assert len(sent) >= 3, sent
+    wrote = [u.raw_output["wrote"] for u in results(client)]
+    assert any(wrote), wrote  # the command's own file name, as the client got it
+    sent += wrote
+    import json
+
+    for raw in sent:
+        shown = json.dumps(raw, ensure_ascii=False)  # the strings as the client decodes them
+        assert "\\u001b" not in shown and "\\u0007" not in shown and "\u202e" not in shown, shown
+
+
+def test_a_listed_sessions_title_has_its_controls_shown(ws: Path) -> None:
+    """A title is the session's first prompt, which may be an embedded file's text."""
+
+    async def go(srv: ScriptedServer) -> S.ListSessionsResponse:
+        async with cerveau_acp(RecordingClient(), "--server", srv.url, config_beside=ws) as conn:
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("fix \x1b]0;owned\x07 this")])
+            return await conn.list_sessions(cwd=str(ws))
+
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        [listed] = asyncio.run(go(srv)).sessions
+    assert listed.title is not None and listed.title.startswith("fix ")
+    assert "\x1b" not in listed.title and "\x07" not in listed.title
