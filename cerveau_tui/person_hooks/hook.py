@@ -38,11 +38,13 @@ QUEUE_MAX_BYTES = 16 * 1024
 @functools.cache
 def _path_defaults() -> dict[str, str]:
     """The built-in tools' `path` defaults, from their own argument models."""
+    from ..tools.base import Tool
     from ..tools.explore import Explore
     from ..tools.registry import default_tools
 
-    out = {}
-    for t in [*default_tools(), Explore]:
+    tools: list[type[Tool]] = [*(type(t) for t in default_tools()), Explore]
+    out: dict[str, str] = {}
+    for t in tools:
         field = t.Args.model_fields.get("path")
         if field is not None and isinstance(field.default, str):
             out[t.name] = field.default
