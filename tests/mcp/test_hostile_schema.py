@@ -4,8 +4,6 @@ written on any tools/call, is checked on the host)."""
 
 from __future__ import annotations
 
-import json
-import stat
 import threading
 from types import SimpleNamespace
 from typing import Any
@@ -18,6 +16,7 @@ from cerveau_tui.mcp.tools import McpCall
 from cerveau_tui.tools.base import ToolError
 
 from .conftest import Box
+from .one_tool_server import install
 
 #: A schema of four options that each refer back to the whole: 4^16 visits within the depth
 #: bound. Before the step budget it held the harness's thread at full CPU on the first call.
@@ -25,24 +24,8 @@ BOMB = {"anyOf": [{"$ref": "#"}] * 4}
 #: The bound of a broken run (a hang), not a measurement.
 PATIENCE_S = 120.0
 
-SERVER = r"""
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    mid, method = msg.get("id"), msg.get("method")
-    if mid is None:
-        continue
-    if method == "initialize":
-        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "bomb", "version": "0"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "t", "description": "d", "inputSchema": SCHEMA}]}
-    else:
-        open(sys.argv[1], "w").write("called")
-        result = {"content": [{"type": "text", "text": "called"}]}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
-    sys.stdout.flush()
-"""
+CALLED = """    open(sys.argv[1], "w").write("called")
+    return {"content": [{"type": "text", "text": "called"}]}"""
 
 
 def _bounded(fn: Any) -> Any:
@@ -84,9 +67,7 @@ def test_an_ordinary_schema_with_a_long_array_is_still_checked() -> None:
 
 def test_a_servers_schema_bomb_costs_bounded_work_and_sends_nothing(box: Box) -> None:
     marker = box.ws / "called.txt"
-    srv = box.root / "srv" / "bomb-mcp"
-    srv.write_text(f"#!/usr/bin/python3\nSCHEMA = {json.dumps(BOMB)}\n{SERVER}")
-    srv.chmod(srv.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    srv = install(box.root / "srv" / "bomb-mcp", CALLED, BOMB)
     hub = box.hub(bomb=McpServerConfig(command=str(srv), args=[str(marker)]))
     assert [t.name for _, t in hub.catalogue()] == ["t"]
     tool = McpCall(hub)
@@ -104,31 +85,13 @@ def test_a_servers_schema_bomb_costs_bounded_work_and_sends_nothing(box: Box) ->
 
 
 #: Before each answer, one line of JSON nested deeper than Python's parser recurses.
-NESTED = r"""
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    mid, method = msg.get("id"), msg.get("method")
-    if mid is None:
-        continue
-    if method == "initialize":
-        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "deep", "version": "0"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}]}
-    else:
-        sys.stdout.write("[" * 100000 + "]" * 100000 + "\n")
-        result = {"content": [{"type": "text", "text": "answered"}]}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
-    sys.stdout.flush()
-"""
+NESTED = """    sys.stdout.write("[" * 100000 + "]" * 100000 + "\\n")
+    return {"content": [{"type": "text", "text": "answered"}]}"""
 
 
 def test_a_line_nested_too_deep_is_skipped_and_the_answer_after_it_read(box: Box) -> None:
     """Before: RecursionError ended the reader thread; the call waited out its timeout."""
-    srv = box.root / "srv" / "deep-mcp"
-    srv.write_text(f"#!/usr/bin/python3\n{NESTED}")
-    srv.chmod(srv.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    srv = install(box.root / "srv" / "deep-mcp", NESTED)
     hub = box.hub(deep=McpServerConfig(command=str(srv), timeout_s=PATIENCE_S))
     out = _bounded(lambda: hub.call("deep", "t", {}, 16_000))
     assert (out.ok, out.text) == (True, "answered")
