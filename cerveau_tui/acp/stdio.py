@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import cast
@@ -27,11 +28,12 @@ async def serve(agent: CerveauAgent) -> None:
     transport, protocol = await loop.connect_write_pipe(_WriteProtocol, proto)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
-    def too_long() -> None:
+    def too_long(head: bytes) -> None:
         said = f"a message over {MAX_LINE} bytes was dropped unread (cerveau acp's line limit)"
         print(f"cerveau acp: {said}", file=sys.stderr)
         error = {"code": -32600, "message": "Invalid Request", "data": {"details": said}}
-        writer.write(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode() + b"\n")
+        answer = {"jsonrpc": "2.0", "id": request_id(head), "error": error}
+        writer.write(json.dumps(answer).encode() + b"\n")
 
     await loop.connect_read_pipe(lambda: _CappedLines(reader, too_long), sys.stdin)
     # The SDK's Agent Protocol is the whole surface (fork, resume, config options...); its router
@@ -51,15 +53,31 @@ async def serve(agent: CerveauAgent) -> None:
 MAX_LINE = 8 * 1024 * 1024
 
 
+#: A request's id where clients put it, among the first keys of the object: what a dropped line's
+#: answer names, so the client's request fails instead of waiting for ever. Anywhere else (after
+#: its params), the line is answered with id null, as JSON-RPC answers what it cannot read.
+_ID = re.compile(
+    rb'\A\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,64}"\s*,)*'
+    rb'\s*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,128}")\s*[,}]'
+)
+HEAD = 512  # bytes of a line kept to find its id
+
+
+def request_id(head: bytes) -> int | str | None:
+    m = _ID.match(head)
+    return json.loads(m.group(1)) if m else None
+
+
 class _CappedLines(asyncio.StreamReaderProtocol):
     """Stdin as the SDK reads it, with no line past MAX_LINE: what a longer line sent so far is
     cut by a newline (the SDK skips it as JSON it cannot parse), the rest dropped up to its end,
     and `too_long` says so once per line."""
 
-    def __init__(self, reader: asyncio.StreamReader, too_long: Callable[[], None]) -> None:
+    def __init__(self, reader: asyncio.StreamReader, too_long: Callable[[bytes], None]) -> None:
         super().__init__(reader)
         self._too_long = too_long
         self._run = 0  # bytes of the current line passed on
+        self._head = b""  # its first HEAD bytes
         self._dropping = False
 
     def data_received(self, data: bytes) -> None:
@@ -72,11 +90,17 @@ class _CappedLines(asyncio.StreamReaderProtocol):
                 self._dropping = nl < 0
             elif self._run + end - start > MAX_LINE:
                 out += b"\n"
-                self._run, self._dropping = 0, nl < 0
-                self._too_long()
+                head = (self._head + data[start : start + HEAD])[:HEAD]
+                self._run, self._head, self._dropping = 0, b"", nl < 0
+                self._too_long(head)
             else:
                 out += data[start:end]
-                self._run = 0 if nl >= 0 else self._run + end - start
+                if len(self._head) < HEAD:
+                    self._head = (self._head + data[start : start + HEAD])[:HEAD]
+                if nl >= 0:
+                    self._run, self._head = 0, b""
+                else:
+                    self._run += end - start
             start = end
         if out:
             super().data_received(bytes(out))

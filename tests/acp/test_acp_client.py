@@ -329,8 +329,8 @@ def test_session_list_is_refused_beyond_the_pinned_workspace(ws: Path, cwd: str)
 
 def test_an_overlong_line_is_dropped_with_an_error_and_the_agent_answers_on(ws: Path) -> None:
     """The SDK's reader joins a line's chunks with no bound: a client's 100 MB line was held
-    and parsed whole (780 MB resident). Now it is dropped past 8 MiB, said, and the next request
-    is answered; the agent's memory is read from /proc."""
+    and parsed whole (780 MB resident). Now it is dropped past 8 MiB, answered as an error, and
+    the next request is answered; the agent's memory is read from /proc."""
     import json
     import subprocess
     import sys
@@ -362,7 +362,9 @@ def test_an_overlong_line_is_dropped_with_an_error_and_the_agent_answers_on(ws: 
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
-    assert first["id"] is None and "dropped unread" in first["error"]["data"]["details"]
+    # Answered as the request it was (its id read from the line's head): the client's call fails
+    # at once instead of waiting for an answer that would never come.
+    assert first["id"] == 1 and "dropped unread" in first["error"]["data"]["details"]
     assert second == {"jsonrpc": "2.0", "id": 2, "result": {"sessions": []}}
     assert rss_kb * 1024 < 4 * MAX_LINE + 200 * 1024 * 1024, rss_kb  # never the line's 64 MiB x n
 
@@ -401,3 +403,18 @@ def test_a_listed_sessions_title_has_its_controls_shown(ws: Path) -> None:
         [listed] = asyncio.run(go(srv)).sessions
     assert listed.title is not None and listed.title.startswith("fix ")
     assert "\x1b" not in listed.title and "\x07" not in listed.title
+
+
+@pytest.mark.parametrize(
+    ("head", "found"),
+    [
+        (b'{"jsonrpc":"2.0","id":99,"method":"session/prompt","params":{"x', 99),
+        (b'{"jsonrpc": "2.0", "method": "session/prompt", "id": "a-1", "params"', "a-1"),
+        (b'{"params":{"id":5},"id":7}', None),  # an id inside params is not the request's
+        (b'{"jsonrpc":"2.0","method":"x","params":{"sessionId":"s","id":3', None),
+    ],
+)
+def test_a_dropped_lines_answer_names_only_its_own_id(head: bytes, found: object) -> None:
+    from cerveau_tui.acp.stdio import request_id
+
+    assert request_id(head) == found
