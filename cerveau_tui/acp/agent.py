@@ -301,9 +301,13 @@ class CerveauAgent:
         ws, settings = self._workspace(cwd)
         if resume is not None:
             try:
-                resume = resolve_session(ws, resume)  # a foreign log refused, as --resume does
+                resolved = resolve_session(ws, resume)  # a foreign log refused, as --resume does
             except ResumeError as exc:
                 raise RequestError.invalid_params({"details": f"cannot resume: {exc}"}) from None
+            if resolved != resume:  # "" and "last" are --continue's; ACP names the session
+                raise RequestError.invalid_params(
+                    {"details": f"no session {resume!r}: session/list gives their ids"}
+                )
         loop = asyncio.get_running_loop()
         bus = Emitter()
         holder: list[Live] = []

@@ -418,3 +418,24 @@ def test_a_dropped_lines_answer_names_only_its_own_id(head: bytes, found: object
     from cerveau_tui.acp.stdio import request_id
 
     assert request_id(head) == found
+
+
+@pytest.mark.parametrize("spec", ["", "last"])
+def test_session_load_takes_an_id_not_continues_spec(ws: Path, spec: str) -> None:
+    """session/load "" or "last" opened the latest session under another id than the one asked
+    (the client then had no name for it, and a second load of it was not seen as open)."""
+
+    async def go(srv: ScriptedServer) -> None:
+        async with cerveau_acp(RecordingClient(), "--server", srv.url, config_beside=ws) as conn:
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("hello")])
+        client = RecordingClient()
+        async with cerveau_acp(client, "--server", srv.url, config_beside=ws) as conn:
+            with pytest.raises(RequestError) as refused:
+                await conn.load_session(cwd=str(ws), session_id=spec, mcp_servers=[])
+            assert "session/list" in str(refused.value.data)
+            assert client.updates == []  # nothing of the session replayed
+            await conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])  # its id: loads
+
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        asyncio.run(go(srv))
