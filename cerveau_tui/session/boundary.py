@@ -148,6 +148,13 @@ def denied_reads(settings: Settings) -> list[Path]:
     from ..state_home import protected
 
     paths += [p for p in protected() if p not in paths]
+    # And the model servers' keys (stack/keys.py): hidden from commands, and read_file on an
+    # approved read outside the workspace sent one to the model and the ACP client.
+    from ..stack.paths import stack_paths
+
+    run = Path(os.path.realpath(stack_paths(settings.cache_dir).run_dir))
+    if run not in paths:
+        paths.append(run)
     ws = Path(os.path.realpath(settings.workspace))
     # A workspace inside a denied folder stays usable: the list hides secrets, not the work.
     return [p for p in paths if not (p == ws or p in ws.parents)]

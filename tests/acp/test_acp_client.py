@@ -439,3 +439,28 @@ def test_session_load_takes_an_id_not_continues_spec(ws: Path, spec: str) -> Non
 
     with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
         asyncio.run(go(srv))
+
+
+def test_a_model_servers_key_never_reaches_the_model_or_the_client(ws: Path) -> None:
+    """The run folder (llama-server keys, stack/keys.py) was hidden from commands but not from
+    the file tools: read_file of a key, approved by the client as a read outside the workspace,
+    sent it to the model and in the tool's update. Read from the host: the scripted server's
+    requests and every update the client got."""
+    from cerveau_tui.stack.paths import stack_paths
+
+    cache = ws.parent / "cache"
+    run = stack_paths(cache).run_dir
+    run.mkdir(parents=True)
+    token = "key-" + os.urandom(8).hex()
+    (run / "server-4242.key").write_text(token + "\n")
+    client = RecordingClient(answer=pick("allow_once"))
+    script = [
+        call("read_file", path=str(run / "server-4242.key")),
+        call("search", pattern="key", path=str(run)),
+        call("list_files", path=str(cache)),
+        {"content": "ok"},
+    ]
+    srv, _ = drive(ws, script, client, env={"CERVEAU_CACHE_DIR": str(cache)})
+    assert token not in repr(srv.requests)
+    assert token not in repr(client.updates) and token not in repr(client.asked)
+    assert [r.status for r in results(client)] == ["failed", "failed", "failed"]
