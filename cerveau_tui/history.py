@@ -58,7 +58,7 @@ class CallRef:
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
+            "function": {"name": self.name, "arguments": inert_markers(self.arguments)},
         }
 
 
@@ -81,22 +81,21 @@ class Message:
 
     def _derive(self) -> Wire:
         # Key order is part of the bytes the server caches: as the loop always wrote them.
-        # What a tool returned or a user message carries (a file, a server's result, a hook's
+        # What a tool returned or a message carries (a file, a server's result, a hook's
         # context) is sent with its chat-template markers broken: llama-server parses special
         # tokens in the rendered prompt, so a raw `<|im_end|>` there ends the message for real
         # (text_safety.inert_markers). `content` keeps what was said.
         if self.role == "tool":
             content = inert_markers(self.content)
             return {"role": "tool", "tool_call_id": self.call_id, "content": content}
+        # The model's own text and arguments too: they copy what a file or a server said.
         if self.calls:
             return {
                 "role": "assistant",
-                "content": self.content,
+                "content": inert_markers(self.content),
                 "tool_calls": [c.wire() for c in self.calls],
             }
-        if self.role == "user":
-            return {"role": "user", "content": inert_markers(self.content)}
-        return {"role": self.role, "content": self.content}
+        return {"role": self.role, "content": inert_markers(self.content)}
 
     @property
     def wire(self) -> Wire:

@@ -20,6 +20,7 @@ from typing import Any
 from ..config import ContextConfig, Settings
 from ..context.window import Handoff
 from ..provider.types import Provider, ProviderError
+from ..text_safety import inert_markers
 
 HANDOFF_SYSTEM = (
     "You write a handoff for another model that will continue a coding task from here without "
@@ -56,7 +57,7 @@ def summariser(
         ask = "\n\n".join([HANDOFF_SYSTEM, transcript(messages), HANDOFF_PROMPT])
         request = [
             {"role": "system", "content": system or HANDOFF_SYSTEM},
-            {"role": "user", "content": ask},
+            {"role": "user", "content": inert_markers(ask)},  # a transcript of what tools said
         ]
         try:
             done = provider.complete(request, [], max_tokens=cap, cancel=cancel)
