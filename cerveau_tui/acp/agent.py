@@ -41,7 +41,7 @@ from ..protocol.base import Event
 from ..session import Session
 from ..text_safety import visible
 from .approver import ClientApprover
-from .inputs import prompt_text, suggestions
+from .inputs import prompt_text, suggestions, unsent
 from .updates import Translator, Update, plan_update
 
 #: A session's settings for a workspace, refused as the CLI refuses it (ConfigError).
@@ -211,6 +211,8 @@ class CerveauAgent:
             live.cancelled = False
             live.open()
             text = prompt_text(prompt, Path(live.translator.workspace))
+            if (left := unsent(prompt, Path(live.translator.workspace))) is not None:
+                live.session.bus.emit(NoticePayload(text=left, level="warning", source="acp"))
             outcome = await asyncio.to_thread(live.session.engine.run, text)
             await live.queue.join()  # every update of the turn is out before its answer
         if outcome.reason == TURN_ERROR:

@@ -66,3 +66,21 @@ def _shown(uri: str, workspace: Path) -> str:
         return str(Path(path).relative_to(workspace))
     except ValueError:
         return path
+
+
+def unsent(blocks: list[Any], workspace: Path) -> str | None:
+    """What of the prompt the model never gets, said: an image, audio, a binary file (the
+    model reads text; the client is told we take none, and may send them anyway)."""
+    names = []
+    for b in blocks:
+        if isinstance(b, S.ImageContentBlock):
+            names.append("an image")
+        elif isinstance(b, S.AudioContentBlock):
+            names.append("audio")
+        elif isinstance(b, S.EmbeddedResourceContentBlock) and not isinstance(
+            b.resource, S.TextResourceContents
+        ):
+            names.append(f"the binary file {_shown(b.resource.uri, workspace)}")
+    if not names:
+        return None
+    return visible("not sent to the model (it reads text only): " + ", ".join(names))

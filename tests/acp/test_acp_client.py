@@ -464,3 +464,28 @@ def test_a_model_servers_key_never_reaches_the_model_or_the_client(ws: Path) -> 
     assert token not in repr(srv.requests)
     assert token not in repr(client.updates) and token not in repr(client.asked)
     assert [r.status for r in results(client)] == ["failed", "failed", "failed"]
+
+
+def test_what_the_prompt_carried_that_the_model_never_gets_is_said(ws: Path) -> None:
+    """An image or a binary file in a prompt was dropped without a word: the person believed
+    the model had seen it. The model's request (read at the scripted server) holds neither."""
+    client = RecordingClient()
+
+    async def go(srv: ScriptedServer) -> None:
+        async with cerveau_acp(client, "--server", srv.url, config_beside=ws) as conn:
+            sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+            blob = S.BlobResourceContents(uri=f"file://{ws}/logo.png", blob="QUJD")
+            await conn.prompt(
+                session_id=sid,
+                prompt=[
+                    text_block("what is this?"),
+                    S.ImageContentBlock(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
+                    S.EmbeddedResourceContentBlock(type="resource", resource=blob),
+                ],
+            )
+
+    with ScriptedServer({"responses": [{"content": "ok"}]}) as srv:
+        asyncio.run(go(srv))
+    assert "QUJD" not in repr(srv.requests) and "iVBORw0KGgo" not in repr(srv.requests)
+    said = client.text()
+    assert "not sent to the model (it reads text only): an image, the binary file logo.png" in said
