@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 from acp import schema as S
@@ -43,6 +43,9 @@ from ..text_safety import visible
 from .approver import ClientApprover
 from .inputs import prompt_text, suggestions, unsent
 from .updates import Translator, Update, plan_update
+
+if TYPE_CHECKING:  # the stack is imported at the first session that needs a server
+    from ..stack.server import ManagedServer
 
 #: A session's settings for a workspace, refused as the CLI refuses it (ConfigError).
 SettingsFor = Callable[[Path], Settings]
@@ -115,7 +118,7 @@ class CerveauAgent:
         # one per session/new (an editor opens a session per thread; each stays open until the
         # client hangs up, and each server held its model and window).
         self.servers: dict[tuple[str, str, int], str] = {}
-        self.managed: list[Any] = []
+        self.managed: list[ManagedServer] = []
         self._starting = asyncio.Lock()
 
     def on_connect(self, conn: Client) -> None:
